@@ -1,0 +1,82 @@
+// The data model every engine reads: samples grouped by class, features as compact codes.
+//
+// Samples are reordered once so that each class occupies a contiguous range ("class-sorted
+// positions"); counting then runs class by class over small (x, s) tables instead of one
+// (x, s, y) table. Counts do not depend on sample order, so results are unaffected.
+//
+// Each feature f has codes in [0, levels[f]) and a base code base[f] whose counts are never
+// counted but derived: n(base, s, y) = n(s, y) - sum over other codes. For sparse features the
+// base is the code of zero, so only stored entries are visited; for dense features it is the
+// most frequent code, so skewed features cost fewer updates.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+namespace fsgpu {
+
+struct ClassLayout {
+  int32_t n_samples = 0;
+  int32_t n_classes = 0;
+  std::vector<int32_t> class_start;  // n_classes + 1 offsets into class-sorted positions
+  std::vector<int32_t> position;     // position[sample] = its class-sorted position
+  std::vector<int32_t> class_of;     // class_of[position] = class label
+
+  // Labels are 0..n_classes-1; every class must occur (the R layer drops empty levels).
+  static ClassLayout from_labels(const int32_t* labels, int32_t n_samples, int32_t n_classes);
+};
+
+struct CodeMatrix {
+  int32_t n_samples = 0;
+  int64_t n_features = 0;
+  bool sparse = false;
+  bool wide = false;               // codes are uint16_t rather than uint8_t
+  std::vector<uint16_t> levels;    // per feature
+  std::vector<uint16_t> base;      // per feature: the derived code (see above)
+  // Dense: codes of feature f at [f * n_samples, (f + 1) * n_samples), by class-sorted position.
+  // Sparse: entries entry_start[f] .. entry_start[f + 1], rows ascending (class-sorted positions).
+  std::vector<int64_t> entry_start;
+  std::vector<int32_t> entry_row;
+  std::vector<uint8_t> codes8;
+  std::vector<uint16_t> codes16;
+
+  int64_t n_entries() const { return sparse ? entry_start.back() : int64_t(n_samples) * n_features; }
+  int64_t entries_begin(int64_t f) const { return sparse ? entry_start[f] : f * n_samples; }
+  int64_t entries_end(int64_t f) const { return sparse ? entry_start[f + 1] : (f + 1) * n_samples; }
+  uint16_t code(int64_t entry) const { return wide ? codes16[entry] : codes8[entry]; }
+  int32_t row(int64_t f, int64_t entry) const {
+    return sparse ? entry_row[entry] : static_cast<int32_t>(entry - f * n_samples);
+  }
+  uint16_t max_levels() const;
+  size_t code_bytes() const { return wide ? 2 : 1; }
+};
+
+// One column of a dense input as the R layer hands it over: numeric columns are binned into
+// equal-width bins, categorical columns (integer, logical, factor codes) are compacted.
+struct ColumnSource {
+  const double* numeric = nullptr;
+  const int32_t* categorical = nullptr;
+};
+
+// Equal-width binning (CUDA-JMI): [lo, hi] cut into nbins equal segments; hi to the last one.
+struct EqualWidthBins {
+  double lo = 0, hi = 0;
+  int nbins = 1;
+  uint16_t operator()(double v) const {
+    if (!(hi > lo) || v <= lo) return 0;
+    double b = (v - lo) / (hi - lo) * nbins;
+    return b >= nbins - 1 ? static_cast<uint16_t>(nbins - 1) : static_cast<uint16_t>(b);
+  }
+};
+
+constexpr int kMaxLevels = 65535;
+
+CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLayout& layout,
+                        int nbins, int threads);
+
+// Compressed sparse columns as in Matrix::dgCMatrix: 0-based rows i, column pointers p.
+CodeMatrix encode_sparse(const int32_t* i, const int32_t* p, const double* x, int64_t n_features,
+                         const ClassLayout& layout, int nbins, int threads);
+
+}  // namespace fsgpu

@@ -1,0 +1,42 @@
+// What the core asks of the GPU side. Implemented in src/cuda/ when the package is built with
+// CUDA, and in src/nocuda/ (every call reports why there is no GPU support) otherwise.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "code_matrix.h"
+#include "engine.h"
+
+namespace fsgpu {
+
+struct GpuDevice {
+  int id = 0;
+  std::string name;
+  int64_t total_memory = 0, free_memory = 0;
+  int major = 0, minor = 0, multiprocessors = 0;
+};
+
+struct GpuStatus {
+  bool compiled = false;       // built with CUDA
+  int runtime_version = 0;     // CUDA runtime linked in, e.g. 13000
+  int driver_version = 0;      // 0 when no driver was found
+  std::vector<GpuDevice> devices;
+  std::string problem;         // why no device is usable, when none is
+};
+
+// Probes the driver and devices (callers cache the answer).
+GpuStatus gpu_status();
+
+struct GpuOptions {
+  std::vector<int> devices;    // CUDA device ids; features are split across them
+  int64_t memory_limit = 0;    // bytes of codes per device before streaming; 0 = from free memory
+};
+
+// A JMI engine whose codes live on the devices (streamed in feature blocks when they do not fit).
+std::unique_ptr<JointMiEngine> make_gpu_jmi_engine(const CodeMatrix& x, const ClassLayout& layout,
+                                                   const GpuOptions& options);
+
+}  // namespace fsgpu

@@ -1,0 +1,64 @@
+// Counting n(x, s, y) for one feature X against a conditioning variable S and the class Y.
+//
+// The quantity every engine computes per feature is the conditional class entropy
+//   N * H(Y | X, S) = sum_{x,s} plogp(n_xs) - sum_{x,s,y} plogp(n_xsy)     (fixed point)
+// from which I(X,S;Y) = H(Y) - H(Y | X,S). The CUDA kernel (src/cuda/joint_counts.cu) follows
+// the same steps; this is its CPU twin and the reference it is tested against.
+//
+// Counting goes class by class over an Lx x Ls table (samples are class-sorted). A class with
+// fewer entries than cells is finished by revisiting its entries ("touch"), a larger one by
+// scanning the table; either way the table is left zeroed for the next class. The base code
+// of X is never counted: its cells are derived from n(s, y).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "code_matrix.h"
+#include "plogp_table.h"
+
+namespace fsgpu {
+
+// S expanded to dense class-sorted codes, with its count tables. Unconditioned: one level.
+struct Conditioning {
+  int32_t levels = 1;                 // Ls
+  std::vector<uint16_t> codes;        // by class-sorted position
+  std::vector<uint32_t> class_counts; // n(s, y) at [y * Ls + s]
+  std::vector<uint32_t> counts;       // n(s)
+
+  static Conditioning none(const ClassLayout& layout);
+  static Conditioning on_feature(const CodeMatrix& x, const ClassLayout& layout, int64_t feature);
+};
+
+// Count tables hold levels(X) x levels(S) cells; refuses sizes no engine can hold.
+void check_table_size(const CodeMatrix& x, const Conditioning& s);
+
+// N * H(Y) in fixed point: plogp(N) - sum_y plogp(n_y).
+int64_t class_entropy(const ClassLayout& layout, const PlogpTable& plogp);
+
+// Reusable per-thread tables for cond_class_entropy.
+struct CountScratch {
+  std::vector<uint32_t> class_table, pair_table, class_derived, pair_derived;
+};
+
+// N * H(Y | X_feature, S) in fixed point.
+int64_t cond_class_entropy(const CodeMatrix& x, int64_t feature, const Conditioning& s,
+                           const ClassLayout& layout, const PlogpTable& plogp, CountScratch& scratch);
+
+// The entries of `feature` that fall in class c: [first, last) of its entry range.
+inline void class_entries(const CodeMatrix& x, int64_t feature, const ClassLayout& layout, int32_t c,
+                          int64_t& first, int64_t& last) {
+  const int64_t begin = x.entries_begin(feature);
+  if (!x.sparse) {
+    first = begin + layout.class_start[c];
+    last = begin + layout.class_start[c + 1];
+    return;
+  }
+  const int32_t* rows = x.entry_row.data();
+  const int64_t end = x.entries_end(feature);
+  first = std::lower_bound(rows + begin, rows + end, layout.class_start[c]) - rows;
+  last = std::lower_bound(rows + first, rows + end, layout.class_start[c + 1]) - rows;
+}
+
+}  // namespace fsgpu

@@ -1,0 +1,53 @@
+// The one place that decides how CPU work is split across threads.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace fsgpu {
+
+// Calls body(begin, end, worker) over [0, n) in chunks of `grain`, on up to `threads` workers
+// (worker < threads). Chunks go to workers in no fixed order, so callers must write only
+// per-index results: that is what makes every result independent of the thread count.
+// The first exception thrown by a body is rethrown on the calling thread.
+template <class Body>
+void parallel_for(int64_t n, int threads, int64_t grain, Body&& body) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t n_chunks = (n + grain - 1) / grain;
+  threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, n_chunks)));
+  std::exception_ptr error;
+  std::mutex error_mutex;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+  for (int64_t chunk = 0; chunk < n_chunks; ++chunk) {
+    try {
+      int worker = 0;
+#ifdef _OPENMP
+      worker = omp_get_thread_num();
+#endif
+      body(chunk * grain, std::min(n, (chunk + 1) * grain), worker);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
+inline int max_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+}  // namespace fsgpu

@@ -1,0 +1,120 @@
+// Error checks and RAII holders for CUDA resources: every CUDA call goes through
+// FSGPU_CUDA_CHECK, which throws with the error's name, so failures become R errors.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+namespace fsgpu {
+
+inline void cuda_check(cudaError_t status, const char* what) {
+  if (status != cudaSuccess)
+    throw std::runtime_error(std::string("CUDA error ") + cudaGetErrorName(status) + " in " + what + ": " +
+                             cudaGetErrorString(status));
+}
+#define FSGPU_CUDA_CHECK(call) ::fsgpu::cuda_check((call), #call)
+
+// After a launch: configuration errors now, and with FSGPU_CUDA_SYNC_DEBUG set at build time
+// also faults inside the kernel, attributed to the right launch.
+inline void check_launch(const char* kernel) {
+  cuda_check(cudaGetLastError(), kernel);
+#ifdef FSGPU_CUDA_SYNC_DEBUG
+  cuda_check(cudaDeviceSynchronize(), kernel);
+#endif
+}
+
+// Makes `device` current for a scope and restores the previous one.
+class ScopedDevice {
+ public:
+  explicit ScopedDevice(int device) {
+    FSGPU_CUDA_CHECK(cudaGetDevice(&previous_));
+    FSGPU_CUDA_CHECK(cudaSetDevice(device));
+  }
+  ~ScopedDevice() { cudaSetDevice(previous_); }
+  ScopedDevice(const ScopedDevice&) = delete;
+  ScopedDevice& operator=(const ScopedDevice&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
+// Device memory for n elements of T on the current device.
+template <class T>
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t n) { resize(n); }
+  ~DeviceBuffer() { release(); }
+  DeviceBuffer(DeviceBuffer&& other) noexcept { *this = std::move(other); }
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+    return *this;
+  }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void resize(size_t n) {
+    if (n == size_) return;
+    release();
+    if (n) FSGPU_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), n * sizeof(T)));
+    size_ = n;
+  }
+  // Grows (never shrinks) to at least n elements; the contents are lost when it grows.
+  void reserve(size_t n) {
+    if (n > size_) resize(n);
+  }
+  // Copies n elements into the buffer, growing it when needed.
+  void upload(const T* host, size_t n, cudaStream_t stream = 0) {
+    reserve(n);
+    if (n) FSGPU_CUDA_CHECK(cudaMemcpyAsync(data_, host, n * sizeof(T), cudaMemcpyHostToDevice, stream));
+  }
+  T* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  void release() {
+    if (data_) cudaFree(data_);
+    data_ = nullptr;
+    size_ = 0;
+  }
+  T* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+class Stream {
+ public:
+  Stream() { FSGPU_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking)); }
+  ~Stream() { cudaStreamDestroy(stream_); }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+  cudaStream_t get() const { return stream_; }
+
+ private:
+  cudaStream_t stream_ = nullptr;
+};
+
+// Pins host memory that is copied to the device every step; unpinned copies still work,
+// only slower, so a refusal is not an error.
+class PinnedRegion {
+ public:
+  PinnedRegion(const void* data, size_t bytes) {
+    if (bytes && cudaHostRegister(const_cast<void*>(data), bytes, cudaHostRegisterDefault) == cudaSuccess)
+      data_ = data;
+    else
+      cudaGetLastError();  // clear the refusal
+  }
+  ~PinnedRegion() {
+    if (data_) cudaHostUnregister(const_cast<void*>(data_));
+  }
+  PinnedRegion(const PinnedRegion&) = delete;
+  PinnedRegion& operator=(const PinnedRegion&) = delete;
+
+ private:
+  const void* data_ = nullptr;
+};
+
+}  // namespace fsgpu

@@ -1,0 +1,300 @@
+// The GPU JMI engine: codes resident on one or more devices (or streamed in feature blocks
+// when they do not fit), scores and the argmax on the device; a step returns one candidate.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "core/gpu_backend.h"
+#include "core/joint_counts.h"
+#include "cuda_check.cuh"
+#include "joint_counts.cuh"
+
+namespace fsgpu {
+
+GpuStatus gpu_status() {
+  GpuStatus status;
+  status.compiled = true;
+  cudaRuntimeGetVersion(&status.runtime_version);
+  if (cudaDriverGetVersion(&status.driver_version) != cudaSuccess || status.driver_version == 0) {
+    status.problem = "no NVIDIA driver found";
+    return status;
+  }
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    status.problem = std::string("no usable GPU: ") + cudaGetErrorString(err);
+    return status;
+  }
+  for (int id = 0; id < count; ++id) {
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, id) != cudaSuccess) continue;
+    GpuDevice d;
+    d.id = id;
+    d.name = prop.name;
+    d.total_memory = static_cast<int64_t>(prop.totalGlobalMem);
+    d.major = prop.major;
+    d.minor = prop.minor;
+    d.multiprocessors = prop.multiProcessorCount;
+    size_t free_bytes = 0, total_bytes = 0;
+    ScopedDevice on(id);
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) == cudaSuccess) d.free_memory = static_cast<int64_t>(free_bytes);
+    status.devices.push_back(d);
+  }
+  if (status.devices.empty()) status.problem = "no GPU found";
+  return status;
+}
+
+namespace {
+
+// A contiguous range of features and its codes, as the host holds them.
+struct HostBlock {
+  int64_t first = 0, last = 0;          // global feature indices
+  int64_t entry_first = 0, entry_last = 0;
+  int32_t max_levels = 1;
+};
+
+int64_t block_bytes(const CodeMatrix& x, int64_t entries, int64_t features) {
+  int64_t bytes = entries * static_cast<int64_t>(x.code_bytes());
+  if (x.sparse) bytes += entries * 4 + (features + 1) * 8;
+  return bytes;
+}
+
+// Splits [first, last) into blocks of at most `budget` bytes (at least one feature each).
+std::vector<HostBlock> split_blocks(const CodeMatrix& x, int64_t first, int64_t last, int64_t budget) {
+  std::vector<HostBlock> blocks;
+  HostBlock b;
+  b.first = first;
+  b.entry_first = x.entries_begin(first);
+  for (int64_t f = first; f < last; ++f) {
+    const int64_t entries = x.entries_end(f) - b.entry_first;
+    if (f > b.first && block_bytes(x, entries, f + 1 - b.first) > budget) {
+      b.last = f;
+      b.entry_last = x.entries_begin(f);
+      blocks.push_back(b);
+      b = HostBlock();
+      b.first = f;
+      b.entry_first = x.entries_begin(f);
+    }
+    b.max_levels = std::max<int32_t>(b.max_levels, x.levels[f]);
+  }
+  b.last = last;
+  b.entry_last = x.entries_end(last - 1);
+  blocks.push_back(b);
+  return blocks;
+}
+
+// Device memory for one block's codes (the resident block, or a streaming buffer).
+// Each buffer has its own stream and count-table scratch, so streamed blocks never share memory
+// with a kernel still running on the other stream.
+struct DeviceBlock {
+  DeviceBuffer<uint8_t> codes;
+  DeviceBuffer<int64_t> entry_start;
+  DeviceBuffer<int32_t> entry_row;
+  DeviceBuffer<uint32_t> scratch;
+  std::vector<int64_t> host_entry_start;  // block-relative, kept for the async upload
+  const HostBlock* loaded = nullptr;
+
+  void load(const CodeMatrix& x, const HostBlock& b, cudaStream_t stream) {
+    const size_t entries = static_cast<size_t>(b.entry_last - b.entry_first);
+    const uint8_t* host_codes =
+        x.wide ? reinterpret_cast<const uint8_t*>(x.codes16.data() + b.entry_first) : x.codes8.data() + b.entry_first;
+    codes.upload(host_codes, entries * x.code_bytes(), stream);
+    if (x.sparse) {
+      host_entry_start.resize(static_cast<size_t>(b.last - b.first) + 1);
+      for (int64_t f = b.first; f <= b.last; ++f) host_entry_start[f - b.first] = x.entry_start[f] - b.entry_first;
+      entry_start.upload(host_entry_start.data(), host_entry_start.size(), stream);
+      entry_row.upload(x.entry_row.data() + b.entry_first, entries, stream);
+    }
+    loaded = &b;
+  }
+};
+
+class GpuJmiEngine : public JointMiEngine {
+ public:
+  GpuJmiEngine(const CodeMatrix& x, const ClassLayout& layout, const GpuOptions& options)
+      : x_(x), layout_(layout), plogp_(layout.n_samples), class_entropy_(class_entropy(layout, plogp_)) {
+    if (options.devices.empty()) throw std::runtime_error("no GPU devices given");
+    pins_.emplace_back(new PinnedRegion(x.wide ? static_cast<const void*>(x.codes16.data()) : x.codes8.data(),
+                                        static_cast<size_t>(x.n_entries()) * x.code_bytes()));
+    if (x.sparse) pins_.emplace_back(new PinnedRegion(x.entry_row.data(), x.entry_row.size() * 4));
+    // Features split across devices in contiguous ranges of about equal bytes.
+    const int n_dev = static_cast<int>(options.devices.size());
+    int64_t f = 0;
+    for (int d = 0; d < n_dev; ++d) {
+      const int64_t target = x.n_entries() * (d + 1) / n_dev;
+      int64_t last = f;
+      while (last < x.n_features && (d == n_dev - 1 || x.entries_end(last) <= target)) ++last;
+      devices_.emplace_back(new Device(options.devices[d], f, last));
+      f = last;
+    }
+    for (auto& dev : devices_) init_device(*dev, options.memory_limit);
+  }
+
+  void accumulate_joint_mi(int64_t conditioning, bool reset) override {
+    const Conditioning s = conditioning < 0 ? Conditioning::none(layout_)
+                                            : Conditioning::on_feature(x_, layout_, conditioning);
+    check_table_size(x_, s);
+    for (auto& dev : devices_) launch_step(*dev, s, reset);
+  }
+
+  void retire(int64_t feature) override {
+    for (auto& dev : devices_) {
+      if (feature < dev->first || feature >= dev->last) continue;
+      ScopedDevice on(dev->id);  // ordered before the next step, which synchronizes this stream first
+      FSGPU_CUDA_CHECK(cudaMemsetAsync(dev->retired.data() + (feature - dev->first), 1, 1, dev->streams[0]->get()));
+    }
+  }
+
+  Candidate best_candidate() override {
+    Candidate best;
+    for (auto& dev : devices_) {
+      if (dev->first == dev->last) continue;
+      ScopedDevice on(dev->id);
+      FSGPU_CUDA_CHECK(cudaStreamSynchronize(dev->streams[0]->get()));
+      DeviceCandidate c;
+      FSGPU_CUDA_CHECK(cudaMemcpy(&c, dev->best.data(), sizeof c, cudaMemcpyDeviceToHost));
+      if (c.feature < 0) continue;
+      const int64_t feature = c.feature + dev->first;  // devices hold ascending ranges
+      if (best.feature < 0 || c.score > best.score) best = Candidate{feature, c.score};
+    }
+    return best;
+  }
+
+ private:
+  struct Device {
+    Device(int id_, int64_t first_, int64_t last_) : id(id_), first(first_), last(last_) {}
+    int id;
+    int64_t first, last;  // global feature range
+    std::vector<HostBlock> blocks;
+    std::vector<DeviceBlock> buffers;  // one when resident, two when streaming
+    std::vector<std::unique_ptr<Stream>> streams;
+    std::vector<cudaEvent_t> done;
+    DeviceBuffer<uint16_t> levels, base, s_codes;
+    DeviceBuffer<uint8_t> retired;
+    DeviceBuffer<Wide> score;
+    DeviceBuffer<uint32_t> s_class_counts, s_counts;
+    DeviceBuffer<int32_t> class_start;
+    DeviceBuffer<int64_t> plogp;
+    DeviceBuffer<DeviceCandidate> partial, best;
+    ~Device() {
+      ScopedDevice on(id);
+      for (cudaEvent_t e : done) cudaEventDestroy(e);
+    }
+  };
+
+  void init_device(Device& dev, int64_t memory_limit) {
+    ScopedDevice on(dev.id);
+    const int64_t n = dev.last - dev.first;
+    dev.levels.upload(x_.levels.data() + dev.first, n);
+    dev.base.upload(x_.base.data() + dev.first, n);
+    dev.retired.resize(n);
+    FSGPU_CUDA_CHECK(cudaMemset(dev.retired.data(), 0, n));
+    dev.score.resize(n);
+    dev.class_start.upload(layout_.class_start.data(), layout_.class_start.size());
+    dev.plogp.upload(plogp_.data(), plogp_.size());
+    dev.partial.resize(kBestPartials);
+    dev.best.resize(1);
+    if (n == 0) {  // more devices than features: this one only reports "no candidate"
+      const DeviceCandidate none{0, -1};
+      FSGPU_CUDA_CHECK(cudaMemcpy(dev.best.data(), &none, sizeof none, cudaMemcpyHostToDevice));
+      return;
+    }
+    size_t free_bytes = 0, total_bytes = 0;
+    FSGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    // Leave room for count tables, step data and the runtime.
+    int64_t budget = static_cast<int64_t>(free_bytes) - (int64_t(512) << 20) - 8 * int64_t(layout_.n_samples);
+    if (memory_limit > 0) budget = std::min(budget, memory_limit);
+    const int64_t all = block_bytes(x_, x_.entries_end(dev.last - 1) - x_.entries_begin(dev.first), n);
+    const bool resident = all <= budget;
+    dev.blocks = split_blocks(x_, dev.first, dev.last, resident ? all : std::max<int64_t>(budget / 2, 1));
+    const int n_buffers = resident ? 1 : 2;
+    dev.buffers.resize(n_buffers);
+    int64_t largest = 0;  // streaming buffers are sized once, for the largest block
+    for (const HostBlock& b : dev.blocks) largest = std::max(largest, b.entry_last - b.entry_first);
+    for (DeviceBlock& buf : dev.buffers) {
+      buf.codes.resize(static_cast<size_t>(largest) * x_.code_bytes());
+      if (x_.sparse) buf.entry_row.resize(static_cast<size_t>(largest));
+    }
+    for (int i = 0; i < n_buffers; ++i) {
+      dev.streams.emplace_back(new Stream());
+      cudaEvent_t e;
+      FSGPU_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      dev.done.push_back(e);
+    }
+    if (resident) dev.buffers[0].load(x_, dev.blocks[0], dev.streams[0]->get());
+    FSGPU_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  FeatureBlockView view(const Device& dev, const DeviceBlock& buf, const HostBlock& b) const {
+    FeatureBlockView v;
+    v.codes = buf.codes.data();
+    v.wide = x_.wide;
+    v.entry_start = x_.sparse ? buf.entry_start.data() : nullptr;
+    v.entry_row = x_.sparse ? buf.entry_row.data() : nullptr;
+    v.first = b.first - dev.first;
+    v.n_features = b.last - b.first;
+    v.max_levels = b.max_levels;
+    return v;
+  }
+
+  void launch_step(Device& dev, const Conditioning& s, bool reset) {
+    if (dev.last == dev.first) return;
+    ScopedDevice on(dev.id);
+    cudaStream_t main = dev.streams[0]->get();
+    dev.s_codes.upload(s.codes.data(), s.codes.size(), main);
+    dev.s_class_counts.upload(s.class_counts.data(), s.class_counts.size(), main);
+    dev.s_counts.upload(s.counts.data(), s.counts.size(), main);
+    FSGPU_CUDA_CHECK(cudaStreamSynchronize(main));  // the host vectors are pageable and step-local
+
+    StepView step;
+    step.levels = dev.levels.data();
+    step.base = dev.base.data();
+    step.retired = dev.retired.data();
+    step.score = dev.score.data();
+    step.s_codes = dev.s_codes.data();
+    step.s_class_counts = dev.s_class_counts.data();
+    step.s_counts = dev.s_counts.data();
+    step.s_levels = s.levels;
+    step.class_start = dev.class_start.data();
+    step.n_classes = layout_.n_classes;
+    step.n_samples = layout_.n_samples;
+    step.plogp = dev.plogp.data();
+    step.class_entropy = class_entropy_;
+    step.reset = reset;
+
+    const size_t n_buffers = dev.buffers.size();
+    for (size_t i = 0; i < dev.blocks.size(); ++i) {
+      const HostBlock& b = dev.blocks[i];
+      DeviceBlock& buf = dev.buffers[i % n_buffers];
+      cudaStream_t stream = dev.streams[i % n_buffers]->get();
+      if (buf.loaded != &b) buf.load(x_, b, stream);  // streaming: the buffer's previous kernel ran on this stream
+      const FeatureBlockView v = view(dev, buf, b);
+      const CountLayout plan = plan_counts(v, step, dev.id);
+      if (!plan.shared_bytes) buf.scratch.reserve(plan.words * plan.grid);
+      launch_accumulate_joint_mi(v, step, plan, buf.scratch.data(), stream);
+    }
+    for (size_t i = 1; i < n_buffers; ++i) {  // the argmax waits for every stream
+      FSGPU_CUDA_CHECK(cudaEventRecord(dev.done[i], dev.streams[i]->get()));
+      FSGPU_CUDA_CHECK(cudaStreamWaitEvent(main, dev.done[i], 0));
+    }
+    launch_best_candidate(dev.score.data(), dev.retired.data(), dev.last - dev.first, dev.partial.data(),
+                          kBestPartials, dev.best.data(), main);
+  }
+
+  const CodeMatrix& x_;
+  const ClassLayout& layout_;
+  PlogpTable plogp_;
+  int64_t class_entropy_;
+  std::vector<std::unique_ptr<PinnedRegion>> pins_;
+  std::vector<std::unique_ptr<Device>> devices_;
+};
+
+}  // namespace
+
+std::unique_ptr<JointMiEngine> make_gpu_jmi_engine(const CodeMatrix& x, const ClassLayout& layout,
+                                                   const GpuOptions& options) {
+  return std::make_unique<GpuJmiEngine>(x, layout, options);
+}
+
+}  // namespace fsgpu

@@ -1,0 +1,218 @@
+#include <algorithm>
+
+#include "cuda_check.cuh"
+#include "joint_counts.cuh"
+
+namespace fsgpu {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ int64_t block_sum(int64_t v, int64_t* scratch) {
+  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (lane == 0) scratch[warp] = v;
+  __syncthreads();
+  int64_t total = 0;
+  if (threadIdx.x == 0)
+    for (int w = 0; w < kThreads / 32; ++w) total += scratch[w];
+  __syncthreads();
+  return total;  // valid in thread 0
+}
+
+__device__ int32_t lower_bound_rows(const int32_t* rows, int32_t n, int32_t value) {
+  int32_t lo = 0, hi = n;
+  while (lo < hi) {
+    int32_t mid = (lo + hi) / 2;
+    if (rows[mid] < value) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+// Steps follow cond_class_entropy() in src/core/joint_counts.cpp; see there for the why.
+template <class Code>
+__global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBlockView block, StepView step,
+                                                                      uint32_t* global_scratch, size_t words) {
+  extern __shared__ uint32_t shared_tables[];
+  __shared__ int64_t reduce_scratch[kThreads / 32];
+  uint32_t* tables = global_scratch ? global_scratch + blockIdx.x * words : shared_tables;
+  const int32_t ls = step.s_levels;
+  const size_t max_cells = static_cast<size_t>(block.max_levels) * ls;
+  uint32_t* n_xsy = tables;
+  uint32_t* n_xs = n_xsy + max_cells;
+  uint32_t* counted_sy = n_xs + max_cells;
+  uint32_t* counted_s = counted_sy + ls;
+  int32_t* bounds = reinterpret_cast<int32_t*>(counted_s + ls);  // class boundaries of the feature
+  for (size_t i = threadIdx.x; i < 2 * max_cells + 2 * ls; i += kThreads) tables[i] = 0;
+  __syncthreads();
+
+  const Code* all_codes = static_cast<const Code*>(block.codes);
+  const bool sparse = block.entry_start != nullptr;
+  for (int64_t lf = blockIdx.x; lf < block.n_features; lf += gridDim.x) {
+    const int64_t f = block.first + lf;
+    if (step.retired[f]) continue;
+    const int64_t begin = sparse ? block.entry_start[lf] : lf * step.n_samples;
+    const int32_t n_entries = sparse ? static_cast<int32_t>(block.entry_start[lf + 1] - begin) : step.n_samples;
+    const Code* codes = all_codes + begin;
+    const int32_t* rows = sparse ? block.entry_row + begin : nullptr;
+    const uint16_t base = step.base[f];
+    const size_t cells = static_cast<size_t>(step.levels[f]) * ls;
+    for (int32_t c = threadIdx.x; c <= step.n_classes; c += kThreads)
+      bounds[c] = sparse ? lower_bound_rows(rows, n_entries, step.class_start[c]) : step.class_start[c];
+    __syncthreads();
+
+    // The (x, s) cell of entry e, or -1 for the base code.
+    auto cell_of = [&](int32_t e, int32_t& s) -> int64_t {
+      const uint16_t x = codes[e];
+      if (x == base) return -1;
+      s = step.s_codes[sparse ? rows[e] : e];
+      return static_cast<int64_t>(x) * ls + s;
+    };
+
+    int64_t h = 0;
+    for (int32_t c = 0; c < step.n_classes; ++c) {
+      const int32_t first = bounds[c], last = bounds[c + 1];
+      for (int32_t e = first + threadIdx.x; e < last; e += kThreads) {
+        int32_t s;
+        const int64_t cell = cell_of(e, s);
+        if (cell >= 0) atomicAdd(&n_xsy[cell], 1u);
+      }
+      __syncthreads();
+      if (last - first < static_cast<int64_t>(cells)) {  // touch: revisit the class's entries
+        for (int32_t e = first + threadIdx.x; e < last; e += kThreads) {
+          int32_t s;
+          const int64_t cell = cell_of(e, s);
+          if (cell < 0) continue;
+          const uint32_t v = atomicExch(&n_xsy[cell], 0u);
+          if (v) {
+            h -= step.plogp[v];
+            n_xs[cell] += v;  // only the thread that drained this cell gets here
+            atomicAdd(&counted_sy[s], v);
+          }
+        }
+      } else {  // scan the table
+        for (size_t cell = threadIdx.x; cell < cells; cell += kThreads) {
+          const uint32_t v = n_xsy[cell];
+          if (v) {
+            n_xsy[cell] = 0;
+            h -= step.plogp[v];
+            n_xs[cell] += v;
+            atomicAdd(&counted_sy[cell % ls], v);
+          }
+        }
+      }
+      __syncthreads();
+      const uint32_t* n_sy = step.s_class_counts + static_cast<size_t>(c) * ls;
+      for (int32_t s = threadIdx.x; s < ls; s += kThreads) {  // the base code's cells in this class
+        h -= step.plogp[n_sy[s] - counted_sy[s]];
+        counted_s[s] += counted_sy[s];
+        counted_sy[s] = 0;
+      }
+      __syncthreads();
+    }
+    if (n_entries < static_cast<int64_t>(cells)) {
+      for (int32_t e = threadIdx.x; e < n_entries; e += kThreads) {
+        int32_t s;
+        const int64_t cell = cell_of(e, s);
+        if (cell < 0) continue;
+        const uint32_t v = atomicExch(&n_xs[cell], 0u);
+        if (v) h += step.plogp[v];
+      }
+    } else {
+      for (size_t cell = threadIdx.x; cell < cells; cell += kThreads) {
+        const uint32_t v = n_xs[cell];
+        if (v) {
+          n_xs[cell] = 0;
+          h += step.plogp[v];
+        }
+      }
+    }
+    for (int32_t s = threadIdx.x; s < ls; s += kThreads) {
+      h += step.plogp[step.s_counts[s] - counted_s[s]];
+      counted_s[s] = 0;
+    }
+    const int64_t total = block_sum(h, reduce_scratch);  // also orders the table clears before reuse
+    if (threadIdx.x == 0) step.score[f] = (step.reset ? Wide(0) : step.score[f]) + (step.class_entropy - total);
+  }
+}
+
+__device__ bool better(const DeviceCandidate& a, const DeviceCandidate& b) {
+  if (a.feature < 0) return false;
+  if (b.feature < 0) return true;
+  return a.score > b.score || (a.score == b.score && a.feature < b.feature);
+}
+
+__device__ void reduce_best(DeviceCandidate mine, DeviceCandidate* out) {
+  __shared__ DeviceCandidate best[kThreads];
+  best[threadIdx.x] = mine;
+  __syncthreads();
+  for (int stride = kThreads / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride && better(best[threadIdx.x + stride], best[threadIdx.x]))
+      best[threadIdx.x] = best[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) *out = best[0];
+}
+
+__global__ void best_partial_kernel(const Wide* score, const uint8_t* retired, int64_t n, DeviceCandidate* partial) {
+  DeviceCandidate mine{0, -1};
+  for (int64_t f = blockIdx.x * int64_t(kThreads) + threadIdx.x; f < n; f += int64_t(gridDim.x) * kThreads) {
+    DeviceCandidate c{score[f], f};
+    if (!retired[f] && better(c, mine)) mine = c;
+  }
+  reduce_best(mine, partial + blockIdx.x);
+}
+
+__global__ void best_final_kernel(const DeviceCandidate* partial, int n_partial, DeviceCandidate* out) {
+  DeviceCandidate mine{0, -1};
+  for (int i = threadIdx.x; i < n_partial; i += kThreads)
+    if (better(partial[i], mine)) mine = partial[i];
+  reduce_best(mine, out);
+}
+
+}  // namespace
+
+CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int device) {
+  CountLayout layout;
+  const size_t cells = static_cast<size_t>(block.max_levels) * step.s_levels;
+  layout.words = 2 * cells + 2 * static_cast<size_t>(step.s_levels) + step.n_classes + 1;
+  int shared_limit = 0, sms = 0;
+  FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const size_t bytes = layout.words * sizeof(uint32_t);
+  const bool in_shared = bytes + kThreads / 32 * sizeof(int64_t) + 4096 <= static_cast<size_t>(shared_limit);
+  layout.shared_bytes = in_shared ? bytes : 0;
+  auto kernel = block.wide ? accumulate_joint_mi_kernel<uint16_t> : accumulate_joint_mi_kernel<uint8_t>;
+  FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(layout.shared_bytes)));
+  int per_sm = 0;
+  FSGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, layout.shared_bytes));
+  layout.grid = static_cast<int>(std::min<int64_t>(block.n_features, int64_t(std::max(per_sm, 1)) * sms));
+  if (!in_shared)  // tables in global memory: at most 1 GiB of them
+    layout.grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(layout.grid, (int64_t(1) << 28) / layout.words)));
+  return layout;
+}
+
+void launch_accumulate_joint_mi(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
+                                uint32_t* global_scratch, cudaStream_t stream) {
+  if (block.n_features == 0) return;
+  uint32_t* scratch = layout.shared_bytes ? nullptr : global_scratch;
+  if (block.wide)
+    accumulate_joint_mi_kernel<uint16_t><<<layout.grid, kThreads, layout.shared_bytes, stream>>>(block, step, scratch,
+                                                                                                layout.words);
+  else
+    accumulate_joint_mi_kernel<uint8_t><<<layout.grid, kThreads, layout.shared_bytes, stream>>>(block, step, scratch,
+                                                                                               layout.words);
+  check_launch("accumulate_joint_mi_kernel");
+}
+
+void launch_best_candidate(const Wide* score, const uint8_t* retired, int64_t n, DeviceCandidate* partial,
+                           int n_partial, DeviceCandidate* out, cudaStream_t stream) {
+  best_partial_kernel<<<n_partial, kThreads, 0, stream>>>(score, retired, n, partial);
+  check_launch("best_partial_kernel");
+  best_final_kernel<<<1, kThreads, 0, stream>>>(partial, n_partial, out);
+  check_launch("best_final_kernel");
+}
+
+}  // namespace fsgpu

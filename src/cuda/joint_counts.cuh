@@ -1,0 +1,66 @@
+// The GPU twin of src/core/joint_counts.h: one thread block per feature counts n(x, s, y)
+// class by class in shared memory and adds N * I(X,S;Y) to the feature's score.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "core/plogp_table.h"
+
+namespace fsgpu {
+
+// A block of features resident on one device (block-relative arrays).
+struct FeatureBlockView {
+  const void* codes = nullptr;          // uint8_t or uint16_t
+  bool wide = false;
+  const int64_t* entry_start = nullptr; // sparse: n_features + 1 block-relative offsets; null when dense
+  const int32_t* entry_row = nullptr;   // sparse: class-sorted rows
+  int64_t first = 0;                    // index of the block's first feature in the device's arrays
+  int64_t n_features = 0;
+  int32_t max_levels = 1;               // of the block's features
+};
+
+// Everything one accumulation step reads, resident on the device.
+struct StepView {
+  const uint16_t* levels = nullptr;     // per device feature
+  const uint16_t* base = nullptr;       // per device feature
+  const uint8_t* retired = nullptr;     // per device feature
+  Wide* score = nullptr;                // per device feature
+  const uint16_t* s_codes = nullptr;    // conditioning codes by class-sorted position
+  const uint32_t* s_class_counts = nullptr;  // n(s, y) at [y * Ls + s]
+  const uint32_t* s_counts = nullptr;   // n(s)
+  int32_t s_levels = 1;
+  const int32_t* class_start = nullptr; // n_classes + 1
+  int32_t n_classes = 0;
+  int32_t n_samples = 0;
+  const int64_t* plogp = nullptr;
+  int64_t class_entropy = 0;            // N * H(Y), fixed point
+  bool reset = false;
+};
+
+// Count tables per thread block: shared memory when they fit, otherwise `global_scratch`.
+struct CountLayout {
+  size_t words = 0;       // 32-bit words of tables per thread block
+  size_t shared_bytes = 0;  // dynamic shared memory per block; 0 when tables are in global memory
+  int grid = 0;
+};
+
+CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int device);
+
+// score[f] (+)= N * I(X_f, S; Y) for the block's features that are not retired.
+void launch_accumulate_joint_mi(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
+                                uint32_t* global_scratch, cudaStream_t stream);
+
+struct DeviceCandidate {
+  Wide score;
+  int64_t feature;  // device-relative; -1 when none
+};
+
+// The best candidate among n device features (highest score, lowest index), into *out.
+void launch_best_candidate(const Wide* score, const uint8_t* retired, int64_t n, DeviceCandidate* partial,
+                           int n_partial, DeviceCandidate* out, cudaStream_t stream);
+
+constexpr int kBestPartials = 256;
+
+}  // namespace fsgpu

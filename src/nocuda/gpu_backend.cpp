@@ -1,0 +1,20 @@
+// Built without CUDA: every GPU request reports why.
+#include "core/gpu_backend.h"
+
+#include <stdexcept>
+
+#include "build_config.h"
+
+namespace fsgpu {
+
+GpuStatus gpu_status() {
+  GpuStatus status;
+  status.problem = std::string("fsgpu was built without CUDA (") + FSGPU_NO_CUDA_REASON + ")";
+  return status;
+}
+
+std::unique_ptr<JointMiEngine> make_gpu_jmi_engine(const CodeMatrix&, const ClassLayout&, const GpuOptions&) {
+  throw std::runtime_error(gpu_status().problem);
+}
+
+}  // namespace fsgpu

@@ -1,0 +1,43 @@
+// Glue for select_features(): R objects in, the selection out.
+#include <Rcpp.h>
+
+#include "core/cpu_engine.h"
+#include "core/gpu_backend.h"
+#include "core/select_jmi.h"
+#include "input_codes.h"
+
+using namespace fsgpu;
+
+// [[Rcpp::export]]
+Rcpp::List fsgpu_select_jmi(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, int nbins,
+                            std::string backend, int threads, Rcpp::IntegerVector devices,
+                            double memory_limit, bool progress) {
+  FSGPU_GLUE_BEGIN
+  const ClassLayout layout = layout_from_r(y, n_classes);
+  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  if (k < 1 || k > codes.n_features) Rcpp::stop("k must be between 1 and the number of features");
+
+  std::unique_ptr<JointMiEngine> engine;
+  if (backend == "gpu") {
+    GpuOptions options;
+    options.devices.assign(devices.begin(), devices.end());
+    options.memory_limit = static_cast<int64_t>(memory_limit);
+    engine = make_gpu_jmi_engine(codes, layout, options);
+  } else {
+    engine = std::make_unique<CpuJmiEngine>(codes, layout, threads);
+  }
+  // Between steps, on the main thread: the user may interrupt, and long runs show progress.
+  auto on_step = [&](int64_t step) {
+    Rcpp::checkUserInterrupt();
+    if (progress) REprintf("\rfsgpu: selecting feature %d of %d", static_cast<int>(step + 1), k);
+  };
+  Selection sel = select_jmi(*engine, k, layout.n_samples, on_step);
+  if (progress) REprintf("\n");
+
+  Rcpp::IntegerVector features(sel.features.size());
+  for (size_t i = 0; i < sel.features.size(); ++i) features[i] = static_cast<int>(sel.features[i] + 1);
+  return Rcpp::List::create(Rcpp::Named("features") = features,
+                            Rcpp::Named("scores") = Rcpp::wrap(sel.scores),
+                            Rcpp::Named("backend") = backend);
+  FSGPU_GLUE_END
+}
