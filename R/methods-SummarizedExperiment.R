@@ -1,0 +1,14 @@
+# SummarizedExperiment input: features are the assay's rows, samples its columns, and the
+# class is a colData column.
+
+#' @rdname select_features
+#' @param class For a `SummarizedExperiment`: the name of the `colData` column holding the class.
+#' @param assay For a `SummarizedExperiment`: the assay to use, by name or index.
+#' @export
+select_features.SummarizedExperiment <- function(x, class, k = 10, assay = 1L, method = "jmi", nbins = 64,
+                                                 backend = NULL, threads = NULL, devices = NULL,
+                                                 units = c("bits", "nats"), progress = interactive(), ...) {
+  check_dots_empty(...)
+  run_selection(prepare_se_input(x, class, assay), k = k, method = method, nbins = nbins, backend = backend,
+                threads = threads, devices = devices, units = units, progress = progress)
+}
