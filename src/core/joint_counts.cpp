@@ -66,7 +66,7 @@ int64_t drain(std::vector<uint32_t>& table, int64_t n_entries, int64_t first, in
       table[cell] = 0;
     }
   };
-  if (n_entries < static_cast<int64_t>(table.size())) {
+  if (kTouchRatio * n_entries < static_cast<int64_t>(table.size())) {
     for (int64_t e = first; e < last; ++e) {
       int64_t cell = cell_of(e);
       if (cell >= 0) take(static_cast<size_t>(cell));

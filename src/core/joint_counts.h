@@ -6,7 +6,7 @@
 // the same steps; this is its CPU twin and the reference it is tested against.
 //
 // Counting goes class by class over an Lx x Ls table (samples are class-sorted). A class with
-// fewer entries than cells is finished by revisiting its entries ("touch"), a larger one by
+// far fewer entries than cells is finished by revisiting its entries ("touch"), others by
 // scanning the table; either way the table is left zeroed for the next class. The base code
 // of X is never counted: its cells are derived from n(s, y).
 #pragma once
@@ -19,6 +19,10 @@
 #include "plogp_table.h"
 
 namespace fsgpu {
+
+// A table is finished by revisiting its entries only when they are this many times fewer than
+// its cells: scanning costs much less per cell than a revisit costs per entry.
+constexpr int kTouchRatio = 4;
 
 // S expanded to dense class-sorted codes, with its count tables. Unconditioned: one level.
 struct Conditioning {

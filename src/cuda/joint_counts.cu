@@ -1,6 +1,7 @@
 #include <algorithm>
 
 #include "cuda_check.cuh"
+#include "core/joint_counts.h"
 #include "joint_counts.cuh"
 
 namespace fsgpu {
@@ -8,6 +9,7 @@ namespace fsgpu {
 namespace {
 
 constexpr int kThreads = 256;
+constexpr int kPlogpCached = 1024;
 
 __device__ int64_t block_sum(int64_t v, int64_t* scratch) {
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
@@ -36,6 +38,10 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
                                                                       uint32_t* global_scratch, size_t words) {
   extern __shared__ uint32_t shared_tables[];
   __shared__ int64_t reduce_scratch[kThreads / 32];
+  __shared__ int64_t plogp_small[kPlogpCached];  // most counts are small: keep their terms close
+  const int32_t n_cached = min(kPlogpCached, step.n_samples + 1);
+  for (int32_t i = threadIdx.x; i < n_cached; i += kThreads) plogp_small[i] = step.plogp[i];
+  auto plogp = [&](uint32_t v) { return v < static_cast<uint32_t>(n_cached) ? plogp_small[v] : step.plogp[v]; };
   uint32_t* tables = global_scratch ? global_scratch + blockIdx.x * words : shared_tables;
   const int32_t ls = step.s_levels;
   const size_t max_cells = static_cast<size_t>(block.max_levels) * ls;
@@ -79,57 +85,61 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
         if (cell >= 0) atomicAdd(&n_xsy[cell], 1u);
       }
       __syncthreads();
-      if (last - first < static_cast<int64_t>(cells)) {  // touch: revisit the class's entries
+      if (int64_t(kTouchRatio) * (last - first) < static_cast<int64_t>(cells)) {  // touch: revisit entries
         for (int32_t e = first + threadIdx.x; e < last; e += kThreads) {
           int32_t s;
           const int64_t cell = cell_of(e, s);
           if (cell < 0) continue;
           const uint32_t v = atomicExch(&n_xsy[cell], 0u);
           if (v) {
-            h -= step.plogp[v];
+            h -= plogp(v);
             n_xs[cell] += v;  // only the thread that drained this cell gets here
             atomicAdd(&counted_sy[s], v);
           }
         }
       } else {  // scan the table
+        // When ls divides the block, each thread sees one s only and sums it in a register.
+        const bool one_s = kThreads % ls == 0;
+        uint32_t mine = 0;
         for (size_t cell = threadIdx.x; cell < cells; cell += kThreads) {
           const uint32_t v = n_xsy[cell];
           if (v) {
             n_xsy[cell] = 0;
-            h -= step.plogp[v];
+            h -= plogp(v);
             n_xs[cell] += v;
-            atomicAdd(&counted_sy[cell % ls], v);
+            if (one_s) mine += v; else atomicAdd(&counted_sy[cell % ls], v);
           }
         }
+        if (one_s && mine) atomicAdd(&counted_sy[threadIdx.x % ls], mine);
       }
       __syncthreads();
       const uint32_t* n_sy = step.s_class_counts + static_cast<size_t>(c) * ls;
       for (int32_t s = threadIdx.x; s < ls; s += kThreads) {  // the base code's cells in this class
-        h -= step.plogp[n_sy[s] - counted_sy[s]];
+        h -= plogp(n_sy[s] - counted_sy[s]);
         counted_s[s] += counted_sy[s];
         counted_sy[s] = 0;
       }
       __syncthreads();
     }
-    if (n_entries < static_cast<int64_t>(cells)) {
+    if (int64_t(kTouchRatio) * n_entries < static_cast<int64_t>(cells)) {
       for (int32_t e = threadIdx.x; e < n_entries; e += kThreads) {
         int32_t s;
         const int64_t cell = cell_of(e, s);
         if (cell < 0) continue;
         const uint32_t v = atomicExch(&n_xs[cell], 0u);
-        if (v) h += step.plogp[v];
+        if (v) h += plogp(v);
       }
     } else {
       for (size_t cell = threadIdx.x; cell < cells; cell += kThreads) {
         const uint32_t v = n_xs[cell];
         if (v) {
           n_xs[cell] = 0;
-          h += step.plogp[v];
+          h += plogp(v);
         }
       }
     }
     for (int32_t s = threadIdx.x; s < ls; s += kThreads) {
-      h += step.plogp[step.s_counts[s] - counted_s[s]];
+      h += plogp(step.s_counts[s] - counted_s[s]);
       counted_s[s] = 0;
     }
     const int64_t total = block_sum(h, reduce_scratch);  // also orders the table clears before reuse
@@ -181,7 +191,8 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
   FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const size_t bytes = layout.words * sizeof(uint32_t);
-  const bool in_shared = bytes + kThreads / 32 * sizeof(int64_t) + 4096 <= static_cast<size_t>(shared_limit);
+  const size_t static_bytes = (kThreads / 32 + kPlogpCached) * sizeof(int64_t) + 1024;
+  const bool in_shared = bytes + static_bytes <= static_cast<size_t>(shared_limit);
   layout.shared_bytes = in_shared ? bytes : 0;
   auto kernel = block.wide ? accumulate_joint_mi_kernel<uint16_t> : accumulate_joint_mi_kernel<uint8_t>;
   FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
