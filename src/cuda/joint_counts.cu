@@ -11,7 +11,7 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kPlogpCached = 1024;
 
-__device__ int64_t block_sum(int64_t v, int64_t* scratch) {
+__device__ __forceinline__ int64_t block_sum(int64_t v, int64_t* scratch) {
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) scratch[warp] = v;
@@ -23,7 +23,7 @@ __device__ int64_t block_sum(int64_t v, int64_t* scratch) {
   return total;  // valid in thread 0
 }
 
-__device__ int32_t lower_bound_rows(const int32_t* rows, int32_t n, int32_t value) {
+__device__ __forceinline__ int32_t lower_bound_rows(const int32_t* rows, int32_t n, int32_t value) {
   int32_t lo = 0, hi = n;
   while (lo < hi) {
     int32_t mid = (lo + hi) / 2;
@@ -147,13 +147,13 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
   }
 }
 
-__device__ bool better(const DeviceCandidate& a, const DeviceCandidate& b) {
+__device__ __forceinline__ bool better(const DeviceCandidate& a, const DeviceCandidate& b) {
   if (a.feature < 0) return false;
   if (b.feature < 0) return true;
   return a.score > b.score || (a.score == b.score && a.feature < b.feature);
 }
 
-__device__ void reduce_best(DeviceCandidate mine, DeviceCandidate* out) {
+__device__ __forceinline__ void reduce_best(DeviceCandidate mine, DeviceCandidate* out) {
   __shared__ DeviceCandidate best[kThreads];
   best[threadIdx.x] = mine;
   __syncthreads();
