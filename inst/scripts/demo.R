@@ -8,7 +8,7 @@ suppressPackageStartupMessages({
 data(ALL, package = "ALL")
 lineage <- factor(substr(as.character(ALL$BT), 1, 1), levels = c("B", "T"), labels = c("B cell", "T cell"))
 se <- SummarizedExperiment(assays = list(exprs = Biobase::exprs(ALL)),
-                           colData = S4Vectors::DataFrame(lineage = lineage, row.names = colnames(ALL)))
+                           colData = data.frame(lineage = lineage, row.names = colnames(ALL)))
 cat(sprintf("ALL: %d probe sets x %d patients (%s)\n\n", nrow(se), ncol(se),
             paste(sprintf("%d %s", table(lineage), levels(lineage)), collapse = ", ")))
 print(backend_info())
