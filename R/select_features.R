@@ -74,8 +74,9 @@ run_selection <- function(input, k, method, nbins, backend, threads, devices, un
 
   elapsed <- system.time(
     res <- fsgpu_select_jmi(input$x, input$y, length(input$classes), k, nbins, backend, threads,
-                            devices, memory_limit, isTRUE(progress))
-  , gcFirst = FALSE)[["elapsed"]]
+                            devices, memory_limit, isTRUE(progress)),
+    gcFirst = FALSE
+  )[["elapsed"]]
   scale <- if (units == "nats") log(2) else 1
   structure(list(
     selection = data.frame(rank = seq_along(res$features), feature = input$feature_names[res$features],
