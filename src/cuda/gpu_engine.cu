@@ -54,10 +54,15 @@ struct HostBlock {
   int32_t max_levels = 1;
 };
 
+// Dense rows on the device are padded to whole 16-byte vectors (see the counting kernel).
+int64_t device_row_stride(const CodeMatrix& x) {
+  const int64_t per_vector = 16 / static_cast<int64_t>(x.code_bytes());
+  return (x.n_samples + per_vector - 1) / per_vector * per_vector;
+}
+
 int64_t block_bytes(const CodeMatrix& x, int64_t entries, int64_t features) {
-  int64_t bytes = entries * static_cast<int64_t>(x.code_bytes());
-  if (x.sparse) bytes += entries * 4 + (features + 1) * 8;
-  return bytes;
+  if (!x.sparse) return features * device_row_stride(x) * static_cast<int64_t>(x.code_bytes());
+  return entries * static_cast<int64_t>(x.code_bytes() + 4) + (features + 1) * 8;
 }
 
 // Splits [first, last) into blocks of at most `budget` bytes (at least one feature each).
@@ -99,8 +104,14 @@ struct DeviceBlock {
     const size_t entries = static_cast<size_t>(b.entry_last - b.entry_first);
     const uint8_t* host_codes =
         x.wide ? reinterpret_cast<const uint8_t*>(x.codes16.data() + b.entry_first) : x.codes8.data() + b.entry_first;
-    codes.upload(host_codes, entries * x.code_bytes(), stream);
-    if (x.sparse) {
+    if (!x.sparse) {
+      const size_t row = static_cast<size_t>(x.n_samples) * x.code_bytes();
+      const size_t pitch = static_cast<size_t>(device_row_stride(x)) * x.code_bytes();
+      const size_t rows = static_cast<size_t>(b.last - b.first);
+      codes.reserve(pitch * rows);
+      FSGPU_CUDA_CHECK(cudaMemcpy2DAsync(codes.data(), pitch, host_codes, row, row, rows, cudaMemcpyHostToDevice, stream));
+    } else {
+      codes.upload(host_codes, entries * x.code_bytes(), stream);
       host_entry_start.resize(static_cast<size_t>(b.last - b.first) + 1);
       for (int64_t f = b.first; f <= b.last; ++f) host_entry_start[f - b.first] = x.entry_start[f] - b.entry_first;
       entry_start.upload(host_entry_start.data(), host_entry_start.size(), stream);
@@ -210,11 +221,14 @@ class GpuJmiEngine : public JointMiEngine {
     dev.blocks = split_blocks(x_, dev.first, dev.last, resident ? all : std::max<int64_t>(budget / 2, 1));
     const int n_buffers = resident ? 1 : 2;
     dev.buffers.resize(n_buffers);
-    int64_t largest = 0;  // streaming buffers are sized once, for the largest block
-    for (const HostBlock& b : dev.blocks) largest = std::max(largest, b.entry_last - b.entry_first);
+    int64_t largest = 0, largest_entries = 0;  // streaming buffers are sized once, for the largest block
+    for (const HostBlock& b : dev.blocks) {
+      largest = std::max(largest, block_bytes(x_, b.entry_last - b.entry_first, b.last - b.first));
+      largest_entries = std::max(largest_entries, b.entry_last - b.entry_first);
+    }
     for (DeviceBlock& buf : dev.buffers) {
-      buf.codes.resize(static_cast<size_t>(largest) * x_.code_bytes());
-      if (x_.sparse) buf.entry_row.resize(static_cast<size_t>(largest));
+      buf.codes.resize(static_cast<size_t>(largest));
+      if (x_.sparse) buf.entry_row.resize(static_cast<size_t>(largest_entries));
     }
     for (int i = 0; i < n_buffers; ++i) {
       dev.streams.emplace_back(new Stream());
@@ -232,6 +246,7 @@ class GpuJmiEngine : public JointMiEngine {
     v.wide = x_.wide;
     v.entry_start = x_.sparse ? buf.entry_start.data() : nullptr;
     v.entry_row = x_.sparse ? buf.entry_row.data() : nullptr;
+    v.row_stride = x_.sparse ? 0 : device_row_stride(x_);
     v.first = b.first - dev.first;
     v.n_features = b.last - b.first;
     v.max_levels = b.max_levels;

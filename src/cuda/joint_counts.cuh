@@ -16,6 +16,7 @@ struct FeatureBlockView {
   bool wide = false;
   const int64_t* entry_start = nullptr; // sparse: n_features + 1 block-relative offsets; null when dense
   const int32_t* entry_row = nullptr;   // sparse: class-sorted rows
+  int64_t row_stride = 0;               // dense: codes between features, a multiple of 16 bytes
   int64_t first = 0;                    // index of the block's first feature in the device's arrays
   int64_t n_features = 0;
   int32_t max_levels = 1;               // of the block's features
