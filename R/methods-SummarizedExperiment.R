@@ -5,7 +5,7 @@
 #' @param class For a `SummarizedExperiment`: the name of the `colData` column holding the class.
 #' @param assay For a `SummarizedExperiment`: the assay to use, by name or index.
 #' @export
-select_features.SummarizedExperiment <- function(x, class, k = 10, assay = 1L, method = "jmi", nbins = 64,
+select_features.SummarizedExperiment <- function(x, class, k = 10, assay = 1L, method = "jmi", nbins = NULL,
                                                  backend = NULL, threads = NULL, devices = NULL,
                                                  units = c("bits", "nats"), progress = interactive(), ...) {
   check_dots_empty(...)

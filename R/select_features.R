@@ -22,7 +22,9 @@
 #'   sample.
 #' @param k Number of features to select.
 #' @param method Selection criterion; `"jmi"`.
-#' @param nbins Number of equal-width bins for numeric columns.
+#' @param nbins Number of equal-width bins for numeric columns. The default, `NULL`, takes
+#'   the cube root of the number of samples, rounded up (as infotheo does), and at least 2:
+#'   5 bins for 100 samples, 22 for 10,000.
 #' @param backend `"auto"` (the GPU when one is present and the job is large), `"cpu"` or
 #'   `"gpu"`. Defaults to `getOption("fsgpu.backend")`, then the environment variable
 #'   `FSGPU_BACKEND`, then `"auto"`.
@@ -54,7 +56,7 @@ select_features <- function(x, ...) UseMethod("select_features")
 
 #' @rdname select_features
 #' @export
-select_features.default <- function(x, y, k = 10, method = "jmi", nbins = 64, backend = NULL,
+select_features.default <- function(x, y, k = 10, method = "jmi", nbins = NULL, backend = NULL,
                                     threads = NULL, devices = NULL, units = c("bits", "nats"),
                                     progress = interactive(), ...) {
   check_dots_empty(...)
@@ -66,6 +68,7 @@ run_selection <- function(input, k, method, nbins, backend, threads, devices, un
   method <- match.arg(method, "jmi")
   units <- match.arg(units, c("bits", "nats"))
   k <- check_count(k, "k", max = input$n_features, what = "the number of features")
+  if (is.null(nbins)) nbins <- default_nbins(input$n_samples)
   nbins <- check_count(nbins, "nbins", min = 2, max = 65535)
   backend <- resolve_backend(backend, work = as.numeric(input$n_samples) * input$n_features * k)
   threads <- fsgpu_threads(threads)
@@ -120,6 +123,9 @@ plot.fsgpu_selection <- function(x, main = NULL, ...) {
                  ylab = sprintf("score (%s)", x$units), ...)
   invisible(x)
 }
+
+# Bins for numeric columns when the user gives none: the cube root of the sample count.
+default_nbins <- function(n_samples) max(2L, as.integer(ceiling(n_samples^(1 / 3) - 1e-9)))
 
 # A whole number in [min, max], as an integer, or an error naming the argument.
 check_count <- function(value, arg, min = 1, max = .Machine$integer.max, what = NULL) {

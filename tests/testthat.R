@@ -1,0 +1,4 @@
+library(testthat)
+library(fsgpu)
+
+test_check("fsgpu")
