@@ -42,7 +42,7 @@ void check_table_size(const CodeMatrix& x, const Conditioning& s);
 int64_t class_entropy(const ClassLayout& layout, const PlogpTable& plogp);
 
 // Reusable per-thread tables for cond_class_entropy.
-struct CountScratch {
+struct alignas(64) CountScratch {  // aligned: workers must not share cache lines
   std::vector<uint32_t> class_table, pair_table, class_derived, pair_derived;
 };
 
