@@ -4,10 +4,11 @@
 // positions"); counting then runs class by class over small (x, s) tables instead of one
 // (x, s, y) table. Counts do not depend on sample order, so results are unaffected.
 //
-// Each feature f has codes in [0, levels[f]) and a base code base[f] whose counts are never
-// counted but derived: n(base, s, y) = n(s, y) - sum over other codes. For sparse features the
-// base is the code of zero, so only stored entries are visited; for dense features it is the
-// most frequent code, so skewed features cost fewer updates.
+// Each feature f has codes in [0, levels[f]) and may have a base code base[f] whose entries are
+// never counted but derived: n(base, s, y) = n(s, y) - sum over the other codes. For sparse
+// features the base is the code of zero, so only stored entries are visited; a dense feature
+// has its most frequent code as base when that code is common enough to be worth skipping,
+// and kNoBase otherwise.
 #pragma once
 
 #include <cstdint>
@@ -71,6 +72,9 @@ struct EqualWidthBins {
 };
 
 constexpr int kMaxLevels = 65535;
+constexpr uint16_t kNoBase = 0xFFFF;  // no code reaches it: levels are at most 65535
+// A dense feature's most frequent code becomes its base when it holds this share of samples.
+constexpr int kBaseShareDenominator = 8;
 
 CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLayout& layout,
                         int nbins, int threads);

@@ -15,8 +15,8 @@ CpuJmiEngine::CpuJmiEngine(const CodeMatrix& x, const ClassLayout& layout, int t
       scratch_(threads_) {}
 
 void CpuJmiEngine::accumulate_joint_mi(int64_t conditioning, bool reset) {
-  const Conditioning s = conditioning < 0 ? Conditioning::none(layout_)
-                                          : Conditioning::on_feature(x_, layout_, conditioning);
+  const Conditioning s = conditioning < 0 ? Conditioning::none(layout_, plogp_)
+                                          : Conditioning::on_feature(x_, layout_, conditioning, plogp_);
   check_table_size(x_, s);
   parallel_for(x_.n_features, threads_, 64, [&](int64_t begin, int64_t end, int worker) {
     for (int64_t f = begin; f < end; ++f) {

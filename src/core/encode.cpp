@@ -96,8 +96,11 @@ EqualWidthBins numeric_bins(const double* v, int64_t n, bool has_zeros, int nbin
   return bins;
 }
 
-uint16_t most_frequent(const std::vector<int64_t>& counts) {
-  return static_cast<uint16_t>(std::max_element(counts.begin(), counts.end()) - counts.begin());
+// The base of a dense feature: its most frequent code, if common enough to pay for deriving it.
+uint16_t dense_base(const std::vector<int64_t>& counts, int32_t n_samples) {
+  auto mode = std::max_element(counts.begin(), counts.end());
+  if (*mode * kBaseShareDenominator < n_samples) return kNoBase;
+  return static_cast<uint16_t>(mode - counts.begin());
 }
 
 void check_nbins(int nbins) {
@@ -151,7 +154,7 @@ CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLay
         CategoricalCodes codes(col.categorical, n, f);
         for (int32_t i = 0; i < n; ++i) put(i, codes(col.categorical[i]));
       }
-      m.base[f] = most_frequent(counts);
+      m.base[f] = dense_base(counts, n);
     }
   });
   return m;

@@ -25,14 +25,19 @@ namespace fsgpu {
 constexpr int kTouchRatio = 4;
 
 // S expanded to dense class-sorted codes, with its count tables. Unconditioned: one level.
+// The sums of plogp over n(s, y) and n(s) let the base code's cells be corrected only where
+// other codes were counted, so a sparse feature costs its stored entries, not levels(S).
 struct Conditioning {
   int32_t levels = 1;                 // Ls
   std::vector<uint16_t> codes;        // by class-sorted position
   std::vector<uint32_t> class_counts; // n(s, y) at [y * Ls + s]
   std::vector<uint32_t> counts;       // n(s)
+  std::vector<int64_t> class_terms;   // per class y: sum_s plogp(n(s, y))
+  int64_t total_term = 0;             // sum_s plogp(n(s))
 
-  static Conditioning none(const ClassLayout& layout);
-  static Conditioning on_feature(const CodeMatrix& x, const ClassLayout& layout, int64_t feature);
+  static Conditioning none(const ClassLayout& layout, const PlogpTable& plogp);
+  static Conditioning on_feature(const CodeMatrix& x, const ClassLayout& layout, int64_t feature,
+                                 const PlogpTable& plogp);
 };
 
 // Count tables hold levels(X) x levels(S) cells; refuses sizes no engine can hold.
@@ -41,9 +46,9 @@ void check_table_size(const CodeMatrix& x, const Conditioning& s);
 // N * H(Y) in fixed point: plogp(N) - sum_y plogp(n_y).
 int64_t class_entropy(const ClassLayout& layout, const PlogpTable& plogp);
 
-// Reusable per-thread tables for cond_class_entropy.
+// Reusable per-thread tables for cond_class_entropy, all-zero between calls.
 struct alignas(64) CountScratch {  // aligned: workers must not share cache lines
-  std::vector<uint32_t> class_table, pair_table, class_derived, pair_derived;
+  std::vector<uint32_t> class_table, pair_table, counted_sy, counted_s;
 };
 
 // N * H(Y | X_feature, S) in fixed point.

@@ -143,8 +143,8 @@ class GpuJmiEngine : public JointMiEngine {
   }
 
   void accumulate_joint_mi(int64_t conditioning, bool reset) override {
-    const Conditioning s = conditioning < 0 ? Conditioning::none(layout_)
-                                            : Conditioning::on_feature(x_, layout_, conditioning);
+    const Conditioning s = conditioning < 0 ? Conditioning::none(layout_, plogp_)
+                                            : Conditioning::on_feature(x_, layout_, conditioning, plogp_);
     check_table_size(x_, s);
     for (auto& dev : devices_) launch_step(*dev, s, reset);
   }
@@ -186,7 +186,7 @@ class GpuJmiEngine : public JointMiEngine {
     DeviceBuffer<Wide> score;
     DeviceBuffer<uint32_t> s_class_counts, s_counts;
     DeviceBuffer<int32_t> class_start;
-    DeviceBuffer<int64_t> plogp;
+    DeviceBuffer<int64_t> plogp, s_class_terms;
     DeviceBuffer<DeviceCandidate> partial, best;
     ~Device() {
       ScopedDevice on(id);
@@ -260,6 +260,7 @@ class GpuJmiEngine : public JointMiEngine {
     dev.s_codes.upload(s.codes.data(), s.codes.size(), main);
     dev.s_class_counts.upload(s.class_counts.data(), s.class_counts.size(), main);
     dev.s_counts.upload(s.counts.data(), s.counts.size(), main);
+    dev.s_class_terms.upload(s.class_terms.data(), s.class_terms.size(), main);
     FSGPU_CUDA_CHECK(cudaStreamSynchronize(main));  // the host vectors are pageable and step-local
 
     StepView step;
@@ -270,6 +271,8 @@ class GpuJmiEngine : public JointMiEngine {
     step.s_codes = dev.s_codes.data();
     step.s_class_counts = dev.s_class_counts.data();
     step.s_counts = dev.s_counts.data();
+    step.s_class_terms = dev.s_class_terms.data();
+    step.s_total_term = s.total_term;
     step.s_levels = s.levels;
     step.class_start = dev.class_start.data();
     step.n_classes = layout_.n_classes;

@@ -34,6 +34,7 @@ __device__ __forceinline__ int32_t lower_bound_rows(const int32_t* rows, int32_t
 }
 
 // Steps follow cond_class_entropy() in src/core/joint_counts.cpp; see there for the why.
+// The same integers are added, in another order, so the result is the same.
 template <class Code>
 __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBlockView block, StepView step,
                                                                       uint32_t* global_scratch, size_t words) {
@@ -64,6 +65,7 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
     const Code* codes = all_codes + begin;
     const int32_t* rows = sparse ? block.entry_row + begin : nullptr;
     const uint16_t base = step.base[f];
+    const bool derived = base != kNoBase;
     const size_t cells = static_cast<size_t>(step.levels[f]) * ls;
     for (int32_t c = threadIdx.x; c <= step.n_classes; c += kThreads)
       bounds[c] = sparse ? lower_bound_rows(rows, n_entries, step.class_start[c]) : step.class_start[c];
@@ -75,6 +77,34 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
       if (x == base) return -1;
       s = step.s_codes[sparse ? rows[e] : e];
       return static_cast<int64_t>(x) * ls + s;
+    };
+    auto revisit = [](int32_t first, int32_t last, size_t size) {
+      return int64_t(kTouchRatio) * (last - first) < static_cast<int64_t>(size);
+    };
+    // The base code's cells from the all-base sum, corrected where something was counted
+    // (revisiting the entries), or over every s; counted[] is left zeroed.
+    auto derive = [&](uint32_t* counted, const uint32_t* n_s, int64_t all_base, int32_t first, int32_t last,
+                      uint32_t* fold) -> int64_t {
+      int64_t sum = 0;
+      if (revisit(first, last, ls)) {
+        if (threadIdx.x == 0) sum = all_base;
+        for (int32_t e = first + threadIdx.x; e < last; e += kThreads) {
+          int32_t s;
+          if (cell_of(e, s) < 0) continue;
+          const uint32_t v = atomicExch(&counted[s], 0u);
+          if (v) {
+            sum += plogp(n_s[s] - v) - plogp(n_s[s]);
+            if (fold) atomicAdd(&fold[s], v);
+          }
+        }
+      } else {
+        for (int32_t s = threadIdx.x; s < ls; s += kThreads) {
+          sum += plogp(n_s[s] - counted[s]);
+          if (fold) fold[s] += counted[s];
+          counted[s] = 0;
+        }
+      }
+      return sum;
     };
 
     int64_t h = 0;
@@ -105,7 +135,7 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
           if (x.c[j] != base) atomicAdd(&n_xsy[static_cast<int64_t>(x.c[j]) * ls + sv.c[j]], 1u);
       }
       __syncthreads();
-      if (int64_t(kTouchRatio) * (last - first) < static_cast<int64_t>(cells)) {  // touch: revisit entries
+      if (revisit(first, last, cells)) {
         for (int32_t e = first + threadIdx.x; e < last; e += kThreads) {
           int32_t s;
           const int64_t cell = cell_of(e, s);
@@ -114,10 +144,10 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
           if (v) {
             h -= plogp(v);
             n_xs[cell] += v;  // only the thread that drained this cell gets here
-            atomicAdd(&counted_sy[s], v);
+            if (derived) atomicAdd(&counted_sy[s], v);
           }
         }
-      } else {  // scan the table
+      } else {
         // When ls divides the block, each thread sees one s only and sums it in a register.
         const bool one_s = kThreads % ls == 0;
         uint32_t mine = 0;
@@ -127,21 +157,19 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
             n_xsy[cell] = 0;
             h -= plogp(v);
             n_xs[cell] += v;
+            if (!derived) continue;
             if (one_s) mine += v; else atomicAdd(&counted_sy[cell % ls], v);
           }
         }
         if (one_s && mine) atomicAdd(&counted_sy[threadIdx.x % ls], mine);
       }
-      __syncthreads();
-      const uint32_t* n_sy = step.s_class_counts + static_cast<size_t>(c) * ls;
-      for (int32_t s = threadIdx.x; s < ls; s += kThreads) {  // the base code's cells in this class
-        h -= plogp(n_sy[s] - counted_sy[s]);
-        counted_s[s] += counted_sy[s];
-        counted_sy[s] = 0;
-      }
-      __syncthreads();
+      __syncthreads();  // the table is drained before anyone counts the next class into it
+      if (derived)  // counted_sy is next written after the next class's counting barrier
+        h -= derive(counted_sy, step.s_class_counts + static_cast<size_t>(c) * ls, step.s_class_terms[c], first, last,
+                    counted_s);
     }
-    if (int64_t(kTouchRatio) * n_entries < static_cast<int64_t>(cells)) {
+    __syncthreads();
+    if (revisit(0, n_entries, cells)) {
       for (int32_t e = threadIdx.x; e < n_entries; e += kThreads) {
         int32_t s;
         const int64_t cell = cell_of(e, s);
@@ -158,10 +186,7 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
         }
       }
     }
-    for (int32_t s = threadIdx.x; s < ls; s += kThreads) {
-      h += plogp(step.s_counts[s] - counted_s[s]);
-      counted_s[s] = 0;
-    }
+    if (derived) h += derive(counted_s, step.s_counts, step.s_total_term, 0, n_entries, nullptr);
     const int64_t total = block_sum(h, reduce_scratch);  // also orders the table clears before reuse
     if (threadIdx.x == 0) step.score[f] = (step.reset ? Wide(0) : step.score[f]) + (step.class_entropy - total);
   }

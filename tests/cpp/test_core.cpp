@@ -38,7 +38,9 @@ Data make_data(uint32_t seed, int32_t n, int32_t p, int32_t classes, double zero
   std::uniform_real_distribution<double> u(0, 1);
   for (int32_t j = 0; j < p; ++j)
     for (int32_t i = 0; i < n; ++i) {
-      double v = u(rng) < zero_fraction ? 0.0 : std::floor(u(rng) * 5) + (j % 3 == 0 ? d.y[i] : 0);
+      // zero_fraction < 0: continuous values, so that no code is common enough to be a base
+      double v = zero_fraction < 0 ? u(rng) * 100 + (j % 3 == 0 ? 20.0 * d.y[i] : 0.0)
+                 : u(rng) < zero_fraction ? 0.0 : std::floor(u(rng) * 5) + (j % 3 == 0 ? d.y[i] : 0);
       d.x[size_t(j) * n + i] = v;
     }
   return d;
@@ -60,7 +62,8 @@ double mi_reference(const std::vector<int64_t>& a, const std::vector<int32_t>& y
 }
 
 std::vector<int64_t> column_codes(const CodeMatrix& m, const ClassLayout& layout, int64_t f) {
-  Conditioning s = Conditioning::on_feature(m, layout, f);
+  PlogpTable plogp(layout.n_samples);
+  Conditioning s = Conditioning::on_feature(m, layout, f, plogp);
   std::vector<int64_t> out(layout.n_samples);
   for (int32_t i = 0; i < layout.n_samples; ++i) out[i] = s.codes[layout.position[i]];
   return out;
@@ -97,7 +100,8 @@ int main() {
   std::printf("GPU: %s\n", gpu.devices.empty() ? gpu.problem.c_str() : gpu.devices[0].name.c_str());
   struct Case { uint32_t seed; int32_t n, p, classes; double zeros; int nbins; };
   const Case cases[] = {{1, 60, 40, 3, 0.3, 8}, {2, 300, 120, 12, 0.9, 16}, {3, 1000, 50, 2, 0.5, 64},
-                        {4, 25, 30, 20, 0.2, 4}, {5, 2000, 200, 5, 0.97, 64}};
+                        {4, 25, 30, 20, 0.2, 4}, {5, 2000, 200, 5, 0.97, 64}, {6, 500, 80, 4, -1, 64},
+                        {7, 3000, 60, 3, -1, 16}};
   for (const Case& c : cases) {
     Data d = make_data(c.seed, c.n, c.p, c.classes, c.zeros);
     ClassLayout layout = ClassLayout::from_labels(d.y.data(), d.n, d.classes);
