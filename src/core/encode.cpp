@@ -97,10 +97,42 @@ EqualWidthBins numeric_bins(const double* v, int64_t n, bool has_zeros, int nbin
 }
 
 // The base of a dense feature: its most frequent code, if common enough to pay for deriving it.
-uint16_t dense_base(const std::vector<int64_t>& counts, int32_t n_samples) {
-  auto mode = std::max_element(counts.begin(), counts.end());
-  if (*mode * kBaseShareDenominator < n_samples) return kNoBase;
-  return static_cast<uint16_t>(mode - counts.begin());
+uint16_t dense_base(uint16_t mode, int64_t mode_count, int32_t n_samples) {
+  return mode_count * kBaseShareDenominator < n_samples ? kNoBase : mode;
+}
+
+// Dense codes where most cells hold their feature's mode (text counts, SNPs, sparse data
+// passed as a dense matrix) are kept sparse instead: only the other codes are stored and
+// visited, and the mode's counts are derived, exactly as for sparse input.
+bool sparsify_if_smaller(CodeMatrix& m, const std::vector<uint16_t>& mode, const std::vector<int64_t>& mode_count,
+                         int threads) {
+  const int64_t n = m.n_samples;
+  std::vector<int64_t> start(static_cast<size_t>(m.n_features) + 1, 0);
+  for (int64_t f = 0; f < m.n_features; ++f) start[f + 1] = start[f] + (n - mode_count[f]);
+  const double sparse_bytes = static_cast<double>(start.back()) * (m.code_bytes() + 4) + 8.0 * start.size();
+  if (2 * sparse_bytes >= static_cast<double>(n) * m.n_features * m.code_bytes()) return false;
+  std::vector<int32_t> rows(static_cast<size_t>(start.back()));
+  std::vector<uint8_t> codes8(m.wide ? 0 : rows.size());
+  std::vector<uint16_t> codes16(m.wide ? rows.size() : 0);
+  parallel_for(m.n_features, threads, 64, [&](int64_t begin, int64_t end, int) {
+    for (int64_t f = begin; f < end; ++f) {
+      int64_t at = start[f];
+      for (int64_t e = f * n; e < (f + 1) * n; ++e) {
+        const uint16_t code = m.code(e);
+        if (code == mode[f]) continue;
+        rows[at] = static_cast<int32_t>(e - f * n);
+        if (m.wide) codes16[at] = code; else codes8[at] = static_cast<uint8_t>(code);
+        ++at;
+      }
+    }
+  });
+  m.sparse = true;
+  m.base = mode;
+  m.entry_start = std::move(start);
+  m.entry_row = std::move(rows);
+  m.codes8 = std::move(codes8);
+  m.codes16 = std::move(codes16);
+  return true;
 }
 
 void check_nbins(int nbins) {
@@ -136,7 +168,9 @@ CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLay
   const size_t cells = static_cast<size_t>(n) * columns.size();
   if (m.wide) m.codes16.resize(cells); else m.codes8.resize(cells);
 
-  // Pass 2: codes at class-sorted positions, and each column's most frequent code as its base.
+  // Pass 2: codes at class-sorted positions, and each column's most frequent code.
+  std::vector<uint16_t> mode(columns.size());
+  std::vector<int64_t> mode_count(columns.size());
   parallel_for(m.n_features, threads, 16, [&](int64_t begin, int64_t end, int) {
     std::vector<int64_t> counts;
     for (int64_t f = begin; f < end; ++f) {
@@ -154,9 +188,13 @@ CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLay
         CategoricalCodes codes(col.categorical, n, f);
         for (int32_t i = 0; i < n; ++i) put(i, codes(col.categorical[i]));
       }
-      m.base[f] = dense_base(counts, n);
+      auto top = std::max_element(counts.begin(), counts.end());
+      mode[f] = static_cast<uint16_t>(top - counts.begin());
+      mode_count[f] = *top;
+      m.base[f] = dense_base(mode[f], mode_count[f], n);
     }
   });
+  sparsify_if_smaller(m, mode, mode_count, threads);
   return m;
 }
 

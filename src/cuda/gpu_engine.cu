@@ -185,7 +185,7 @@ class GpuJmiEngine : public JointMiEngine {
     DeviceBuffer<uint8_t> retired;
     DeviceBuffer<Wide> score;
     DeviceBuffer<uint32_t> s_class_counts, s_counts;
-    DeviceBuffer<int32_t> class_start;
+    DeviceBuffer<int32_t> class_start, class_of;
     DeviceBuffer<int64_t> plogp, s_class_terms;
     DeviceBuffer<DeviceCandidate> partial, best;
     ~Device() {
@@ -203,6 +203,7 @@ class GpuJmiEngine : public JointMiEngine {
     FSGPU_CUDA_CHECK(cudaMemset(dev.retired.data(), 0, n));
     dev.score.resize(n);
     dev.class_start.upload(layout_.class_start.data(), layout_.class_start.size());
+    dev.class_of.upload(layout_.class_of.data(), layout_.class_of.size());
     dev.plogp.upload(plogp_.data(), plogp_.size());
     dev.partial.resize(kBestPartials);
     dev.best.resize(1);
@@ -273,6 +274,9 @@ class GpuJmiEngine : public JointMiEngine {
     step.s_counts = dev.s_counts.data();
     step.s_class_terms = dev.s_class_terms.data();
     step.s_total_term = s.total_term;
+    step.s_all_class_terms = 0;
+    for (int64_t t : s.class_terms) step.s_all_class_terms += t;
+    step.class_of = dev.class_of.data();
     step.s_levels = s.levels;
     step.class_start = dev.class_start.data();
     step.n_classes = layout_.n_classes;

@@ -11,6 +11,7 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kPlogpCached = 1024;
 constexpr int kVector = 16;  // bytes per vector load
+constexpr int kWarpEntries = 32;  // sparse features this small take a warp each
 
 __device__ __forceinline__ int64_t block_sum(int64_t v, int64_t* scratch) {
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
@@ -62,6 +63,7 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
     if (step.retired[f]) continue;
     const int64_t begin = sparse ? block.entry_start[lf] : lf * block.row_stride;
     const int32_t n_entries = sparse ? static_cast<int32_t>(block.entry_start[lf + 1] - begin) : step.n_samples;
+    if (sparse && n_entries <= kWarpEntries) continue;  // small_features_kernel's
     const Code* codes = all_codes + begin;
     const int32_t* rows = sparse ? block.entry_row + begin : nullptr;
     const uint16_t base = step.base[f];
@@ -192,6 +194,52 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
   }
 }
 
+// Sparse features with at most one entry per lane: a warp per feature, no tables and no
+// barriers. Lanes holding equal cells find each other with __match_any_sync; the lowest lane
+// of each group adds the group's term. Every term is one of cond_class_entropy()'s: the
+// base code's cells start from the all-base sums and are corrected where entries fell.
+__global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockView block, StepView step) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t(gridDim.x) * (kThreads / 32);
+  for (int64_t lf = blockIdx.x * int64_t(kThreads / 32) + threadIdx.x / 32; lf < block.n_features; lf += warps) {
+    const int64_t f = block.first + lf;
+    const int64_t begin = block.entry_start[lf];
+    const int32_t n_entries = static_cast<int32_t>(block.entry_start[lf + 1] - begin);
+    if (step.retired[f] || n_entries > kWarpEntries) continue;  // uniform across the warp
+    int64_t h = 0;
+    const unsigned active = __ballot_sync(0xffffffffu, lane < n_entries);
+    if (lane < n_entries) {
+      const int32_t row = block.entry_row[begin + lane];
+      const uint32_t x = block.wide ? static_cast<const uint16_t*>(block.codes)[begin + lane]
+                                    : static_cast<const uint8_t*>(block.codes)[begin + lane];
+      const uint32_t s = step.s_codes[row];
+      const uint32_t y = step.class_of[row];
+      const uint64_t xs = static_cast<uint64_t>(x) * step.s_levels + s;
+      const uint64_t sy = static_cast<uint64_t>(y) * step.s_levels + s;
+      // Group size, and whether this lane is the group's first.
+      auto group = [&](uint64_t key, bool& leader) {
+        const unsigned peers = __match_any_sync(active, key);
+        leader = (__ffs(peers) - 1) == lane;
+        return static_cast<uint32_t>(__popc(peers));
+      };
+      bool leader;
+      uint32_t n = group(xs * step.n_classes + y, leader);
+      if (leader) h -= step.plogp[n];
+      n = group(xs, leader);
+      if (leader) h += step.plogp[n];
+      n = group(sy, leader);
+      if (leader) h -= step.plogp[step.s_class_counts[sy] - n] - step.plogp[step.s_class_counts[sy]];
+      n = group(s, leader);
+      if (leader) h += step.plogp[step.s_counts[s] - n] - step.plogp[step.s_counts[s]];
+    }
+    for (int offset = 16; offset > 0; offset /= 2) h += __shfl_down_sync(0xffffffffu, h, offset);
+    if (lane == 0) {
+      const int64_t total = h - step.s_all_class_terms + step.s_total_term;
+      step.score[f] = (step.reset ? Wide(0) : step.score[f]) + (step.class_entropy - total);
+    }
+  }
+}
+
 __device__ __forceinline__ bool better(const DeviceCandidate& a, const DeviceCandidate& b) {
   if (a.feature < 0) return false;
   if (b.feature < 0) return true;
@@ -261,6 +309,11 @@ void launch_accumulate_joint_mi(const FeatureBlockView& block, const StepView& s
     accumulate_joint_mi_kernel<uint8_t><<<layout.grid, kThreads, layout.shared_bytes, stream>>>(block, step, scratch,
                                                                                                layout.words);
   check_launch("accumulate_joint_mi_kernel");
+  if (block.entry_start) {
+    const int grid = static_cast<int>(std::min<int64_t>((block.n_features + kThreads / 32 - 1) / (kThreads / 32), 65535));
+    small_features_kernel<<<grid, kThreads, 0, stream>>>(block, step);
+    check_launch("small_features_kernel");
+  }
 }
 
 void launch_best_candidate(const Wide* score, const uint8_t* retired, int64_t n, DeviceCandidate* partial,
