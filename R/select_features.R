@@ -37,7 +37,8 @@
 #'   columns `rank`, `feature` (name), `index` (column of `x`, 1-based) and `score`, in
 #'   selection order, and the parameters used (`method`, `k`, `nbins`, `units`, `backend`,
 #'   `threads`, `devices`), the data's shape (`n_samples`, `n_features`, `classes`), `elapsed`
-#'   seconds and `stopped_early`. It has `print`, `as.data.frame` and `plot` methods.
+#'   seconds, `timings` (seconds spent encoding the data, preparing the engine, e.g. copying
+#'   codes to the GPUs, on the first step and on all later steps) and `stopped_early`. It has `print`, `as.data.frame` and `plot` methods.
 #' @references Yang and Moody (1999), Data visualization and feature selection: new algorithms
 #'   for non-Gaussian data. Brown, Pocock, Zhao and Lujan (2012), Conditional likelihood
 #'   maximisation: a unifying framework for information theoretic feature selection, JMLR 13.
@@ -87,7 +88,7 @@ run_selection <- function(input, k, method, nbins, backend, threads, devices, un
     method = method, k = k, nbins = nbins, units = units, backend = backend,
     threads = threads, devices = devices,
     n_samples = input$n_samples, n_features = input$n_features, classes = input$classes,
-    elapsed = elapsed, stopped_early = length(res$features) < k
+    elapsed = elapsed, timings = res$timings, stopped_early = length(res$features) < k
   ), class = "fsgpu_selection")
 }
 
