@@ -15,3 +15,13 @@ print(backend_info())
 cat("\n")
 sel <- select_features(se, class = "lineage", k = 20, nbins = 8, progress = FALSE)
 print(sel, n = 20)
+cat("\nThe first probe set alone separates B from T cells (its score is H(Y)), so every candidate",
+    "\nties on I(X,S;Y) with it and the lowest column wins rank 2; later ranks add information",
+    "\nabout the class jointly with each selected gene.\n\n")
+
+# A harder question on the same arrays: among B-cell patients, BCR/ABL fusion vs no
+# molecular abnormality (NEG).
+b <- se[, lineage == "B cell" & ALL$mol.biol %in% c("BCR/ABL", "NEG")]
+b$fusion <- droplevels(ALL$mol.biol[lineage == "B cell" & ALL$mol.biol %in% c("BCR/ABL", "NEG")])
+cat(sprintf("B-cell ALL, BCR/ABL vs NEG: %d patients\n", ncol(b)))
+print(select_features(b, class = "fusion", k = 10, nbins = 4, progress = FALSE))
