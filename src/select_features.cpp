@@ -31,7 +31,7 @@ Rcpp::List fsgpu_select_jmi(SEXP x, Rcpp::IntegerVector y, int n_classes, int k,
     options.memory_limit = static_cast<int64_t>(memory_limit);
     engine = make_gpu_jmi_engine(codes, layout, options);
   } else {
-    engine = std::make_unique<CpuJmiEngine>(codes, layout, threads);
+    engine = std::make_unique<CpuJmiEngine>(codes, layout, threads, [] { Rcpp::checkUserInterrupt(); });
   }
   const double prepare_seconds = seconds_since(t0);
   t0 = Clock::now();

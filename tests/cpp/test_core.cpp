@@ -136,6 +136,10 @@ int main() {
     Selection ref = select_jmi(cpu1, k, d.n, nullptr);
     same_selection(ref, select_jmi(cpu3, k, d.n, nullptr), "threads 1 vs 3");
     same_selection(ref, select_jmi(cpu_sparse, k, d.n, nullptr), "dense vs sparse");
+    int slice_calls = 0;
+    CpuJmiEngine sliced(dense, layout, 2, [&] { ++slice_calls; }, dense.n_entries() / 7 + 1);
+    same_selection(ref, select_jmi(sliced, k, d.n, nullptr), "sliced steps");
+    EXPECT(slice_calls >= 5 * int(ref.features.size()), "between_slices ran %d times", slice_calls);
     if (gpu.devices.empty()) continue;
     for (const CodeMatrix* m : {&dense, &sparse}) {
       for (int64_t limit : {int64_t(0), int64_t(2000)}) {
