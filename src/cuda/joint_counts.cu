@@ -11,7 +11,8 @@ namespace {
 constexpr int kThreads = 256;
 constexpr int kPlogpCached = 1024;
 constexpr int kVector = 16;  // bytes per vector load
-constexpr int kWarpEntries = 32;  // sparse features this small take a warp each
+constexpr int kWarpRounds = 4;  // entries per lane in small_features_kernel
+constexpr int kWarpEntries = 32 * kWarpRounds;  // sparse features this small take a warp each
 
 __device__ __forceinline__ int64_t block_sum(int64_t v, int64_t* scratch) {
   for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
@@ -194,10 +195,11 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
   }
 }
 
-// Sparse features with at most one entry per lane: a warp per feature, no tables and no
-// barriers. Lanes holding equal cells find each other with __match_any_sync; the lowest lane
-// of each group adds the group's term. Every term is one of cond_class_entropy()'s: the
-// base code's cells start from the all-base sums and are corrected where entries fell.
+// Sparse features with at most kWarpEntries entries: a warp per feature, no tables and no
+// barriers. Each lane holds up to kWarpRounds entries; for each kind of cell, every entry
+// counts the entries sharing its cell by seeing all keys go round the warp, and the first
+// entry of each cell adds the cell's term. The terms are cond_class_entropy()'s: the base
+// code's cells start from the all-base sums and are corrected where entries fell.
 __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockView block, StepView step) {
   const int lane = threadIdx.x % 32;
   const int64_t warps = int64_t(gridDim.x) * (kThreads / 32);
@@ -206,31 +208,56 @@ __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockVi
     const int64_t begin = block.entry_start[lf];
     const int32_t n_entries = static_cast<int32_t>(block.entry_start[lf + 1] - begin);
     if (step.retired[f] || n_entries > kWarpEntries) continue;  // uniform across the warp
-    int64_t h = 0;
-    const unsigned active = __ballot_sync(0xffffffffu, lane < n_entries);
-    if (lane < n_entries) {
-      const int32_t row = block.entry_row[begin + lane];
-      const uint32_t x = block.wide ? static_cast<const uint16_t*>(block.codes)[begin + lane]
-                                    : static_cast<const uint8_t*>(block.codes)[begin + lane];
-      const uint32_t s = step.s_codes[row];
-      const uint32_t y = step.class_of[row];
+    const int rounds = (n_entries + 31) / 32;
+    // Keys of this lane's entries (entry r * 32 + lane): the cells (x,s,y), (x,s), (s,y), s.
+    uint64_t key[4][kWarpRounds];
+#pragma unroll
+    for (int r = 0; r < kWarpRounds; ++r) {
+      const int32_t e = r * 32 + lane;
+      uint32_t x = 0, s = 0, y = 0;
+      if (e < n_entries) {
+        const int32_t row = block.entry_row[begin + e];
+        x = block.wide ? static_cast<const uint16_t*>(block.codes)[begin + e]
+                       : static_cast<const uint8_t*>(block.codes)[begin + e];
+        s = step.s_codes[row];
+        y = step.class_of[row];
+      }
       const uint64_t xs = static_cast<uint64_t>(x) * step.s_levels + s;
-      const uint64_t sy = static_cast<uint64_t>(y) * step.s_levels + s;
-      // Group size, and whether this lane is the group's first.
-      auto group = [&](uint64_t key, bool& leader) {
-        const unsigned peers = __match_any_sync(active, key);
-        leader = (__ffs(peers) - 1) == lane;
-        return static_cast<uint32_t>(__popc(peers));
-      };
-      bool leader;
-      uint32_t n = group(xs * step.n_classes + y, leader);
-      if (leader) h -= step.plogp[n];
-      n = group(xs, leader);
-      if (leader) h += step.plogp[n];
-      n = group(sy, leader);
-      if (leader) h -= step.plogp[step.s_class_counts[sy] - n] - step.plogp[step.s_class_counts[sy]];
-      n = group(s, leader);
-      if (leader) h += step.plogp[step.s_counts[s] - n] - step.plogp[step.s_counts[s]];
+      key[0][r] = xs * step.n_classes + y;
+      key[1][r] = xs;
+      key[2][r] = static_cast<uint64_t>(y) * step.s_levels + s;  // also the index into n(s, y)
+      key[3][r] = s;
+    }
+    int64_t h = 0;
+#pragma unroll
+    for (int kind = 0; kind < 4; ++kind) {
+      uint32_t count[kWarpRounds] = {};
+      bool first[kWarpRounds];
+#pragma unroll
+      for (int r = 0; r < kWarpRounds; ++r) first[r] = true;
+      for (int r2 = 0; r2 < rounds; ++r2) {
+        for (int from = 0; from < 32; ++from) {
+          const uint64_t other = __shfl_sync(0xffffffffu, key[kind][r2], from);
+          const int32_t j = r2 * 32 + from;
+          if (j >= n_entries) break;  // uniform: the same j on every lane
+#pragma unroll
+          for (int r = 0; r < kWarpRounds; ++r) {
+            if (other != key[kind][r]) continue;
+            ++count[r];
+            if (j < r * 32 + lane) first[r] = false;
+          }
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < kWarpRounds; ++r) {
+        if (r * 32 + lane >= n_entries || !first[r]) continue;
+        const uint32_t n = count[r];
+        const uint64_t k = key[kind][r];
+        if (kind == 0) h -= step.plogp[n];
+        if (kind == 1) h += step.plogp[n];
+        if (kind == 2) h -= step.plogp[step.s_class_counts[k] - n] - step.plogp[step.s_class_counts[k]];
+        if (kind == 3) h += step.plogp[step.s_counts[k] - n] - step.plogp[step.s_counts[k]];
+      }
     }
     for (int offset = 16; offset > 0; offset /= 2) h += __shfl_down_sync(0xffffffffu, h, offset);
     if (lane == 0) {
