@@ -9,3 +9,7 @@ fsgpu_select_jmi <- function(x, y, n_classes, k, nbins, backend, threads, device
     .Call(`_fsgpu_fsgpu_select_jmi`, x, y, n_classes, k, nbins, backend, threads, devices, memory_limit, progress)
 }
 
+fsgpu_mi_scores <- function(x, y, n_classes, nbins, backend, threads, devices, memory_limit) {
+    .Call(`_fsgpu_fsgpu_mi_scores`, x, y, n_classes, nbins, backend, threads, devices, memory_limit)
+}
+

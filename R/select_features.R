@@ -67,26 +67,19 @@ select_features.default <- function(x, y, k = 10, method = "jmi", nbins = NULL, 
 
 run_selection <- function(input, k, method, nbins, backend, threads, devices, units, progress) {
   method <- match.arg(method, "jmi")
-  units <- match.arg(units, c("bits", "nats"))
   k <- check_count(k, "k", max = input$n_features, what = "the number of features")
-  if (is.null(nbins)) nbins <- default_nbins(input$n_samples)
-  nbins <- check_count(nbins, "nbins", min = 2, max = 65535)
-  backend <- resolve_backend(backend, work = as.numeric(input$n_samples) * input$n_features * k)
-  threads <- fsgpu_threads(threads)
-  devices <- if (backend == "gpu") resolve_devices(devices) else integer()
-  memory_limit <- as.numeric(getOption("fsgpu.gpu_memory_limit", 0))
+  run <- resolve_run(input, nbins, backend, threads, devices, units, steps = k)
 
   elapsed <- system.time(
-    res <- fsgpu_select_jmi(input$x, input$y, length(input$classes), k, nbins, backend, threads,
-                            devices, memory_limit, isTRUE(progress)),
+    res <- fsgpu_select_jmi(input$x, input$y, length(input$classes), k, run$nbins, run$backend, run$threads,
+                            run$devices, run$memory_limit, isTRUE(progress)),
     gcFirst = FALSE
   )[["elapsed"]]
-  scale <- if (units == "nats") log(2) else 1
   structure(list(
     selection = data.frame(rank = seq_along(res$features), feature = input$feature_names[res$features],
-                           index = res$features, score = res$scores * scale, stringsAsFactors = FALSE),
-    method = method, k = k, nbins = nbins, units = units, backend = backend,
-    threads = threads, devices = devices,
+                           index = res$features, score = res$scores * run$scale, stringsAsFactors = FALSE),
+    method = method, k = k, nbins = run$nbins, units = run$units, backend = run$backend,
+    threads = run$threads, devices = run$devices,
     n_samples = input$n_samples, n_features = input$n_features, classes = input$classes,
     elapsed = elapsed, timings = res$timings, stopped_early = length(res$features) < k
   ), class = "fsgpu_selection")
@@ -123,6 +116,23 @@ plot.fsgpu_selection <- function(x, main = NULL, ...) {
   graphics::plot(s$rank, s$score, type = "b", pch = 19, xlab = "rank", main = main,
                  ylab = sprintf("score (%s)", x$units), ...)
   invisible(x)
+}
+
+# The settings every job resolves the same way: bins, backend (for a job of `steps` passes
+# over the data), threads, devices, the GPU memory limit and the unit of information.
+resolve_run <- function(input, nbins, backend, threads, devices, units, steps) {
+  units <- match.arg(units, c("bits", "nats"))
+  if (is.null(nbins)) nbins <- default_nbins(input$n_samples)
+  backend <- resolve_backend(backend, work = as.numeric(input$n_samples) * input$n_features * steps)
+  list(
+    nbins = check_count(nbins, "nbins", min = 2, max = 65535),
+    backend = backend,
+    threads = fsgpu_threads(threads),
+    devices = if (backend == "gpu") resolve_devices(devices) else integer(),
+    memory_limit = as.numeric(getOption("fsgpu.gpu_memory_limit", 0)),
+    units = units,
+    scale = if (units == "nats") log(2) else 1
+  )
 }
 
 # Bins for numeric columns when the user gives none: the cube root of the sample count.

@@ -1,4 +1,4 @@
-// Glue for select_features(): R objects in, the selection out.
+// Glue for select_features() and mi_scores(): R objects in, selections and scores out.
 #include <Rcpp.h>
 
 #include <chrono>
@@ -9,6 +9,23 @@
 #include "input_codes.h"
 
 using namespace fsgpu;
+
+namespace {
+
+// The engine the R layer chose: "gpu" on the given devices, otherwise the CPU.
+std::unique_ptr<JointMiEngine> make_engine(const CodeMatrix& codes, const ClassLayout& layout,
+                                           const std::string& backend, int threads,
+                                           const Rcpp::IntegerVector& devices, double memory_limit) {
+  if (backend == "gpu") {
+    GpuOptions options;
+    options.devices.assign(devices.begin(), devices.end());
+    options.memory_limit = static_cast<int64_t>(memory_limit);
+    return make_gpu_jmi_engine(codes, layout, options);
+  }
+  return std::make_unique<CpuJmiEngine>(codes, layout, threads, [] { Rcpp::checkUserInterrupt(); });
+}
+
+}  // namespace
 
 // [[Rcpp::export]]
 Rcpp::List fsgpu_select_jmi(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, int nbins,
@@ -24,15 +41,7 @@ Rcpp::List fsgpu_select_jmi(SEXP x, Rcpp::IntegerVector y, int n_classes, int k,
   t0 = Clock::now();
   if (k < 1 || k > codes.n_features) Rcpp::stop("k must be between 1 and the number of features");
 
-  std::unique_ptr<JointMiEngine> engine;
-  if (backend == "gpu") {
-    GpuOptions options;
-    options.devices.assign(devices.begin(), devices.end());
-    options.memory_limit = static_cast<int64_t>(memory_limit);
-    engine = make_gpu_jmi_engine(codes, layout, options);
-  } else {
-    engine = std::make_unique<CpuJmiEngine>(codes, layout, threads, [] { Rcpp::checkUserInterrupt(); });
-  }
+  std::unique_ptr<JointMiEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit);
   const double prepare_seconds = seconds_since(t0);
   t0 = Clock::now();
   double relevance_seconds = -1;  // the I(X;Y) pass and the first argmax
@@ -61,5 +70,16 @@ Rcpp::List fsgpu_select_jmi(SEXP x, Rcpp::IntegerVector y, int n_classes, int k,
                             Rcpp::Named("timings") = Rcpp::NumericVector::create(
                                 Rcpp::Named("encode") = encode_seconds, Rcpp::Named("prepare") = prepare_seconds,
                                 Rcpp::Named("relevance") = relevance_seconds, Rcpp::Named("steps") = steps_seconds));
+  FSGPU_GLUE_END
+}
+
+// [[Rcpp::export]]
+Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int nbins, std::string backend,
+                                    int threads, Rcpp::IntegerVector devices, double memory_limit) {
+  FSGPU_GLUE_BEGIN
+  const ClassLayout layout = layout_from_r(y, n_classes);
+  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  std::unique_ptr<JointMiEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit);
+  return Rcpp::wrap(mi_scores(*engine, layout.n_samples));
   FSGPU_GLUE_END
 }

@@ -20,6 +20,7 @@ class CpuJmiEngine : public JointMiEngine {
   void accumulate_joint_mi(int64_t conditioning, bool reset) override;
   void retire(int64_t feature) override { retired_[feature] = 1; }
   Candidate best_candidate() override;
+  std::vector<Wide> scores() override { return score_; }
 
  private:
   std::function<void()> between_slices_;

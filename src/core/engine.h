@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "plogp_table.h"
 
@@ -24,6 +25,8 @@ class JointMiEngine {
   virtual void retire(int64_t feature) = 0;
   // The candidate with the highest score, the lowest index among equal scores.
   virtual Candidate best_candidate() = 0;
+  // Every feature's score (retired features keep the score they had when retired).
+  virtual std::vector<Wide> scores() = 0;
 };
 
 }  // namespace fsgpu

@@ -21,4 +21,12 @@ Selection select_jmi(JointMiEngine& engine, int64_t k, int64_t n_samples,
   return out;
 }
 
+std::vector<double> mi_scores(JointMiEngine& engine, int64_t n_samples) {
+  engine.accumulate_joint_mi(-1, true);
+  const std::vector<Wide> fixed = engine.scores();
+  std::vector<double> bits(fixed.size());
+  for (size_t f = 0; f < fixed.size(); ++f) bits[f] = fixed_to_bits(fixed[f], n_samples);
+  return bits;
+}
+
 }  // namespace fsgpu

@@ -23,4 +23,7 @@ struct Selection {
 Selection select_jmi(JointMiEngine& engine, int64_t k, int64_t n_samples,
                      const std::function<void(int64_t)>& on_step);
 
+// I(X;Y) in bits for every feature, in column order: one relevance pass.
+std::vector<double> mi_scores(JointMiEngine& engine, int64_t n_samples);
+
 }  // namespace fsgpu

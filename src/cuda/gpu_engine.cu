@@ -172,6 +172,18 @@ class GpuJmiEngine : public JointMiEngine {
     return best;
   }
 
+  std::vector<Wide> scores() override {
+    std::vector<Wide> out(x_.n_features, 0);
+    for (auto& dev : devices_) {
+      if (dev->first == dev->last) continue;
+      ScopedDevice on(dev->id);
+      FSGPU_CUDA_CHECK(cudaStreamSynchronize(dev->streams[0]->get()));
+      FSGPU_CUDA_CHECK(cudaMemcpy(out.data() + dev->first, dev->score.data(), (dev->last - dev->first) * sizeof(Wide),
+                                  cudaMemcpyDeviceToHost));
+    }
+    return out;
+  }
+
  private:
   struct Device {
     Device(int id_, int64_t first_, int64_t last_) : id(id_), first(first_), last(last_) {}

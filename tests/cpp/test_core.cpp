@@ -140,6 +140,11 @@ int main() {
     CpuJmiEngine sliced(dense, layout, 2, [&] { ++slice_calls; }, dense.n_entries() / 7 + 1);
     same_selection(ref, select_jmi(sliced, k, d.n, nullptr), "sliced steps");
     EXPECT(slice_calls >= 5 * int(ref.features.size()), "between_slices ran %d times", slice_calls);
+    CpuJmiEngine relevance(dense, layout, 2);
+    const std::vector<double> mi = mi_scores(relevance, d.n);
+    for (int64_t f = 0; f < 3 && f < dense.n_features; ++f)
+      EXPECT(std::fabs(mi[f] - mi_reference(column_codes(dense, layout, f), y)) < 1e-9, "mi_scores, feature %lld",
+             (long long)f);
     if (gpu.devices.empty()) continue;
     for (const CodeMatrix* m : {&dense, &sparse}) {
       for (int64_t limit : {int64_t(0), int64_t(2000)}) {
@@ -147,10 +152,12 @@ int main() {
         options.devices = {0};
         options.memory_limit = limit;
         auto g = make_gpu_jmi_engine(*m, layout, options);
+        EXPECT(mi_scores(*g, d.n) == mi, "gpu mi_scores differ");
         same_selection(ref, select_jmi(*g, k, d.n, nullptr), m->sparse ? "gpu sparse" : "gpu dense");
         if (gpu.devices.size() > 1) {
           options.devices = {0, 1};
           auto g2 = make_gpu_jmi_engine(*m, layout, options);
+          EXPECT(mi_scores(*g2, d.n) == mi, "two-gpu mi_scores differ");
           same_selection(ref, select_jmi(*g2, k, d.n, nullptr), "two gpus");
         }
       }
