@@ -104,13 +104,13 @@ uint16_t dense_base(uint16_t mode, int64_t mode_count, int32_t n_samples) {
 // Dense codes where most cells hold their feature's mode (text counts, SNPs, sparse data
 // passed as a dense matrix) are kept sparse instead: only the other codes are stored and
 // visited, and the mode's counts are derived, exactly as for sparse input.
-bool sparsify_if_smaller(CodeMatrix& m, const std::vector<uint16_t>& mode, const std::vector<int64_t>& mode_count,
+void sparsify_if_smaller(CodeMatrix& m, const std::vector<uint16_t>& mode, const std::vector<int64_t>& mode_count,
                          int threads) {
   const int64_t n = m.n_samples;
   std::vector<int64_t> start(static_cast<size_t>(m.n_features) + 1, 0);
   for (int64_t f = 0; f < m.n_features; ++f) start[f + 1] = start[f] + (n - mode_count[f]);
   const double sparse_bytes = static_cast<double>(start.back()) * (m.code_bytes() + 4) + 8.0 * start.size();
-  if (2 * sparse_bytes >= static_cast<double>(n) * m.n_features * m.code_bytes()) return false;
+  if (2 * sparse_bytes >= static_cast<double>(n) * m.n_features * m.code_bytes()) return;
   std::vector<int32_t> rows(static_cast<size_t>(start.back()));
   std::vector<uint8_t> codes8(m.wide ? 0 : rows.size());
   std::vector<uint16_t> codes16(m.wide ? rows.size() : 0);
@@ -132,7 +132,6 @@ bool sparsify_if_smaller(CodeMatrix& m, const std::vector<uint16_t>& mode, const
   m.entry_row = std::move(rows);
   m.codes8 = std::move(codes8);
   m.codes16 = std::move(codes16);
-  return true;
 }
 
 void check_nbins(int nbins) {

@@ -1,6 +1,7 @@
 // The GPU JMI engine: codes resident on one or more devices (or streamed in feature blocks
 // when they do not fit), scores and the argmax on the device; a step returns one candidate.
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -60,9 +61,13 @@ int64_t device_row_stride(const CodeMatrix& x) {
   return (x.n_samples + per_vector - 1) / per_vector * per_vector;
 }
 
+// Device bytes of a block's codes alone, and with its sparse row indices and offsets.
+int64_t code_bytes(const CodeMatrix& x, int64_t entries, int64_t features) {
+  return (x.sparse ? entries : features * device_row_stride(x)) * static_cast<int64_t>(x.code_bytes());
+}
+
 int64_t block_bytes(const CodeMatrix& x, int64_t entries, int64_t features) {
-  if (!x.sparse) return features * device_row_stride(x) * static_cast<int64_t>(x.code_bytes());
-  return entries * static_cast<int64_t>(x.code_bytes() + 4) + (features + 1) * 8;
+  return code_bytes(x, entries, features) + (x.sparse ? entries * 4 + (features + 1) * 8 : 0);
 }
 
 // Splits [first, last) into blocks of at most `budget` bytes (at least one feature each).
@@ -108,7 +113,7 @@ struct DeviceBlock {
       const size_t row = static_cast<size_t>(x.n_samples) * x.code_bytes();
       const size_t pitch = static_cast<size_t>(device_row_stride(x)) * x.code_bytes();
       const size_t rows = static_cast<size_t>(b.last - b.first);
-      codes.reserve(pitch * rows);
+      codes.reserve(static_cast<size_t>(code_bytes(x, 0, b.last - b.first)));
       FSGPU_CUDA_CHECK(cudaMemcpy2DAsync(codes.data(), pitch, host_codes, row, row, rows, cudaMemcpyHostToDevice, stream));
     } else {
       codes.upload(host_codes, entries * x.code_bytes(), stream);
@@ -200,6 +205,7 @@ class GpuJmiEngine : public JointMiEngine {
     DeviceBuffer<int32_t> class_start, class_of;
     DeviceBuffer<int64_t> plogp, s_class_terms;
     DeviceBuffer<DeviceCandidate> partial, best;
+    std::map<std::pair<size_t, int32_t>, CountLayout> plans;  // by (block, levels of S)
     ~Device() {
       ScopedDevice on(id);
       for (cudaEvent_t e : done) cudaEventDestroy(e);
@@ -234,13 +240,13 @@ class GpuJmiEngine : public JointMiEngine {
     dev.blocks = split_blocks(x_, dev.first, dev.last, resident ? all : std::max<int64_t>(budget / 2, 1));
     const int n_buffers = resident ? 1 : 2;
     dev.buffers.resize(n_buffers);
-    int64_t largest = 0, largest_entries = 0;  // streaming buffers are sized once, for the largest block
+    int64_t largest_codes = 0, largest_entries = 0;  // streaming buffers are sized once, for the largest block
     for (const HostBlock& b : dev.blocks) {
-      largest = std::max(largest, block_bytes(x_, b.entry_last - b.entry_first, b.last - b.first));
+      largest_codes = std::max(largest_codes, code_bytes(x_, b.entry_last - b.entry_first, b.last - b.first));
       largest_entries = std::max(largest_entries, b.entry_last - b.entry_first);
     }
     for (DeviceBlock& buf : dev.buffers) {
-      buf.codes.resize(static_cast<size_t>(largest));
+      buf.codes.resize(static_cast<size_t>(largest_codes));
       if (x_.sparse) buf.entry_row.resize(static_cast<size_t>(largest_entries));
     }
     for (int i = 0; i < n_buffers; ++i) {
@@ -304,7 +310,10 @@ class GpuJmiEngine : public JointMiEngine {
       cudaStream_t stream = dev.streams[i % n_buffers]->get();
       if (buf.loaded != &b) buf.load(x_, b, stream);  // streaming: the buffer's previous kernel ran on this stream
       const FeatureBlockView v = view(dev, buf, b);
-      const CountLayout plan = plan_counts(v, step, dev.id);
+      // The plan depends on the block and levels(S) only; the driver queries behind it stay off the step.
+      auto planned = dev.plans.find({i, s.levels});
+      if (planned == dev.plans.end()) planned = dev.plans.emplace(std::make_pair(i, s.levels), plan_counts(v, step, dev.id)).first;
+      const CountLayout& plan = planned->second;
       if (!plan.shared_bytes) buf.scratch.reserve(plan.words * plan.grid);
       launch_accumulate_joint_mi(v, step, plan, buf.scratch.data(), stream);
     }
