@@ -303,6 +303,12 @@ __global__ void best_final_kernel(const DeviceCandidate* partial, int n_partial,
 
 }  // namespace
 
+using CountKernel = void (*)(FeatureBlockView, StepView, uint32_t*, size_t);
+// The counting kernel for 8- or 16-bit codes.
+static CountKernel count_kernel(bool wide) {
+  return wide ? accumulate_joint_mi_kernel<uint16_t> : accumulate_joint_mi_kernel<uint8_t>;
+}
+
 CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int device) {
   CountLayout layout;
   const size_t cells = static_cast<size_t>(block.max_levels) * step.s_levels;
@@ -314,7 +320,7 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
   const size_t static_bytes = (kThreads / 32 + kPlogpCached) * sizeof(int64_t) + 1024;
   const bool in_shared = bytes + static_bytes <= static_cast<size_t>(shared_limit);
   layout.shared_bytes = in_shared ? bytes : 0;
-  auto kernel = block.wide ? accumulate_joint_mi_kernel<uint16_t> : accumulate_joint_mi_kernel<uint8_t>;
+  auto kernel = count_kernel(block.wide);
   FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(layout.shared_bytes)));
   int per_sm = 0;
@@ -329,12 +335,11 @@ void launch_accumulate_joint_mi(const FeatureBlockView& block, const StepView& s
                                 uint32_t* global_scratch, cudaStream_t stream) {
   if (block.n_features == 0) return;
   uint32_t* scratch = layout.shared_bytes ? nullptr : global_scratch;
-  if (block.wide)
-    accumulate_joint_mi_kernel<uint16_t><<<layout.grid, kThreads, layout.shared_bytes, stream>>>(block, step, scratch,
-                                                                                                layout.words);
-  else
-    accumulate_joint_mi_kernel<uint8_t><<<layout.grid, kThreads, layout.shared_bytes, stream>>>(block, step, scratch,
-                                                                                               layout.words);
+  // The shared-memory cap is per kernel, not per launch: another block's plan may have lowered it.
+  const CountKernel kernel = count_kernel(block.wide);
+  FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(layout.shared_bytes)));
+  kernel<<<layout.grid, kThreads, layout.shared_bytes, stream>>>(block, step, scratch, layout.words);
   check_launch("accumulate_joint_mi_kernel");
   if (block.entry_start) {
     const int grid = static_cast<int>(std::min<int64_t>((block.n_features + kThreads / 32 - 1) / (kThreads / 32), 65535));
