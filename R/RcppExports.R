@@ -5,11 +5,15 @@ fsgpu_backend_info_raw <- function() {
     .Call(`_fsgpu_fsgpu_backend_info_raw`)
 }
 
-fsgpu_select_jmi <- function(x, y, n_classes, k, nbins, backend, threads, devices, memory_limit, progress) {
-    .Call(`_fsgpu_fsgpu_select_jmi`, x, y, n_classes, k, nbins, backend, threads, devices, memory_limit, progress)
+fsgpu_select <- function(x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress) {
+    .Call(`_fsgpu_fsgpu_select`, x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress)
 }
 
 fsgpu_mi_scores <- function(x, y, n_classes, nbins, backend, threads, devices, memory_limit) {
     .Call(`_fsgpu_fsgpu_mi_scores`, x, y, n_classes, nbins, backend, threads, devices, memory_limit)
+}
+
+fsgpu_conditional_scores <- function(x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit) {
+    .Call(`_fsgpu_fsgpu_conditional_scores`, x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit)
 }
 

@@ -6,9 +6,11 @@
 #' @param assay For a `SummarizedExperiment`: the assay to use, by name or index.
 #' @export
 select_features.SummarizedExperiment <- function(x, class, k = 10, assay = 1L, method = "jmi", nbins = NULL,
-                                                 backend = NULL, threads = NULL, devices = NULL,
+                                                 beta = NULL, gamma = NULL, fixed = NULL, min_score = NULL,
+                                                 weights = NULL, backend = NULL, threads = NULL, devices = NULL,
                                                  units = c("bits", "nats"), progress = interactive(), ...) {
   check_dots_empty(...)
-  run_selection(prepare_se_input(x, class, assay), k = k, method = method, nbins = nbins, backend = backend,
+  run_selection(prepare_se_input(x, class, assay), k = k, method = method, nbins = nbins, beta = beta,
+                gamma = gamma, fixed = fixed, min_score = min_score, weights = weights, backend = backend,
                 threads = threads, devices = devices, units = units, progress = progress)
 }

@@ -1,14 +1,42 @@
-# Information-theoretic feature selection (JMI; the FEAST family arrives with issue 3).
+# Information-theoretic feature selection: JMI and the rest of the FEAST family.
 
-#' Select features by joint mutual information
+#' Select features by an information-theoretic criterion
 #'
-#' Ranks features by the joint mutual information criterion (JMI) of FEAST: the first
-#' feature maximises \eqn{I(X;Y)}; each further feature maximises the sum over the features
-#' already selected, \eqn{\sum_S I(X,S;Y)}. Information is computed exactly from integer
-#' counts, so equal scores tie exactly (the lowest column index wins) and the CPU and GPU
-#' backends return identical selections and bitwise-identical scores. The selection stops
-#' early, with fewer than `k` features, when no remaining feature scores above 0 (FEAST would
-#' repeat its first feature instead).
+#' Ranks features greedily by one of the criteria of FEAST (Brown et al. 2012) and praznik:
+#' the first feature maximises the relevance \eqn{I(X;Y)}; each further feature maximises the
+#' criterion given the features \eqn{S} already selected. Information is computed exactly
+#' from integer counts, so mathematically equal scores tie exactly (the lowest column index
+#' wins), and the CPU and GPU backends return identical selections and bitwise-identical
+#' scores.
+#'
+#' @section Criteria: With \eqn{S} ranging over the selected features (plug-in estimates):
+#' \describe{
+#'   \item{`mim`}{\eqn{I(X;Y)}: relevance alone.}
+#'   \item{`jmi`}{\eqn{\sum_S I(X,S;Y)} (FEAST's unnormalised sum).}
+#'   \item{`disr`}{\eqn{\sum_S I(X,S;Y)/H(X,S,Y)}: a ratio, with no unit.}
+#'   \item{`mrmr`}{\eqn{I(X;Y) - \frac{1}{|S|}\sum_S I(X;S)}.}
+#'   \item{`mifs`}{\eqn{I(X;Y) - \beta\sum_S I(X;S)} (`beta`, default 1).}
+#'   \item{`cife`}{\eqn{I(X;Y) - \sum_S I(X;S) + \sum_S I(X;S|Y)}.}
+#'   \item{`condred`}{\eqn{I(X;Y) + \sum_S I(X;S|Y)}.}
+#'   \item{`betagamma`}{\eqn{I(X;Y) - \beta\sum_S I(X;S) + \gamma\sum_S I(X;S|Y)} (`beta` and
+#'     `gamma` required).}
+#'   \item{`icap`}{\eqn{I(X;Y) + \sum_S \min(0, I(X;S|Y) - I(X;S))}.}
+#'   \item{`cmim`}{\eqn{\min(I(X;Y), \min_S I(X;Y|S))}.}
+#'   \item{`cmi`}{\eqn{I(X;Y|S_1,\dots,S_m)}: conditioned on the joint variable of every
+#'     selected feature, whose states multiply with each step (up to the number of samples).}
+#'   \item{`jmim`}{\eqn{\min_S I(X,S;Y)} (praznik's JMIM).}
+#'   \item{`njmim`}{\eqn{\min_S I(X,S;Y)/H(X,S,Y)} (praznik's NJMIM): a ratio.}
+#' }
+#' The first feature's score is \eqn{I(X;Y)} for every criterion. Selections equal FEAST's
+#' (praznik's for JMIM and NJMIM) given the same discrete data, except that FEAST repeats
+#' feature 1 where JMI or DISR run out of information; here the selection stops instead.
+#'
+#' Scores of the criteria that cannot go negative (`mim`, `jmi`, `disr`, `cmim`, `cmi`, `jmim`,
+#' `njmim`) stop the selection early, with fewer than `k` features, when no candidate scores
+#' above `min_score` (default 0); the others (`mrmr`, `mifs`, `cife`, `condred`, `betagamma`,
+#' `icap`) go on to `k`, as FEAST does, unless `min_score` is given. Criteria built from sums
+#' and minima of information are exact integers internally; DISR, NJMIM and non-integer
+#' `beta`/`gamma` are computed in double precision with the same operations on CPU and GPU.
 #'
 #' Numeric columns are cut into `nbins` bins of equal width between their minimum and
 #' maximum (the maximum goes to the last bin); integer, logical and factor columns are
@@ -20,11 +48,25 @@
 #'   `dgCMatrix`), or a `SummarizedExperiment` (features are its rows, see below).
 #' @param y Class labels: a factor, character, integer or logical vector with one element per
 #'   sample.
-#' @param k Number of features to select.
-#' @param method Selection criterion; `"jmi"`.
+#' @param k Number of features to select, `fixed` ones included.
+#' @param method The criterion, see Criteria: `"jmi"` (default), `"mim"`, `"mrmr"`, `"mifs"`,
+#'   `"cife"`, `"condred"`, `"betagamma"`, `"icap"`, `"cmim"`, `"disr"`, `"cmi"`, `"jmim"` or
+#'   `"njmim"`.
 #' @param nbins Number of equal-width bins for numeric columns. The default, `NULL`, takes
 #'   the cube root of the number of samples, rounded up (as infotheo does), and at least 2:
 #'   5 bins for 100 samples, 22 for 10,000.
+#' @param beta,gamma The weights of the redundancy terms of `mifs` (`beta`) and `betagamma`
+#'   (both); other methods take none.
+#' @param fixed Features (names or column indices) selected first, in this order, whatever
+#'   they score; the criterion then takes them into account as selected features. Their
+#'   scores are what the criterion gives them at their step, and they never stop the selection.
+#' @param min_score The selection stops when the best remaining score is at or below this
+#'   value (in `units`; for `disr` and `njmim`, after the first step, a ratio). Default: 0 for
+#'   the criteria that cannot go negative, `-Inf` (never stop) for the others.
+#' @param weights Optional non-negative weight per sample, as FEAST's weighted criteria
+#'   (`mim`, `jmi`, `disr`, `cmim`, `cmi` only): each cell of a contingency table counts with
+#'   the summed weight of its samples. Weighted information is computed in double precision
+#'   on the CPU; `backend = "gpu"` with weights is an error.
 #' @param backend `"auto"` (the GPU when one is present and the job is large), `"cpu"` or
 #'   `"gpu"`. Defaults to `getOption("fsgpu.backend")`, then the environment variable
 #'   `FSGPU_BACKEND`, then `"auto"`.
@@ -34,55 +76,144 @@
 #' @param progress Show progress on the console (default: in interactive sessions).
 #' @param ... Passed on by methods.
 #' @return An object of class `fsgpu_selection`: a list with `selection`, a data frame with
-#'   columns `rank`, `feature` (name), `index` (column of `x`, 1-based) and `score`, in
-#'   selection order, and the parameters used (`method`, `k`, `nbins`, `units`, `backend`,
-#'   `threads`, `devices`), the data's shape (`n_samples`, `n_features`, `classes`), `elapsed`
-#'   seconds, `timings` (seconds spent encoding the data, preparing the engine, e.g. copying
-#'   codes to the GPUs, on the first step and on all later steps) and `stopped_early`. It has `print`, `as.data.frame` and `plot` methods.
-#' @references Yang and Moody (1999), Data visualization and feature selection: new algorithms
-#'   for non-Gaussian data. Brown, Pocock, Zhao and Lujan (2012), Conditional likelihood
-#'   maximisation: a unifying framework for information theoretic feature selection, JMLR 13.
-#'   Gonzalez-Dominguez, Exposito and Bolon-Canedo (2020), CUDA-JMI: acceleration of feature
-#'   selection on heterogeneous systems.
+#'   columns `rank`, `feature` (name), `index` (column of `x`, 1-based), `score` and `fixed`
+#'   (whether the feature was forced), in selection order, and the parameters used (`method`,
+#'   `k`, `beta`, `gamma`, `min_score`, `weighted`, `nbins`, `units`, `backend`, `threads`,
+#'   `devices`), the data's shape (`n_samples`, `n_features`, `classes`), `elapsed` seconds,
+#'   `timings` (seconds spent encoding the data, preparing the engine, e.g. copying codes to
+#'   the GPUs, on the first step and on all later steps) and `stopped_early`. It has `print`,
+#'   `as.data.frame` and `plot` methods.
+#' @references Brown, Pocock, Zhao and Lujan (2012), Conditional likelihood maximisation: a
+#'   unifying framework for information theoretic feature selection, JMLR 13. Yang and Moody
+#'   (1999) (JMI); Peng, Long and Ding (2005) (mRMR); Battiti (1994) (MIFS); Lin and Tang
+#'   (2006) (CIFE); Jakulin (2005) (ICAP); Fleuret (2004) (CMIM); Meyer and Bontempi (2006)
+#'   (DISR); Bennasar, Hicks and Setchi (2015) (JMIM, NJMIM). Gonzalez-Dominguez, Exposito and
+#'   Bolon-Canedo (2020), CUDA-JMI: acceleration of feature selection on heterogeneous systems.
 #' @examples
 #' set.seed(1)
 #' y <- factor(sample(c("a", "b"), 100, replace = TRUE))
 #' x <- matrix(rnorm(100 * 50), 100, 50, dimnames = list(NULL, paste0("g", 1:50)))
 #' x[, 7] <- x[, 7] + 2 * (y == "b")
+#' x[, 8] <- x[, 7] + rnorm(100, sd = 0.1)  # redundant with g7
 #' sel <- select_features(x, y, k = 5, backend = "cpu")
 #' sel
 #' as.data.frame(sel)
+#' # mRMR penalises g8's redundancy with g7; g3 is kept whatever it scores
+#' select_features(x, y, k = 5, method = "mrmr", fixed = "g3", backend = "cpu")
 #' @export
 select_features <- function(x, ...) UseMethod("select_features")
 
 #' @rdname select_features
 #' @export
-select_features.default <- function(x, y, k = 10, method = "jmi", nbins = NULL, backend = NULL,
+select_features.default <- function(x, y, k = 10, method = "jmi", nbins = NULL, beta = NULL, gamma = NULL,
+                                    fixed = NULL, min_score = NULL, weights = NULL, backend = NULL,
                                     threads = NULL, devices = NULL, units = c("bits", "nats"),
                                     progress = interactive(), ...) {
   check_dots_empty(...)
-  run_selection(prepare_input(x, y), k = k, method = method, nbins = nbins, backend = backend,
+  run_selection(prepare_input(x, y), k = k, method = method, nbins = nbins, beta = beta, gamma = gamma,
+                fixed = fixed, min_score = min_score, weights = weights, backend = backend,
                 threads = threads, devices = devices, units = units, progress = progress)
 }
 
-run_selection <- function(input, k, method, nbins, backend, threads, devices, units, progress) {
-  method <- match.arg(method, "jmi")
+selection_methods <- c("jmi", "mim", "mrmr", "mifs", "cife", "condred", "betagamma", "icap", "cmim",
+                       "disr", "cmi", "jmim", "njmim")
+never_negative_methods <- c("mim", "jmi", "disr", "cmim", "cmi", "jmim", "njmim")
+ratio_methods <- c("disr", "njmim")
+weighted_methods <- c("mim", "jmi", "disr", "cmim", "cmi")
+
+run_selection <- function(input, k, method, nbins, beta, gamma, fixed, min_score, weights, backend, threads,
+                          devices, units, progress) {
+  if (!is.character(method) || length(method) != 1 || !method %in% selection_methods)
+    stop("method must be one of ", quote_list(selection_methods), call. = FALSE)
   k <- check_count(k, "k", max = input$n_features, what = "the number of features")
+  coef <- resolve_coefficients(method, beta, gamma)
+  fixed <- resolve_features(fixed, input, "fixed")
+  if (length(fixed) > k) stop(sprintf("fixed has %d features, more than k = %d", length(fixed), k), call. = FALSE)
+  weights <- check_weights(weights, method, input$n_samples)
+  if (!is.null(weights)) {
+    if (identical(backend, "gpu")) stop("weights are computed on the CPU only; use backend = \"cpu\" or \"auto\"",
+                                        call. = FALSE)
+    backend <- "cpu"
+  }
   run <- resolve_run(input, nbins, backend, threads, devices, units, steps = k)
+  if (is.null(min_score)) min_score <- if (method %in% never_negative_methods) 0 else -Inf
+  if (!is.numeric(min_score) || length(min_score) != 1 || is.na(min_score))
+    stop("min_score must be one number (or -Inf)", call. = FALSE)
+  # Scores are in bits inside; ratios have no unit and are compared as they are.
+  min_bits <- if (method %in% ratio_methods) min_score else min_score / run$scale
 
   elapsed <- system.time(
-    res <- fsgpu_select_jmi(input$x, input$y, length(input$classes), k, run$nbins, run$backend, run$threads,
-                            run$devices, run$memory_limit, isTRUE(progress)),
+    res <- fsgpu_select(input$x, input$y, length(input$classes), k, method, coef$beta, coef$gamma, fixed, min_bits,
+                        weights, run$nbins, run$backend, run$threads, run$devices, run$memory_limit,
+                        isTRUE(progress)),
     gcFirst = FALSE
   )[["elapsed"]]
+  n <- length(res$features)
+  in_units <- if (method %in% ratio_methods) seq_len(n) == 1L else rep(TRUE, n)
   structure(list(
-    selection = data.frame(rank = seq_along(res$features), feature = input$feature_names[res$features],
-                           index = res$features, score = res$scores * run$scale, stringsAsFactors = FALSE),
-    method = method, k = k, nbins = run$nbins, units = run$units, backend = run$backend,
+    selection = data.frame(rank = seq_len(n), feature = input$feature_names[res$features],
+                           index = res$features, score = ifelse(in_units, res$scores * run$scale, res$scores),
+                           fixed = seq_len(n) <= length(fixed), stringsAsFactors = FALSE),
+    method = method, k = k, beta = coef$shown_beta, gamma = coef$shown_gamma, min_score = min_score,
+    weighted = !is.null(weights), nbins = run$nbins, units = run$units, backend = run$backend,
     threads = run$threads, devices = run$devices,
     n_samples = input$n_samples, n_features = input$n_features, classes = input$classes,
-    elapsed = elapsed, timings = res$timings, stopped_early = length(res$features) < k
+    elapsed = elapsed, timings = res$timings, stopped_early = n < k
   ), class = "fsgpu_selection")
+}
+
+# beta and gamma of the linear criteria (MIFS, CIFE, CondRed, BetaGamma); the engine's
+# values for the others are unused. shown_* are what the result reports (NULL when unused).
+resolve_coefficients <- function(method, beta, gamma) {
+  check_coefficient <- function(v, arg) {
+    if (!is.numeric(v) || length(v) != 1 || !is.finite(v)) stop(arg, " must be one finite number", call. = FALSE)
+    as.numeric(v)
+  }
+  takes_beta <- method %in% c("mifs", "betagamma")
+  takes_gamma <- method == "betagamma"
+  if (!is.null(beta) && !takes_beta) stop("beta is a parameter of mifs and betagamma, not ", method, call. = FALSE)
+  if (!is.null(gamma) && !takes_gamma) stop("gamma is a parameter of betagamma, not ", method, call. = FALSE)
+  if (method == "betagamma" && (is.null(beta) || is.null(gamma)))
+    stop("betagamma needs both beta and gamma (cife is beta = gamma = 1, condred beta = 0, gamma = 1)", call. = FALSE)
+  if (takes_beta && is.null(beta)) beta <- 1  # MIFS's usual weight
+  if (takes_beta) beta <- check_coefficient(beta, "beta")
+  if (takes_gamma) gamma <- check_coefficient(gamma, "gamma")
+  engine <- switch(method, mifs = c(beta, 0), cife = c(1, 1), condred = c(0, 1), betagamma = c(beta, gamma), c(1, 0))
+  list(beta = engine[1], gamma = engine[2], shown_beta = if (takes_beta) beta, shown_gamma = if (takes_gamma) gamma)
+}
+
+# Features named or indexed by the user, as 1-based column indices (integer(0) for NULL).
+resolve_features <- function(features, input, arg) {
+  if (is.null(features) || length(features) == 0) return(integer())
+  if (is.character(features)) {
+    index <- match(features, input$feature_names)
+    if (anyNA(index)) stop(sprintf("%s: no feature named %s", arg, quote_list(features[is.na(index)])), call. = FALSE)
+  } else if (is.numeric(features) && !anyNA(features) && all(features == round(features))) {
+    bad <- features < 1 | features > input$n_features
+    if (any(bad)) stop(sprintf("%s: column indices must be between 1 and %d, not %s", arg, input$n_features,
+                               paste(features[bad], collapse = ", ")), call. = FALSE)
+    index <- as.integer(features)
+  } else {
+    stop(arg, " must be feature names or column indices", call. = FALSE)
+  }
+  if (anyDuplicated(index))
+    stop(sprintf("%s: %s given more than once", arg, quote_list(input$feature_names[index[duplicated(index)]])),
+         call. = FALSE)
+  index
+}
+
+check_weights <- function(weights, method, n_samples) {
+  if (is.null(weights)) return(NULL)
+  if (!method %in% weighted_methods)
+    stop("weights work with ", quote_list(weighted_methods), ", not ", method, call. = FALSE)
+  if (!is.numeric(weights) || length(weights) != n_samples)
+    stop(sprintf("weights must be numeric with one weight per sample (%d), not %d values", n_samples,
+                 length(weights)), call. = FALSE)
+  bad <- which(!is.finite(weights) | weights < 0)
+  if (length(bad))
+    stop(sprintf("weights must be finite and not negative; see sample%s %s", if (length(bad) > 1) "s" else "",
+                 paste(utils::head(bad, 5), collapse = ", ")), call. = FALSE)
+  as.numeric(weights)
 }
 
 #' @exportS3Method print fsgpu_selection
@@ -93,14 +224,19 @@ print.fsgpu_selection <- function(x, n = 10, ...) {
   } else {
     sprintf("cpu: %d thread%s", x$threads, if (x$threads == 1) "" else "s")
   }
-  cat(sprintf("%s selection: %d of %s features (%s samples, %d classes, %d bins)\n",
-              toupper(x$method), nrow(x$selection), format(x$n_features, big.mark = ","),
+  params <- c(if (!is.null(x$beta)) sprintf("beta = %g", x$beta), if (!is.null(x$gamma)) sprintf("gamma = %g", x$gamma),
+              if (isTRUE(x$weighted)) "weighted")
+  cat(sprintf("%s%s selection: %d of %s features (%s samples, %d classes, %d bins)\n",
+              toupper(x$method), if (length(params)) paste0(" (", paste(params, collapse = ", "), ")") else "",
+              nrow(x$selection), format(x$n_features, big.mark = ","),
               format(x$n_samples, big.mark = ","), length(x$classes), x$nbins))
   cat(sprintf("%s, %.3g s\n", where, x$elapsed))
   if (x$stopped_early)
-    cat(sprintf("Stopped after %d of k = %d: no remaining feature adds information.\n", nrow(x$selection), x$k))
+    cat(sprintf("Stopped after %d of k = %d: no remaining feature scores above %g.\n", nrow(x$selection), x$k,
+                x$min_score))
   shown <- utils::head(x$selection, n)
-  names(shown)[names(shown) == "score"] <- paste0("score (", x$units, ")")
+  names(shown)[names(shown) == "score"] <- if (x$method %in% ratio_methods) "score" else paste0("score (", x$units, ")")
+  if (!any(shown$fixed)) shown$fixed <- NULL
   print(shown, row.names = FALSE)
   if (nrow(x$selection) > n) cat(sprintf("... and %d more\n", nrow(x$selection) - n))
   invisible(x)
@@ -114,7 +250,7 @@ plot.fsgpu_selection <- function(x, main = NULL, ...) {
   s <- x$selection
   if (is.null(main)) main <- sprintf("%s selection", toupper(x$method))
   graphics::plot(s$rank, s$score, type = "b", pch = 19, xlab = "rank", main = main,
-                 ylab = sprintf("score (%s)", x$units), ...)
+                 ylab = if (x$method %in% ratio_methods) "score" else sprintf("score (%s)", x$units), ...)
   invisible(x)
 }
 

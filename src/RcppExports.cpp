@@ -20,9 +20,9 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// fsgpu_select_jmi
-Rcpp::List fsgpu_select_jmi(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, bool progress);
-RcppExport SEXP _fsgpu_fsgpu_select_jmi(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP kSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
+// fsgpu_select
+Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std::string method, double beta, double gamma, Rcpp::IntegerVector fixed, double min_score, SEXP weights, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, bool progress);
+RcppExport SEXP _fsgpu_fsgpu_select(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP kSEXP, SEXP methodSEXP, SEXP betaSEXP, SEXP gammaSEXP, SEXP fixedSEXP, SEXP min_scoreSEXP, SEXP weightsSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -30,13 +30,19 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type y(ySEXP);
     Rcpp::traits::input_parameter< int >::type n_classes(n_classesSEXP);
     Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type beta(betaSEXP);
+    Rcpp::traits::input_parameter< double >::type gamma(gammaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type fixed(fixedSEXP);
+    Rcpp::traits::input_parameter< double >::type min_score(min_scoreSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type weights(weightsSEXP);
     Rcpp::traits::input_parameter< int >::type nbins(nbinsSEXP);
     Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
     Rcpp::traits::input_parameter< bool >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_select_jmi(x, y, n_classes, k, nbins, backend, threads, devices, memory_limit, progress));
+    rcpp_result_gen = Rcpp::wrap(fsgpu_select(x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -58,11 +64,33 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_conditional_scores
+Rcpp::NumericVector fsgpu_conditional_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int z_feature, SEXP z_column, std::string kind, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit);
+RcppExport SEXP _fsgpu_fsgpu_conditional_scores(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP z_featureSEXP, SEXP z_columnSEXP, SEXP kindSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type n_classes(n_classesSEXP);
+    Rcpp::traits::input_parameter< int >::type z_feature(z_featureSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type z_column(z_columnSEXP);
+    Rcpp::traits::input_parameter< std::string >::type kind(kindSEXP);
+    Rcpp::traits::input_parameter< int >::type nbins(nbinsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
+    Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_conditional_scores(x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_backend_info_raw", (DL_FUNC) &_fsgpu_fsgpu_backend_info_raw, 0},
-    {"_fsgpu_fsgpu_select_jmi", (DL_FUNC) &_fsgpu_fsgpu_select_jmi, 10},
+    {"_fsgpu_fsgpu_select", (DL_FUNC) &_fsgpu_fsgpu_select, 16},
     {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 8},
+    {"_fsgpu_fsgpu_conditional_scores", (DL_FUNC) &_fsgpu_fsgpu_conditional_scores, 11},
     {NULL, NULL, 0}
 };
 

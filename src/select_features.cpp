@@ -1,36 +1,58 @@
-// Glue for select_features() and mi_scores(): R objects in, selections and scores out.
+// Glue for select_features() and the scorers: R objects in, selections and scores out.
 #include <Rcpp.h>
 
 #include <chrono>
+#include <map>
 
 #include "core/cpu_engine.h"
 #include "core/gpu_backend.h"
-#include "core/select_jmi.h"
+#include "core/select.h"
+#include "core/weighted_engine.h"
 #include "input_codes.h"
 
 using namespace fsgpu;
 
 namespace {
 
-// The engine the R layer chose: "gpu" on the given devices, otherwise the CPU.
-std::unique_ptr<JointMiEngine> make_engine(const CodeMatrix& codes, const ClassLayout& layout,
-                                           const std::string& backend, int threads,
-                                           const Rcpp::IntegerVector& devices, double memory_limit) {
+// The engine the R layer chose: "gpu" on the given devices, otherwise the CPU; with weights,
+// the weighted CPU engine (R refuses weights on the GPU before this).
+std::unique_ptr<SelectionEngine> make_engine(const CodeMatrix& codes, const ClassLayout& layout,
+                                             const std::string& backend, int threads,
+                                             const Rcpp::IntegerVector& devices, double memory_limit,
+                                             SEXP weights = R_NilValue) {
+  auto interrupt = [] { Rcpp::checkUserInterrupt(); };
+  if (!Rf_isNull(weights)) {
+    const Rcpp::NumericVector w(weights);
+    return std::make_unique<WeightedCpuEngine>(codes, layout, std::vector<double>(w.begin(), w.end()), threads,
+                                               interrupt);
+  }
   if (backend == "gpu") {
     GpuOptions options;
     options.devices.assign(devices.begin(), devices.end());
     options.memory_limit = static_cast<int64_t>(memory_limit);
-    return make_gpu_jmi_engine(codes, layout, options);
+    return make_gpu_engine(codes, layout, options);
   }
-  return std::make_unique<CpuJmiEngine>(codes, layout, threads, [] { Rcpp::checkUserInterrupt(); });
+  return std::make_unique<CpuEngine>(codes, layout, threads, interrupt);
+}
+
+Method method_of(const std::string& name) {
+  static const std::map<std::string, Method> methods = {
+      {"mim", Method::mim},   {"mrmr", Method::mrmr},       {"mifs", Method::mifs}, {"cife", Method::cife},
+      {"condred", Method::condred}, {"betagamma", Method::betagamma}, {"icap", Method::icap},
+      {"cmim", Method::cmim}, {"jmi", Method::jmi},         {"disr", Method::disr}, {"cmi", Method::cmi},
+      {"jmim", Method::jmim}, {"njmim", Method::njmim}};
+  auto it = methods.find(name);
+  if (it == methods.end()) throw std::invalid_argument("unknown method '" + name + "'");
+  return it->second;
 }
 
 }  // namespace
 
 // [[Rcpp::export]]
-Rcpp::List fsgpu_select_jmi(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, int nbins,
-                            std::string backend, int threads, Rcpp::IntegerVector devices,
-                            double memory_limit, bool progress) {
+Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std::string method, double beta,
+                        double gamma, Rcpp::IntegerVector fixed, double min_score, SEXP weights, int nbins,
+                        std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit,
+                        bool progress) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
@@ -41,7 +63,15 @@ Rcpp::List fsgpu_select_jmi(SEXP x, Rcpp::IntegerVector y, int n_classes, int k,
   t0 = Clock::now();
   if (k < 1 || k > codes.n_features) Rcpp::stop("k must be between 1 and the number of features");
 
-  std::unique_ptr<JointMiEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit);
+  SelectionOptions options;
+  options.method = method_of(method);
+  options.k = k;
+  options.beta = beta;
+  options.gamma = gamma;
+  for (int f : fixed) options.fixed.push_back(f - 1);
+  options.min_score = min_score;
+  options.weighted = !Rf_isNull(weights);
+  std::unique_ptr<SelectionEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit, weights);
   const double prepare_seconds = seconds_since(t0);
   t0 = Clock::now();
   double relevance_seconds = -1;  // the I(X;Y) pass and the first argmax
@@ -54,7 +84,7 @@ Rcpp::List fsgpu_select_jmi(SEXP x, Rcpp::IntegerVector y, int n_classes, int k,
     Rcpp::checkUserInterrupt();
     if (progress) REprintf("\rfsgpu: selecting feature %d of %d", static_cast<int>(step + 1), k);
   };
-  Selection sel = select_jmi(*engine, k, layout.n_samples, on_step);
+  Selection sel = select_features(*engine, options, on_step);
   double steps_seconds = seconds_since(t0);  // every step after the first
   if (relevance_seconds < 0) {  // only the first step ran
     relevance_seconds = steps_seconds;
@@ -79,7 +109,28 @@ Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = layout_from_r(y, n_classes);
   const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
-  std::unique_ptr<JointMiEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit);
-  return Rcpp::wrap(mi_scores(*engine, layout.n_samples));
+  std::unique_ptr<SelectionEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit);
+  return Rcpp::wrap(mi_scores(*engine));
+  FSGPU_GLUE_END
+}
+
+// I(X;Y|Z) (kind "cmi") or I(X,Z;Y) (kind "jmi") for every feature. Z is feature z_feature
+// (1-based) of x, or, when that is 0, the one column of z_column (as x's columns are given).
+// [[Rcpp::export]]
+Rcpp::NumericVector fsgpu_conditional_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int z_feature,
+                                             SEXP z_column, std::string kind, int nbins, std::string backend,
+                                             int threads, Rcpp::IntegerVector devices, double memory_limit) {
+  FSGPU_GLUE_BEGIN
+  const ClassLayout layout = layout_from_r(y, n_classes);
+  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  std::unique_ptr<SelectionEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit);
+  Conditioning z;
+  if (z_feature > 0) {
+    z = Conditioning::on_feature(codes, layout, z_feature - 1, engine->plogp());
+  } else {
+    const CodeMatrix z_codes = codes_from_r(z_column, layout, nbins, 1);
+    z = Conditioning::on_feature(z_codes, layout, 0, engine->plogp());
+  }
+  return Rcpp::wrap(conditional_scores(*engine, z, method_of(kind)));
   FSGPU_GLUE_END
 }

@@ -6,22 +6,19 @@
 
 namespace fsgpu {
 
-CpuJmiEngine::CpuJmiEngine(const CodeMatrix& x, const ClassLayout& layout, int threads,
-                           std::function<void()> between_slices, int64_t slice_entries)
+CpuEngine::CpuEngine(const CodeMatrix& x, const ClassLayout& layout, int threads,
+                     std::function<void()> between_slices, int64_t slice_entries)
     : between_slices_(std::move(between_slices)),
       slice_entries_(std::max<int64_t>(slice_entries, 1)),
       x_(x),
       layout_(layout),
       threads_(threads < 1 ? 1 : threads),
       plogp_(layout.n_samples),
-      class_entropy_(class_entropy(layout, plogp_)),
-      score_(x.n_features, 0),
+      state_(x.n_features),
       retired_(x.n_features, 0),
       scratch_(threads_) {}
 
-void CpuJmiEngine::accumulate_joint_mi(int64_t conditioning, bool reset) {
-  const Conditioning s = conditioning < 0 ? Conditioning::none(layout_, plogp_)
-                                          : Conditioning::on_feature(x_, layout_, conditioning, plogp_);
+void CpuEngine::score_pass(const Conditioning& s, const StepRule& rule) {
   check_table_size(x_, s);
   const int64_t slices = std::clamp<int64_t>(x_.n_entries() / slice_entries_, 1, 64);
   for (int64_t slice = 0; slice < slices; ++slice) {
@@ -30,23 +27,28 @@ void CpuJmiEngine::accumulate_joint_mi(int64_t conditioning, bool reset) {
     parallel_for(last - first, threads_, 64, [&](int64_t begin, int64_t end, int worker) {
       for (int64_t f = first + begin; f < first + end; ++f) {
         if (retired_[f]) continue;
-        int64_t mi = class_entropy_ - cond_class_entropy(x_, f, s, layout_, plogp_, scratch_[worker]);
-        score_[f] = (reset ? 0 : score_[f]) + mi;
+        const JointSums sums = joint_sums(x_, f, s, layout_, plogp_, scratch_[worker]);
+        update_feature(rule, sums.xsy, sums.xs, state_[f]);
       }
     });
   }
 }
 
-Candidate CpuJmiEngine::best_candidate() {
+Candidate best_of(const std::vector<FeatureState>& state, const std::vector<uint8_t>& retired) {
   Candidate best;
-  for (int64_t f = 0; f < x_.n_features; ++f) {
-    if (retired_[f]) continue;
-    if (best.feature < 0 || score_[f] > best.score) {
-      best.feature = f;
-      best.score = score_[f];
-    }
+  for (size_t f = 0; f < state.size(); ++f) {
+    if (retired[f]) continue;
+    if (best.feature < 0 || state[f].key > best.key) best = Candidate{static_cast<int64_t>(f), state[f].key};
   }
   return best;
+}
+
+Candidate CpuEngine::best_candidate() { return best_of(state_, retired_); }
+
+std::vector<Wide> CpuEngine::keys() {
+  std::vector<Wide> out(state_.size());
+  for (size_t f = 0; f < state_.size(); ++f) out[f] = state_[f].key;
+  return out;
 }
 
 }  // namespace fsgpu

@@ -1,26 +1,28 @@
-// Multithreaded CPU engine: one byte (or two) per cell of codes plus O(features) scores.
+// Multithreaded CPU engine: one byte (or two) per cell of codes plus O(features) states.
 #pragma once
 
 #include <functional>
 #include <vector>
 
 #include "engine.h"
-#include "joint_counts.h"
 
 namespace fsgpu {
 
-class CpuJmiEngine : public JointMiEngine {
+class CpuEngine : public SelectionEngine {
  public:
-  // A step over more than slice_entries codes runs in slices (at most 64), calling
+  // A pass over more than slice_entries codes runs in slices (at most 64), calling
   // between_slices on the calling thread between them: where the R glue lets the user
   // interrupt a long step.
   static constexpr int64_t kSliceEntries = int64_t(1) << 26;
-  CpuJmiEngine(const CodeMatrix& x, const ClassLayout& layout, int threads,
-               std::function<void()> between_slices = nullptr, int64_t slice_entries = kSliceEntries);
-  void accumulate_joint_mi(int64_t conditioning, bool reset) override;
+  CpuEngine(const CodeMatrix& x, const ClassLayout& layout, int threads, std::function<void()> between_slices = nullptr,
+            int64_t slice_entries = kSliceEntries);
+  void score_pass(const Conditioning& s, const StepRule& rule) override;
   void retire(int64_t feature) override { retired_[feature] = 1; }
   Candidate best_candidate() override;
-  std::vector<Wide> scores() override { return score_; }
+  std::vector<Wide> keys() override;
+  const CodeMatrix& codes() const override { return x_; }
+  const ClassLayout& layout() const override { return layout_; }
+  const PlogpTable& plogp() const override { return plogp_; }
 
  private:
   std::function<void()> between_slices_;
@@ -29,10 +31,12 @@ class CpuJmiEngine : public JointMiEngine {
   const ClassLayout& layout_;
   int threads_;
   PlogpTable plogp_;
-  int64_t class_entropy_;
-  std::vector<Wide> score_;
+  std::vector<FeatureState> state_;
   std::vector<uint8_t> retired_;
   std::vector<CountScratch> scratch_;  // one per worker
 };
+
+// The best candidate among states (highest key, lowest index): the engines' shared argmax.
+Candidate best_of(const std::vector<FeatureState>& state, const std::vector<uint8_t>& retired);
 
 }  // namespace fsgpu

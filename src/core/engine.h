@@ -1,32 +1,38 @@
-// The interface a selection engine implements, on the CPU (cpu_engine.h) or a GPU
-// (src/cuda/gpu_engine.cu). The selection loops (select_jmi.h) drive it and never see where
-// the counting happens; GPU engines keep scores on the device and return one candidate a step.
+// The interface a selection engine implements, on the CPU (cpu_engine.h, weighted_engine.h) or
+// GPUs (src/cuda/gpu_engine.cu). The selection loop (select.h) drives it and never sees where
+// the counting happens; GPU engines keep the feature states on the device and return one
+// candidate a step.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "plogp_table.h"
+#include "criteria.h"
+#include "joint_counts.h"
 
 namespace fsgpu {
 
 struct Candidate {
   int64_t feature = -1;  // -1 when every feature is retired
-  Wide score = 0;        // fixed point: N * information * 2^32
+  Wide key = 0;          // see FeatureState
 };
 
-class JointMiEngine {
+class SelectionEngine {
  public:
-  virtual ~JointMiEngine() = default;
-  // For every feature X that is not retired: score(X) = (reset ? 0 : score(X)) + N*I(X,S;Y),
-  // where S is feature `conditioning`, or nothing when conditioning < 0 (then I(X;Y)).
-  virtual void accumulate_joint_mi(int64_t conditioning, bool reset) = 0;
+  virtual ~SelectionEngine() = default;
+  // One pass over the data against S: every feature that is not retired gets its state updated
+  // by `rule` (criteria.h). S is Conditioning::none() for the relevance pass (rule.step 0).
+  virtual void score_pass(const Conditioning& s, const StepRule& rule) = 0;
   // Removes a feature from the candidates.
   virtual void retire(int64_t feature) = 0;
-  // The candidate with the highest score, the lowest index among equal scores.
+  // The candidate with the highest key, the lowest index among equal keys.
   virtual Candidate best_candidate() = 0;
-  // Every feature's score (retired features keep the score they had when retired).
-  virtual std::vector<Wide> scores() = 0;
+  // Every feature's key (retired features keep the key they had when retired).
+  virtual std::vector<Wide> keys() = 0;
+  // The data the engine counts, and the table of plogp terms it counts with.
+  virtual const CodeMatrix& codes() const = 0;
+  virtual const ClassLayout& layout() const = 0;
+  virtual const PlogpTable& plogp() const = 0;
 };
 
 }  // namespace fsgpu

@@ -35,8 +35,8 @@ struct GpuOptions {
   int64_t memory_limit = 0;    // bytes of codes per device before streaming; 0 = from free memory
 };
 
-// A JMI engine whose codes live on the devices (streamed in feature blocks when they do not fit).
-std::unique_ptr<JointMiEngine> make_gpu_jmi_engine(const CodeMatrix& x, const ClassLayout& layout,
-                                                   const GpuOptions& options);
+// A selection engine whose codes and feature states live on the devices (streamed in feature blocks when they do not fit).
+std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix& x, const ClassLayout& layout,
+                                                 const GpuOptions& options);
 
 }  // namespace fsgpu

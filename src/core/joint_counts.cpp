@@ -1,5 +1,6 @@
 #include "joint_counts.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -8,7 +9,7 @@ namespace fsgpu {
 namespace {
 
 // Count tables and plogp sums of the codes s (by class-sorted position).
-Conditioning tabulate(std::vector<uint16_t> codes, int32_t levels, const ClassLayout& layout,
+Conditioning tabulate(std::vector<uint32_t> codes, int32_t levels, const ClassLayout& layout,
                       const PlogpTable& plogp) {
   Conditioning s;
   s.levels = levels;
@@ -29,14 +30,34 @@ Conditioning tabulate(std::vector<uint16_t> codes, int32_t levels, const ClassLa
 }  // namespace
 
 Conditioning Conditioning::none(const ClassLayout& layout, const PlogpTable& plogp) {
-  return tabulate(std::vector<uint16_t>(layout.n_samples, 0), 1, layout, plogp);
+  return tabulate(std::vector<uint32_t>(layout.n_samples, 0), 1, layout, plogp);
 }
 
 Conditioning Conditioning::on_feature(const CodeMatrix& x, const ClassLayout& layout, int64_t feature,
                                       const PlogpTable& plogp) {
-  std::vector<uint16_t> codes(layout.n_samples, x.sparse ? x.base[feature] : 0);
+  std::vector<uint32_t> codes(layout.n_samples, x.sparse ? x.base[feature] : 0);
   for (int64_t e = x.entries_begin(feature); e < x.entries_end(feature); ++e) codes[x.row(feature, e)] = x.code(e);
   return tabulate(std::move(codes), x.levels[feature], layout, plogp);
+}
+
+Conditioning Conditioning::joined(const Conditioning& s, const CodeMatrix& x, int64_t feature,
+                                  const ClassLayout& layout, const PlogpTable& plogp) {
+  const Conditioning f = on_feature(x, layout, feature, plogp);
+  std::vector<uint64_t> pair(s.codes.size());
+  for (size_t i = 0; i < pair.size(); ++i) pair[i] = static_cast<uint64_t>(s.codes[i]) * f.levels + f.codes[i];
+  std::vector<uint64_t> states = pair;
+  std::sort(states.begin(), states.end());
+  states.erase(std::unique(states.begin(), states.end()), states.end());
+  std::vector<uint32_t> codes(pair.size());
+  for (size_t i = 0; i < pair.size(); ++i)
+    codes[i] = static_cast<uint32_t>(std::lower_bound(states.begin(), states.end(), pair[i]) - states.begin());
+  return tabulate(std::move(codes), static_cast<int32_t>(states.size()), layout, plogp);
+}
+
+int64_t Conditioning::all_class_terms() const {
+  int64_t sum = 0;
+  for (int64_t t : class_terms) sum += t;
+  return sum;
 }
 
 void check_table_size(const CodeMatrix& x, const Conditioning& s) {
@@ -46,14 +67,15 @@ void check_table_size(const CodeMatrix& x, const Conditioning& s) {
                              " cells); pass such columns as numeric so that they are binned");
 }
 
-int64_t class_entropy(const ClassLayout& layout, const PlogpTable& plogp) {
-  int64_t h = plogp(layout.n_samples);
-  for (int32_t c = 0; c < layout.n_classes; ++c) h -= plogp(layout.class_start[c + 1] - layout.class_start[c]);
-  return h;
+ClassTerms ClassTerms::of(const ClassLayout& layout, const PlogpTable& plogp) {
+  ClassTerms t;
+  t.plogp_n = plogp(layout.n_samples);
+  for (int32_t c = 0; c < layout.n_classes; ++c) t.class_terms += plogp(layout.class_start[c + 1] - layout.class_start[c]);
+  return t;
 }
 
-int64_t cond_class_entropy(const CodeMatrix& x, int64_t feature, const Conditioning& s,
-                           const ClassLayout& layout, const PlogpTable& plogp, CountScratch& scratch) {
+JointSums joint_sums(const CodeMatrix& x, int64_t feature, const Conditioning& s, const ClassLayout& layout,
+                     const PlogpTable& plogp, CountScratch& scratch) {
   const int32_t ls = s.levels;
   const size_t cells = static_cast<size_t>(x.levels[feature]) * ls;
   const uint16_t base = x.base[feature];
@@ -78,7 +100,7 @@ int64_t cond_class_entropy(const CodeMatrix& x, int64_t feature, const Condition
     return kTouchRatio * (last - first) < static_cast<int64_t>(size);
   };
 
-  int64_t h = 0;
+  JointSums sums;
   // Every nonzero cell of `table` once (revisiting [first, last) or scanning), then cleared.
   auto drain = [&](std::vector<uint32_t>& table, int64_t first, int64_t last, auto&& take) {
     if (revisit(first, last, table.size())) {
@@ -132,18 +154,18 @@ int64_t cond_class_entropy(const CodeMatrix& x, int64_t feature, const Condition
       if (cell >= 0) ++n_xsy[static_cast<size_t>(cell)];
     }
     drain(n_xsy, first, last, [&](size_t cell, uint32_t v) {
-      h -= plogp(v);
+      sums.xsy += plogp(v);
       n_xs[cell] += v;
       if (derived) counted_sy[cell % ls] += v;
     });
     if (derived)
-      h -= derive(counted_sy, s.class_counts.data() + static_cast<size_t>(c) * ls, s.class_terms[c], first, last,
+      sums.xsy += derive(counted_sy, s.class_counts.data() + static_cast<size_t>(c) * ls, s.class_terms[c], first, last,
                   [&](int32_t v, uint32_t n) { counted_s[v] += n; });
   }
   const int64_t first = x.entries_begin(feature), last = x.entries_end(feature);
-  drain(n_xs, first, last, [&](size_t, uint32_t v) { h += plogp(v); });
-  if (derived) h += derive(counted_s, s.counts.data(), s.total_term, first, last, [](int32_t, uint32_t) {});
-  return h;
+  drain(n_xs, first, last, [&](size_t, uint32_t v) { sums.xs += plogp(v); });
+  if (derived) sums.xs += derive(counted_s, s.counts.data(), s.total_term, first, last, [](int32_t, uint32_t) {});
+  return sums;
 }
 
 }  // namespace fsgpu

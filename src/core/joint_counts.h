@@ -1,8 +1,8 @@
 // Counting n(x, s, y) for one feature X against a conditioning variable S and the class Y.
 //
-// The quantity every engine computes per feature is the conditional class entropy
-//   N * H(Y | X, S) = sum_{x,s} plogp(n_xs) - sum_{x,s,y} plogp(n_xsy)     (fixed point)
-// from which I(X,S;Y) = H(Y) - H(Y | X,S). The CUDA kernel (src/cuda/joint_counts.cu) follows
+// What every engine computes per feature is the pair of sums
+//   xsy = sum_{x,s,y} plogp(n_xsy),   xs = sum_{x,s} plogp(n_xs)      (fixed point)
+// from which criteria.h derives every criterion's terms. The CUDA kernel (src/cuda/joint_counts.cu) follows
 // the same steps; this is its CPU twin and the reference it is tested against.
 //
 // Counting goes class by class over an Lx x Ls table (samples are class-sorted). A class with
@@ -25,11 +25,13 @@ namespace fsgpu {
 constexpr int kTouchRatio = 4;
 
 // S expanded to dense class-sorted codes, with its count tables. Unconditioned: one level.
+// S is a feature, a vector given by the user, or (CMI) the joint variable of several features,
+// whose states can number up to N: hence 32-bit codes.
 // The sums of plogp over n(s, y) and n(s) let the base code's cells be corrected only where
 // other codes were counted, so a sparse feature costs its stored entries, not levels(S).
 struct Conditioning {
   int32_t levels = 1;                 // Ls
-  std::vector<uint16_t> codes;        // by class-sorted position
+  std::vector<uint32_t> codes;        // by class-sorted position
   std::vector<uint32_t> class_counts; // n(s, y) at [y * Ls + s]
   std::vector<uint32_t> counts;       // n(s)
   std::vector<int64_t> class_terms;   // per class y: sum_s plogp(n(s, y))
@@ -38,22 +40,37 @@ struct Conditioning {
   static Conditioning none(const ClassLayout& layout, const PlogpTable& plogp);
   static Conditioning on_feature(const CodeMatrix& x, const ClassLayout& layout, int64_t feature,
                                  const PlogpTable& plogp);
+  // The joint variable of S and a feature, its observed states numbered from 0.
+  static Conditioning joined(const Conditioning& s, const CodeMatrix& x, int64_t feature, const ClassLayout& layout,
+                             const PlogpTable& plogp);
+
+  int64_t all_class_terms() const;  // sum_{s,y} plogp(n(s, y))
+};
+
+// The class's own sums, fixed for a data set.
+struct ClassTerms {
+  int64_t plogp_n = 0;        // plogp(N)
+  int64_t class_terms = 0;    // sum_y plogp(n(y))
+  int64_t entropy() const { return plogp_n - class_terms; }  // N * H(Y)
+  static ClassTerms of(const ClassLayout& layout, const PlogpTable& plogp);
 };
 
 // Count tables hold levels(X) x levels(S) cells; refuses sizes no engine can hold.
 void check_table_size(const CodeMatrix& x, const Conditioning& s);
 
-// N * H(Y) in fixed point: plogp(N) - sum_y plogp(n_y).
-int64_t class_entropy(const ClassLayout& layout, const PlogpTable& plogp);
 
 // Reusable per-thread tables for cond_class_entropy, all-zero between calls.
 struct alignas(64) CountScratch {  // aligned: workers must not share cache lines
   std::vector<uint32_t> class_table, pair_table, counted_sy, counted_s;
 };
 
-// N * H(Y | X_feature, S) in fixed point.
-int64_t cond_class_entropy(const CodeMatrix& x, int64_t feature, const Conditioning& s,
-                           const ClassLayout& layout, const PlogpTable& plogp, CountScratch& scratch);
+struct JointSums {
+  int64_t xsy = 0, xs = 0;
+};
+
+// The sums of feature X against S; xs - xsy is N * H(Y | X, S).
+JointSums joint_sums(const CodeMatrix& x, int64_t feature, const Conditioning& s, const ClassLayout& layout,
+                     const PlogpTable& plogp, CountScratch& scratch);
 
 // The entries of `feature` that fall in class c: [first, last) of its entry range.
 inline void class_entries(const CodeMatrix& x, int64_t feature, const ClassLayout& layout, int32_t c,

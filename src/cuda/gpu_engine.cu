@@ -1,5 +1,6 @@
-// The GPU JMI engine: codes resident on one or more devices (or streamed in feature blocks
-// when they do not fit), scores and the argmax on the device; a step returns one candidate.
+// The GPU selection engine: codes resident on one or more devices (or streamed in feature
+// blocks when they do not fit), feature states and the argmax on the device; a step returns
+// one candidate.
 #include <algorithm>
 #include <map>
 #include <memory>
@@ -126,10 +127,10 @@ struct DeviceBlock {
   }
 };
 
-class GpuJmiEngine : public JointMiEngine {
+class GpuEngine : public SelectionEngine {
  public:
-  GpuJmiEngine(const CodeMatrix& x, const ClassLayout& layout, const GpuOptions& options)
-      : x_(x), layout_(layout), plogp_(layout.n_samples), class_entropy_(class_entropy(layout, plogp_)) {
+  GpuEngine(const CodeMatrix& x, const ClassLayout& layout, const GpuOptions& options)
+      : x_(x), layout_(layout), plogp_(layout.n_samples) {
     if (options.devices.empty()) throw std::runtime_error("no GPU devices given");
     pins_.emplace_back(new PinnedRegion(x.wide ? static_cast<const void*>(x.codes16.data()) : x.codes8.data(),
                                         static_cast<size_t>(x.n_entries()) * x.code_bytes()));
@@ -147,11 +148,9 @@ class GpuJmiEngine : public JointMiEngine {
     for (auto& dev : devices_) init_device(*dev, options.memory_limit);
   }
 
-  void accumulate_joint_mi(int64_t conditioning, bool reset) override {
-    const Conditioning s = conditioning < 0 ? Conditioning::none(layout_, plogp_)
-                                            : Conditioning::on_feature(x_, layout_, conditioning, plogp_);
+  void score_pass(const Conditioning& s, const StepRule& rule) override {
     check_table_size(x_, s);
-    for (auto& dev : devices_) launch_step(*dev, s, reset);
+    for (auto& dev : devices_) launch_step(*dev, s, rule);
   }
 
   void retire(int64_t feature) override {
@@ -172,22 +171,29 @@ class GpuJmiEngine : public JointMiEngine {
       FSGPU_CUDA_CHECK(cudaMemcpy(&c, dev->best.data(), sizeof c, cudaMemcpyDeviceToHost));
       if (c.feature < 0) continue;
       const int64_t feature = c.feature + dev->first;  // devices hold ascending ranges
-      if (best.feature < 0 || c.score > best.score) best = Candidate{feature, c.score};
+      if (best.feature < 0 || c.key > best.key) best = Candidate{feature, c.key};
     }
     return best;
   }
 
-  std::vector<Wide> scores() override {
+  std::vector<Wide> keys() override {
     std::vector<Wide> out(x_.n_features, 0);
+    std::vector<FeatureState> state;
     for (auto& dev : devices_) {
       if (dev->first == dev->last) continue;
       ScopedDevice on(dev->id);
       FSGPU_CUDA_CHECK(cudaStreamSynchronize(dev->streams[0]->get()));
-      FSGPU_CUDA_CHECK(cudaMemcpy(out.data() + dev->first, dev->score.data(), (dev->last - dev->first) * sizeof(Wide),
+      state.resize(static_cast<size_t>(dev->last - dev->first));
+      FSGPU_CUDA_CHECK(cudaMemcpy(state.data(), dev->state.data(), state.size() * sizeof(FeatureState),
                                   cudaMemcpyDeviceToHost));
+      for (size_t f = 0; f < state.size(); ++f) out[dev->first + f] = state[f].key;
     }
     return out;
   }
+
+  const CodeMatrix& codes() const override { return x_; }
+  const ClassLayout& layout() const override { return layout_; }
+  const PlogpTable& plogp() const override { return plogp_; }
 
  private:
   struct Device {
@@ -198,9 +204,10 @@ class GpuJmiEngine : public JointMiEngine {
     std::vector<DeviceBlock> buffers;  // one when resident, two when streaming
     std::vector<std::unique_ptr<Stream>> streams;
     std::vector<cudaEvent_t> done;
-    DeviceBuffer<uint16_t> levels, base, s_codes;
+    DeviceBuffer<uint16_t> levels, base;
+    DeviceBuffer<uint32_t> s_codes;
     DeviceBuffer<uint8_t> retired;
-    DeviceBuffer<Wide> score;
+    DeviceBuffer<FeatureState> state;
     DeviceBuffer<uint32_t> s_class_counts, s_counts;
     DeviceBuffer<int32_t> class_start, class_of;
     DeviceBuffer<int64_t> plogp, s_class_terms;
@@ -219,7 +226,8 @@ class GpuJmiEngine : public JointMiEngine {
     dev.base.upload(x_.base.data() + dev.first, n);
     dev.retired.resize(n);
     FSGPU_CUDA_CHECK(cudaMemset(dev.retired.data(), 0, n));
-    dev.score.resize(n);
+    dev.state.resize(n);
+    FSGPU_CUDA_CHECK(cudaMemset(dev.state.data(), 0, n * sizeof(FeatureState)));
     dev.class_start.upload(layout_.class_start.data(), layout_.class_start.size());
     dev.class_of.upload(layout_.class_of.data(), layout_.class_of.size());
     dev.plogp.upload(plogp_.data(), plogp_.size());
@@ -272,7 +280,7 @@ class GpuJmiEngine : public JointMiEngine {
     return v;
   }
 
-  void launch_step(Device& dev, const Conditioning& s, bool reset) {
+  void launch_step(Device& dev, const Conditioning& s, const StepRule& rule) {
     if (dev.last == dev.first) return;
     ScopedDevice on(dev.id);
     cudaStream_t main = dev.streams[0]->get();
@@ -286,22 +294,20 @@ class GpuJmiEngine : public JointMiEngine {
     step.levels = dev.levels.data();
     step.base = dev.base.data();
     step.retired = dev.retired.data();
-    step.score = dev.score.data();
+    step.state = dev.state.data();
+    step.rule = rule;
     step.s_codes = dev.s_codes.data();
     step.s_class_counts = dev.s_class_counts.data();
     step.s_counts = dev.s_counts.data();
     step.s_class_terms = dev.s_class_terms.data();
     step.s_total_term = s.total_term;
-    step.s_all_class_terms = 0;
-    for (int64_t t : s.class_terms) step.s_all_class_terms += t;
+    step.s_all_class_terms = s.all_class_terms();
     step.class_of = dev.class_of.data();
     step.s_levels = s.levels;
     step.class_start = dev.class_start.data();
     step.n_classes = layout_.n_classes;
     step.n_samples = layout_.n_samples;
     step.plogp = dev.plogp.data();
-    step.class_entropy = class_entropy_;
-    step.reset = reset;
 
     const size_t n_buffers = dev.buffers.size();
     for (size_t i = 0; i < dev.blocks.size(); ++i) {
@@ -315,29 +321,28 @@ class GpuJmiEngine : public JointMiEngine {
       if (planned == dev.plans.end()) planned = dev.plans.emplace(std::make_pair(i, s.levels), plan_counts(v, step, dev.id)).first;
       const CountLayout& plan = planned->second;
       if (!plan.shared_bytes) buf.scratch.reserve(plan.words * plan.grid);
-      launch_accumulate_joint_mi(v, step, plan, buf.scratch.data(), stream);
+      launch_score_pass(v, step, plan, buf.scratch.data(), stream);
     }
     for (size_t i = 1; i < n_buffers; ++i) {  // the argmax waits for every stream
       FSGPU_CUDA_CHECK(cudaEventRecord(dev.done[i], dev.streams[i]->get()));
       FSGPU_CUDA_CHECK(cudaStreamWaitEvent(main, dev.done[i], 0));
     }
-    launch_best_candidate(dev.score.data(), dev.retired.data(), dev.last - dev.first, dev.partial.data(),
+    launch_best_candidate(dev.state.data(), dev.retired.data(), dev.last - dev.first, dev.partial.data(),
                           kBestPartials, dev.best.data(), main);
   }
 
   const CodeMatrix& x_;
   const ClassLayout& layout_;
   PlogpTable plogp_;
-  int64_t class_entropy_;
   std::vector<std::unique_ptr<PinnedRegion>> pins_;
   std::vector<std::unique_ptr<Device>> devices_;
 };
 
 }  // namespace
 
-std::unique_ptr<JointMiEngine> make_gpu_jmi_engine(const CodeMatrix& x, const ClassLayout& layout,
-                                                   const GpuOptions& options) {
-  return std::make_unique<GpuJmiEngine>(x, layout, options);
+std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix& x, const ClassLayout& layout,
+                                                 const GpuOptions& options) {
+  return std::make_unique<GpuEngine>(x, layout, options);
 }
 
 }  // namespace fsgpu

@@ -38,7 +38,7 @@ __device__ __forceinline__ int32_t lower_bound_rows(const int32_t* rows, int32_t
 // Steps follow cond_class_entropy() in src/core/joint_counts.cpp; see there for the why.
 // The same integers are added, in another order, so the result is the same.
 template <class Code>
-__global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBlockView block, StepView step,
+__global__ void __launch_bounds__(kThreads) score_pass_kernel(FeatureBlockView block, StepView step,
                                                                       uint32_t* global_scratch, size_t words) {
   extern __shared__ uint32_t shared_tables[];
   __shared__ int64_t reduce_scratch[kThreads / 32];
@@ -110,7 +110,7 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
       return sum;
     };
 
-    int64_t h = 0;
+    int64_t xsy = 0, xs = 0;  // this thread's parts of the sums (criteria.h)
     for (int32_t c = 0; c < step.n_classes; ++c) {
       const int32_t first = bounds[c], last = bounds[c + 1];
       // Dense rows start 16-byte aligned: the aligned middle of the class is read 16 bytes of
@@ -129,10 +129,10 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
       count_scalar(body_last, last);
       for (int32_t chunk = body_first / V + threadIdx.x; chunk < body_last / V; chunk += kThreads) {
         union { uint4 v; Code c[V]; } x;
-        union { uint4 v[V / 8]; uint16_t c[V]; } sv;
+        union { uint4 v[V / 4]; uint32_t c[V]; } sv;
         x.v = reinterpret_cast<const uint4*>(codes)[chunk];
 #pragma unroll
-        for (int q = 0; q < V / 8; ++q) sv.v[q] = reinterpret_cast<const uint4*>(step.s_codes)[chunk * (V / 8) + q];
+        for (int q = 0; q < V / 4; ++q) sv.v[q] = reinterpret_cast<const uint4*>(step.s_codes)[chunk * (V / 4) + q];
 #pragma unroll
         for (int j = 0; j < V; ++j)
           if (x.c[j] != base) atomicAdd(&n_xsy[static_cast<int64_t>(x.c[j]) * ls + sv.c[j]], 1u);
@@ -145,7 +145,7 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
           if (cell < 0) continue;
           const uint32_t v = atomicExch(&n_xsy[cell], 0u);
           if (v) {
-            h -= plogp(v);
+            xsy += plogp(v);
             n_xs[cell] += v;  // only the thread that drained this cell gets here
             if (derived) atomicAdd(&counted_sy[s], v);
           }
@@ -158,7 +158,7 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
           const uint32_t v = n_xsy[cell];
           if (v) {
             n_xsy[cell] = 0;
-            h -= plogp(v);
+            xsy += plogp(v);
             n_xs[cell] += v;
             if (!derived) continue;
             if (one_s) mine += v; else atomicAdd(&counted_sy[cell % ls], v);
@@ -168,7 +168,7 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
       }
       __syncthreads();  // the table is drained before anyone counts the next class into it
       if (derived)  // counted_sy is next written after the next class's counting barrier
-        h -= derive(counted_sy, step.s_class_counts + static_cast<size_t>(c) * ls, step.s_class_terms[c], first, last,
+        xsy += derive(counted_sy, step.s_class_counts + static_cast<size_t>(c) * ls, step.s_class_terms[c], first, last,
                     counted_s);
     }
     __syncthreads();
@@ -178,20 +178,21 @@ __global__ void __launch_bounds__(kThreads) accumulate_joint_mi_kernel(FeatureBl
         const int64_t cell = cell_of(e, s);
         if (cell < 0) continue;
         const uint32_t v = atomicExch(&n_xs[cell], 0u);
-        if (v) h += plogp(v);
+        if (v) xs += plogp(v);
       }
     } else {
       for (size_t cell = threadIdx.x; cell < cells; cell += kThreads) {
         const uint32_t v = n_xs[cell];
         if (v) {
           n_xs[cell] = 0;
-          h += plogp(v);
+          xs += plogp(v);
         }
       }
     }
-    if (derived) h += derive(counted_s, step.s_counts, step.s_total_term, 0, n_entries, nullptr);
-    const int64_t total = block_sum(h, reduce_scratch);  // also orders the table clears before reuse
-    if (threadIdx.x == 0) step.score[f] = (step.reset ? Wide(0) : step.score[f]) + (step.class_entropy - total);
+    if (derived) xs += derive(counted_s, step.s_counts, step.s_total_term, 0, n_entries, nullptr);
+    const int64_t xsy_total = block_sum(xsy, reduce_scratch);  // also orders the table clears before reuse
+    const int64_t xs_total = block_sum(xs, reduce_scratch);
+    if (threadIdx.x == 0) update_feature(step.rule, xsy_total, xs_total, step.state[f]);
   }
 }
 
@@ -228,7 +229,7 @@ __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockVi
       key[2][r] = static_cast<uint64_t>(y) * step.s_levels + s;  // also the index into n(s, y)
       key[3][r] = s;
     }
-    int64_t h = 0;
+    int64_t xsy = 0, xs = 0;
 #pragma unroll
     for (int kind = 0; kind < 4; ++kind) {
       uint32_t count[kWarpRounds] = {};
@@ -253,24 +254,25 @@ __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockVi
         if (r * 32 + lane >= n_entries || !first[r]) continue;
         const uint32_t n = count[r];
         const uint64_t k = key[kind][r];
-        if (kind == 0) h -= step.plogp[n];
-        if (kind == 1) h += step.plogp[n];
-        if (kind == 2) h -= step.plogp[step.s_class_counts[k] - n] - step.plogp[step.s_class_counts[k]];
-        if (kind == 3) h += step.plogp[step.s_counts[k] - n] - step.plogp[step.s_counts[k]];
+        if (kind == 0) xsy += step.plogp[n];
+        if (kind == 1) xs += step.plogp[n];
+        if (kind == 2) xsy += step.plogp[step.s_class_counts[k] - n] - step.plogp[step.s_class_counts[k]];
+        if (kind == 3) xs += step.plogp[step.s_counts[k] - n] - step.plogp[step.s_counts[k]];
       }
     }
-    for (int offset = 16; offset > 0; offset /= 2) h += __shfl_down_sync(0xffffffffu, h, offset);
-    if (lane == 0) {
-      const int64_t total = h - step.s_all_class_terms + step.s_total_term;
-      step.score[f] = (step.reset ? Wide(0) : step.score[f]) + (step.class_entropy - total);
+    for (int offset = 16; offset > 0; offset /= 2) {
+      xsy += __shfl_down_sync(0xffffffffu, xsy, offset);
+      xs += __shfl_down_sync(0xffffffffu, xs, offset);
     }
+    if (lane == 0)  // the base code's cells start from S's own sums
+      update_feature(step.rule, xsy + step.s_all_class_terms, xs + step.s_total_term, step.state[f]);
   }
 }
 
 __device__ __forceinline__ bool better(const DeviceCandidate& a, const DeviceCandidate& b) {
   if (a.feature < 0) return false;
   if (b.feature < 0) return true;
-  return a.score > b.score || (a.score == b.score && a.feature < b.feature);
+  return a.key > b.key || (a.key == b.key && a.feature < b.feature);
 }
 
 __device__ __forceinline__ void reduce_best(DeviceCandidate mine, DeviceCandidate* out) {
@@ -285,10 +287,11 @@ __device__ __forceinline__ void reduce_best(DeviceCandidate mine, DeviceCandidat
   if (threadIdx.x == 0) *out = best[0];
 }
 
-__global__ void best_partial_kernel(const Wide* score, const uint8_t* retired, int64_t n, DeviceCandidate* partial) {
+__global__ void best_partial_kernel(const FeatureState* state, const uint8_t* retired, int64_t n,
+                                    DeviceCandidate* partial) {
   DeviceCandidate mine{0, -1};
   for (int64_t f = blockIdx.x * int64_t(kThreads) + threadIdx.x; f < n; f += int64_t(gridDim.x) * kThreads) {
-    DeviceCandidate c{score[f], f};
+    DeviceCandidate c{state[f].key, f};
     if (!retired[f] && better(c, mine)) mine = c;
   }
   reduce_best(mine, partial + blockIdx.x);
@@ -306,7 +309,7 @@ __global__ void best_final_kernel(const DeviceCandidate* partial, int n_partial,
 using CountKernel = void (*)(FeatureBlockView, StepView, uint32_t*, size_t);
 // The counting kernel for 8- or 16-bit codes.
 static CountKernel count_kernel(bool wide) {
-  return wide ? accumulate_joint_mi_kernel<uint16_t> : accumulate_joint_mi_kernel<uint8_t>;
+  return wide ? score_pass_kernel<uint16_t> : score_pass_kernel<uint8_t>;
 }
 
 CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int device) {
@@ -326,12 +329,16 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
   int per_sm = 0;
   FSGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, layout.shared_bytes));
   layout.grid = static_cast<int>(std::min<int64_t>(block.n_features, int64_t(std::max(per_sm, 1)) * sms));
-  if (!in_shared)  // tables in global memory: at most 1 GiB of them
-    layout.grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(layout.grid, (int64_t(1) << 28) / layout.words)));
+  if (!in_shared) {  // tables in global memory (CMI's many joint states): up to a quarter of what is free
+    size_t free_bytes = 0, total_bytes = 0;
+    FSGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const int64_t affordable = static_cast<int64_t>(std::max<size_t>(free_bytes / 4, size_t(1) << 30) / bytes);
+    layout.grid = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(layout.grid, affordable)));
+  }
   return layout;
 }
 
-void launch_accumulate_joint_mi(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
+void launch_score_pass(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
                                 uint32_t* global_scratch, cudaStream_t stream) {
   if (block.n_features == 0) return;
   uint32_t* scratch = layout.shared_bytes ? nullptr : global_scratch;
@@ -340,7 +347,7 @@ void launch_accumulate_joint_mi(const FeatureBlockView& block, const StepView& s
   FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(layout.shared_bytes)));
   kernel<<<layout.grid, kThreads, layout.shared_bytes, stream>>>(block, step, scratch, layout.words);
-  check_launch("accumulate_joint_mi_kernel");
+  check_launch("score_pass_kernel");
   if (block.entry_start) {
     const int grid = static_cast<int>(std::min<int64_t>((block.n_features + kThreads / 32 - 1) / (kThreads / 32), 65535));
     small_features_kernel<<<grid, kThreads, 0, stream>>>(block, step);
@@ -348,9 +355,9 @@ void launch_accumulate_joint_mi(const FeatureBlockView& block, const StepView& s
   }
 }
 
-void launch_best_candidate(const Wide* score, const uint8_t* retired, int64_t n, DeviceCandidate* partial,
+void launch_best_candidate(const FeatureState* state, const uint8_t* retired, int64_t n, DeviceCandidate* partial,
                            int n_partial, DeviceCandidate* out, cudaStream_t stream) {
-  best_partial_kernel<<<n_partial, kThreads, 0, stream>>>(score, retired, n, partial);
+  best_partial_kernel<<<n_partial, kThreads, 0, stream>>>(state, retired, n, partial);
   check_launch("best_partial_kernel");
   best_final_kernel<<<1, kThreads, 0, stream>>>(partial, n_partial, out);
   check_launch("best_final_kernel");

@@ -1,12 +1,12 @@
 // The GPU twin of src/core/joint_counts.h: one thread block per feature counts n(x, s, y)
-// class by class in shared memory and adds N * I(X,S;Y) to the feature's score.
+// class by class in shared memory and updates the feature's state (src/core/criteria.h).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
-#include "core/plogp_table.h"
+#include "core/criteria.h"
 
 namespace fsgpu {
 
@@ -27,8 +27,9 @@ struct StepView {
   const uint16_t* levels = nullptr;     // per device feature
   const uint16_t* base = nullptr;       // per device feature
   const uint8_t* retired = nullptr;     // per device feature
-  Wide* score = nullptr;                // per device feature
-  const uint16_t* s_codes = nullptr;    // conditioning codes by class-sorted position
+  FeatureState* state = nullptr;        // per device feature
+  StepRule rule;
+  const uint32_t* s_codes = nullptr;    // conditioning codes by class-sorted position
   const uint32_t* s_class_counts = nullptr;  // n(s, y) at [y * Ls + s]
   const uint32_t* s_counts = nullptr;   // n(s)
   const int64_t* s_class_terms = nullptr;  // per class: sum_s plogp(n(s, y))
@@ -40,8 +41,6 @@ struct StepView {
   int32_t n_classes = 0;
   int32_t n_samples = 0;
   const int64_t* plogp = nullptr;
-  int64_t class_entropy = 0;            // N * H(Y), fixed point
-  bool reset = false;
 };
 
 // Count tables per thread block: shared memory when they fit, otherwise `global_scratch`.
@@ -53,17 +52,17 @@ struct CountLayout {
 
 CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int device);
 
-// score[f] (+)= N * I(X_f, S; Y) for the block's features that are not retired.
-void launch_accumulate_joint_mi(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
+// The states of the block's features that are not retired, updated by step.rule.
+void launch_score_pass(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
                                 uint32_t* global_scratch, cudaStream_t stream);
 
 struct DeviceCandidate {
-  Wide score;
+  Wide key;
   int64_t feature;  // device-relative; -1 when none
 };
 
-// The best candidate among n device features (highest score, lowest index), into *out.
-void launch_best_candidate(const Wide* score, const uint8_t* retired, int64_t n, DeviceCandidate* partial,
+// The best candidate among n device features (highest key, lowest index), into *out.
+void launch_best_candidate(const FeatureState* state, const uint8_t* retired, int64_t n, DeviceCandidate* partial,
                            int n_partial, DeviceCandidate* out, cudaStream_t stream);
 
 constexpr int kBestPartials = 256;

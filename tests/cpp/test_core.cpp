@@ -1,6 +1,7 @@
 // Core tests without R: the CPU engine against a plain double-precision computation of
-// I(X,S;Y), thread-count independence, dense against sparse, and (built with CUDA, on a GPU)
-// the GPU engine against the CPU engine, resident and streamed.
+// I(X;Y), I(X,S;Y) and I(X;Y|S), thread-count independence, dense against sparse, and (built
+// with CUDA, on a GPU) the GPU engine against the CPU engine for every criterion, resident and
+// streamed. The criteria's formulas are checked against pure R in tests/testthat.
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -9,7 +10,7 @@
 
 #include "core/cpu_engine.h"
 #include "core/gpu_backend.h"
-#include "core/select_jmi.h"
+#include "core/select.h"
 
 using namespace fsgpu;
 
@@ -95,6 +96,24 @@ void same_selection(const Selection& a, const Selection& b, const char* what) {
   EXPECT(equal, "%s: scores differ", what);
 }
 
+// A selection of k with one criterion, as the R layer would ask for it.
+SelectionOptions options_for(Method method, int64_t k, std::vector<int64_t> fixed = {}) {
+  SelectionOptions o;
+  o.method = method;
+  o.k = k;
+  o.fixed = std::move(fixed);
+  if (method == Method::mifs || method == Method::betagamma) o.beta = 0.7;   // non-integral: double scores
+  if (method == Method::cife) o.gamma = 1;
+  if (method == Method::condred) o.beta = 0, o.gamma = 1;
+  if (method == Method::betagamma) o.gamma = 0.4;
+  o.min_score = never_negative(method) ? 0 : -INFINITY;
+  return o;
+}
+
+const Method kMethods[] = {Method::mim,  Method::mrmr, Method::mifs, Method::cife, Method::condred,
+                           Method::betagamma, Method::icap, Method::cmim, Method::jmi, Method::disr,
+                           Method::cmi,  Method::jmim, Method::njmim};
+
 int main() {
   const GpuStatus gpu = gpu_status();
   std::printf("GPU: %s\n", gpu.devices.empty() ? gpu.problem.c_str() : gpu.devices[0].name.c_str());
@@ -106,59 +125,67 @@ int main() {
     Data d = make_data(c.seed, c.n, c.p, c.classes, c.zeros);
     ClassLayout layout = ClassLayout::from_labels(d.y.data(), d.n, d.classes);
     CodeMatrix dense = encode(d, layout, false, c.nbins), sparse = encode(d, layout, true, c.nbins);
+    const std::vector<int32_t> y(d.y);
 
-    // Relevance and one conditioned step against the double reference.
-    CpuJmiEngine engine(dense, layout, 1);
-    engine.accumulate_joint_mi(-1, true);
-    Candidate best = engine.best_candidate();
-    std::vector<int32_t> y(d.y);
-    double best_ref = -1;
-    for (int64_t f = 0; f < dense.n_features; ++f) best_ref = std::max(best_ref, mi_reference(column_codes(dense, layout, f), y));
-    EXPECT(std::fabs(fixed_to_bits(best.score, d.n) - best_ref) < 1e-9, "case %u: max I(X;Y) %.12f vs %.12f", c.seed,
-           fixed_to_bits(best.score, d.n), best_ref);
-    const int64_t s = best.feature;
-    engine.retire(s);
-    engine.accumulate_joint_mi(s, true);
-    for (int64_t f = 0; f < 5 && f < dense.n_features; ++f) {
-      if (f == s) continue;
-      std::vector<int64_t> joint = column_codes(dense, layout, f), sc = column_codes(dense, layout, s);
+    // I(X;Y), then I(X,S;Y) and I(X;Y|S) = I(X,S;Y) - I(S;Y), against the double reference.
+    CpuEngine engine(dense, layout, 2);
+    const std::vector<double> mi = mi_scores(engine);
+    for (int64_t f = 0; f < dense.n_features; ++f)
+      EXPECT(std::fabs(mi[f] - mi_reference(column_codes(dense, layout, f), y)) < 1e-9, "case %u: I(X%lld;Y)",
+             c.seed, (long long)f);
+    const int64_t s = 1;
+    const Conditioning cond = Conditioning::on_feature(dense, layout, s, engine.plogp());
+    const std::vector<double> joint_mi = conditional_scores(engine, cond, Method::jmi);
+    const std::vector<double> cond_mi = conditional_scores(engine, cond, Method::cmi);
+    const std::vector<int64_t> sc = column_codes(dense, layout, s);
+    for (int64_t f = 0; f < 6 && f < dense.n_features; ++f) {
+      std::vector<int64_t> joint = column_codes(dense, layout, f);
       for (size_t i = 0; i < joint.size(); ++i) joint[i] = joint[i] * 70000 + sc[i];
-      CpuJmiEngine one(dense, layout, 1);
-      one.accumulate_joint_mi(s, true);
-      for (int64_t g = 0; g < dense.n_features; ++g)
-        if (g != f) one.retire(g);
-      EXPECT(std::fabs(fixed_to_bits(one.best_candidate().score, d.n) - mi_reference(joint, y)) < 1e-9,
-             "case %u: I(X%lld,S;Y)", c.seed, (long long)f);
+      const double ref = mi_reference(joint, y);
+      EXPECT(std::fabs(joint_mi[f] - ref) < 1e-9, "case %u: I(X%lld,S;Y)", c.seed, (long long)f);
+      EXPECT(std::fabs(cond_mi[f] - (ref - mi_reference(sc, y))) < 1e-9, "case %u: I(X%lld;Y|S)", c.seed, (long long)f);
     }
 
-    const int64_t k = std::min<int64_t>(15, c.p);
-    CpuJmiEngine cpu1(dense, layout, 1), cpu3(dense, layout, 3), cpu_sparse(sparse, layout, 2);
-    Selection ref = select_jmi(cpu1, k, d.n, nullptr);
-    same_selection(ref, select_jmi(cpu3, k, d.n, nullptr), "threads 1 vs 3");
-    same_selection(ref, select_jmi(cpu_sparse, k, d.n, nullptr), "dense vs sparse");
+    const int64_t k = std::min<int64_t>(12, c.p);
+    std::map<Method, Selection> reference;
+    for (Method method : kMethods) {
+      CpuEngine cpu1(dense, layout, 1), cpu3(dense, layout, 3), cpu_sparse(sparse, layout, 2);
+      const Selection ref = select_features(cpu1, options_for(method, k), nullptr);
+      reference[method] = ref;
+      same_selection(ref, select_features(cpu3, options_for(method, k), nullptr), "threads 1 vs 3");
+      same_selection(ref, select_features(cpu_sparse, options_for(method, k), nullptr), "dense vs sparse");
+      EXPECT(!ref.features.empty() && ref.scores[0] == mi[ref.features[0]], "case %u: first score is I(X;Y)", c.seed);
+      CpuEngine forced(dense, layout, 2);
+      const Selection with_fixed = select_features(forced, options_for(method, k, {7, 3}), nullptr);
+      EXPECT(with_fixed.features.size() >= 2 && with_fixed.features[0] == 7 && with_fixed.features[1] == 3 &&
+             with_fixed.scores[0] == mi[7], "case %u: fixed features come first", c.seed);
+    }
     int slice_calls = 0;
-    CpuJmiEngine sliced(dense, layout, 2, [&] { ++slice_calls; }, dense.n_entries() / 7 + 1);
-    same_selection(ref, select_jmi(sliced, k, d.n, nullptr), "sliced steps");
-    EXPECT(slice_calls >= 5 * int(ref.features.size()), "between_slices ran %d times", slice_calls);
-    CpuJmiEngine relevance(dense, layout, 2);
-    const std::vector<double> mi = mi_scores(relevance, d.n);
-    for (int64_t f = 0; f < 3 && f < dense.n_features; ++f)
-      EXPECT(std::fabs(mi[f] - mi_reference(column_codes(dense, layout, f), y)) < 1e-9, "mi_scores, feature %lld",
-             (long long)f);
+    CpuEngine sliced(dense, layout, 2, [&] { ++slice_calls; }, dense.n_entries() / 7 + 1);
+    const Selection& jmi = reference[Method::jmi];
+    same_selection(jmi, select_features(sliced, options_for(Method::jmi, k), nullptr), "sliced steps");
+    EXPECT(slice_calls >= 5 * int(jmi.features.size()), "between_slices ran %d times", slice_calls);
     if (gpu.devices.empty()) continue;
     for (const CodeMatrix* m : {&dense, &sparse}) {
       for (int64_t limit : {int64_t(0), int64_t(2000)}) {
         GpuOptions options;
         options.devices = {0};
         options.memory_limit = limit;
-        auto g = make_gpu_jmi_engine(*m, layout, options);
-        EXPECT(mi_scores(*g, d.n) == mi, "gpu mi_scores differ");
-        same_selection(ref, select_jmi(*g, k, d.n, nullptr), m->sparse ? "gpu sparse" : "gpu dense");
+        for (Method method : kMethods) {
+          auto g = make_gpu_engine(*m, layout, options);
+          same_selection(reference[method], select_features(*g, options_for(method, k), nullptr),
+                         m->sparse ? "gpu sparse" : "gpu dense");
+        }
+        auto g = make_gpu_engine(*m, layout, options);
+        EXPECT(mi_scores(*g) == mi, "gpu mi_scores differ");
+        EXPECT(conditional_scores(*g, cond, Method::jmi) == joint_mi, "gpu I(X,S;Y) differ");
+        EXPECT(conditional_scores(*g, cond, Method::cmi) == cond_mi, "gpu I(X;Y|S) differ");
         if (gpu.devices.size() > 1) {
           options.devices = {0, 1};
-          auto g2 = make_gpu_jmi_engine(*m, layout, options);
-          EXPECT(mi_scores(*g2, d.n) == mi, "two-gpu mi_scores differ");
-          same_selection(ref, select_jmi(*g2, k, d.n, nullptr), "two gpus");
+          for (Method method : {Method::jmi, Method::cmi, Method::mrmr}) {
+            auto g2 = make_gpu_engine(*m, layout, options);
+            same_selection(reference[method], select_features(*g2, options_for(method, k), nullptr), "two gpus");
+          }
         }
       }
     }

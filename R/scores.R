@@ -1,0 +1,117 @@
+# Information of each feature with the class: alone (mi_scores), given a variable Z
+# (cmi_scores) and jointly with Z (jmi_scores). One pass over the data each.
+
+#' Mutual information of every feature with the class
+#'
+#' `mi_scores()` computes \eqn{I(X;Y)} for every feature, the relevance that every criterion's
+#' first step maximises (and MIM ranks by); `cmi_scores()` computes \eqn{I(X;Y|Z)}, what a
+#' feature tells about the class beyond a variable \eqn{Z}; `jmi_scores()` computes
+#' \eqn{I(X,Z;Y)}, what a feature and \eqn{Z} tell together. Values are exact from integer
+#' counts: CPU and GPU give bitwise-identical results. Numeric columns are binned as in
+#' [select_features()].
+#'
+#' @inheritParams select_features
+#' @param z The conditioning variable: one feature of `x` (a name, or a column index), or a
+#'   vector with one value per sample (numeric values are binned like the features, with
+#'   `nbins`; integer, logical, factor and character values are categories).
+#' @return A data frame in column order with `feature` (name), `index` (1-based) and `mi`,
+#'   `cmi` or `jmi` (in `units`), with attributes `nbins`, `units` and `backend`.
+#' @examples
+#' set.seed(1)
+#' y <- factor(sample(c("a", "b"), 100, replace = TRUE))
+#' x <- matrix(rnorm(100 * 5), 100, 5, dimnames = list(NULL, paste0("g", 1:5)))
+#' x[, 2] <- x[, 2] + 2 * (y == "b")
+#' x[, 3] <- x[, 2] + rnorm(100, sd = 0.2)
+#' mi_scores(x, y, backend = "cpu")
+#' # given g2, its near-copy g3 adds little
+#' cmi_scores(x, y, z = "g2", backend = "cpu")
+#' jmi_scores(x, y, z = "g2", backend = "cpu")
+#' @export
+mi_scores <- function(x, ...) UseMethod("mi_scores")
+
+#' @rdname mi_scores
+#' @export
+mi_scores.default <- function(x, y, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
+                              units = c("bits", "nats"), ...) {
+  check_dots_empty(...)
+  run_scores(prepare_input(x, y), "mi", NULL, nbins, backend, threads, devices, units)
+}
+
+#' @rdname mi_scores
+#' @export
+mi_scores.SummarizedExperiment <- function(x, class, assay = 1L, nbins = NULL, backend = NULL, threads = NULL,
+                                           devices = NULL, units = c("bits", "nats"), ...) {
+  check_dots_empty(...)
+  run_scores(prepare_se_input(x, class, assay), "mi", NULL, nbins, backend, threads, devices, units)
+}
+
+#' @rdname mi_scores
+#' @export
+cmi_scores <- function(x, ...) UseMethod("cmi_scores")
+
+#' @rdname mi_scores
+#' @export
+cmi_scores.default <- function(x, y, z, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
+                               units = c("bits", "nats"), ...) {
+  check_dots_empty(...)
+  run_scores(prepare_input(x, y), "cmi", z, nbins, backend, threads, devices, units)
+}
+
+#' @rdname mi_scores
+#' @export
+cmi_scores.SummarizedExperiment <- function(x, class, z, assay = 1L, nbins = NULL, backend = NULL,
+                                            threads = NULL, devices = NULL, units = c("bits", "nats"), ...) {
+  check_dots_empty(...)
+  run_scores(prepare_se_input(x, class, assay), "cmi", z, nbins, backend, threads, devices, units)
+}
+
+#' @rdname mi_scores
+#' @export
+jmi_scores <- function(x, ...) UseMethod("jmi_scores")
+
+#' @rdname mi_scores
+#' @export
+jmi_scores.default <- function(x, y, z, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
+                               units = c("bits", "nats"), ...) {
+  check_dots_empty(...)
+  run_scores(prepare_input(x, y), "jmi", z, nbins, backend, threads, devices, units)
+}
+
+#' @rdname mi_scores
+#' @export
+jmi_scores.SummarizedExperiment <- function(x, class, z, assay = 1L, nbins = NULL, backend = NULL,
+                                            threads = NULL, devices = NULL, units = c("bits", "nats"), ...) {
+  check_dots_empty(...)
+  run_scores(prepare_se_input(x, class, assay), "jmi", z, nbins, backend, threads, devices, units)
+}
+
+run_scores <- function(input, kind, z, nbins, backend, threads, devices, units) {
+  z <- if (kind != "mi") resolve_z(z, input)
+  run <- resolve_run(input, nbins, backend, threads, devices, units, steps = 1)
+  values <- if (kind == "mi") {
+    fsgpu_mi_scores(input$x, input$y, length(input$classes), run$nbins, run$backend, run$threads, run$devices,
+                    run$memory_limit)
+  } else {
+    fsgpu_conditional_scores(input$x, input$y, length(input$classes), z$feature, z$column, kind, run$nbins,
+                             run$backend, run$threads, run$devices, run$memory_limit)
+  }
+  out <- data.frame(feature = input$feature_names, index = seq_len(input$n_features), stringsAsFactors = FALSE)
+  out[[kind]] <- values * run$scale
+  structure(out, nbins = run$nbins, units = run$units, backend = run$backend)
+}
+
+# z as the engine takes it: a feature of x (feature, 1-based) or one column of its own
+# (column: a list holding a double vector to bin or integer categories).
+resolve_z <- function(z, input) {
+  if (missing(z) || is.null(z)) stop("z is missing: give a feature of x or one value per sample", call. = FALSE)
+  if (length(z) == 1L && input$n_samples > 1L) return(list(feature = resolve_features(z, input, "z"), column = NULL))
+  if (length(z) != input$n_samples)
+    stop(sprintf("z must be one feature of x or have one value per sample (%d), not %d values", input$n_samples,
+                 length(z)), call. = FALSE)
+  bad <- which(is.na(z) | (is.double(z) & !is.finite(z)))
+  if (length(bad))
+    stop(sprintf("z has missing or infinite values; see sample%s %s", if (length(bad) > 1) "s" else "",
+                 paste(utils::head(bad, 5), collapse = ", ")), call. = FALSE)
+  column <- if (is.double(z)) z else if (is.integer(z) && !is.factor(z)) z else as.integer(factor(z))
+  list(feature = 0L, column = list(column))
+}

@@ -1,0 +1,92 @@
+#include "select.h"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace fsgpu {
+
+namespace {
+
+// The rule of a pass of `options.method` against s.
+StepRule make_rule(const SelectionEngine& engine, const SelectionOptions& options, int32_t step, int64_t n_selected,
+                   const Conditioning& s) {
+  const ClassTerms classes = ClassTerms::of(engine.layout(), engine.plogp());
+  StepRule r;
+  r.method = options.method;
+  r.step = step;
+  r.n_selected = n_selected;
+  r.class_entropy = classes.entropy();
+  r.plogp_n = classes.plogp_n;
+  r.class_terms = classes.class_terms;
+  r.s_terms = s.total_term;
+  r.s_class_terms = s.all_class_terms();
+  r.beta = options.beta;
+  r.gamma = options.gamma;
+  auto small_integer = [](double v) { return v == std::round(v) && std::fabs(v) <= 1048576; };
+  r.integral = small_integer(options.beta) && small_integer(options.gamma);
+  r.weighted = options.weighted;
+  return r;
+}
+
+std::vector<double> scores_of(SelectionEngine& engine, const StepRule& rule) {
+  const std::vector<Wide> keys = engine.keys();
+  std::vector<double> out(keys.size());
+  for (size_t f = 0; f < keys.size(); ++f) out[f] = key_to_score(rule, keys[f], engine.layout().n_samples);
+  return out;
+}
+
+}  // namespace
+
+Selection select_features(SelectionEngine& engine, const SelectionOptions& options,
+                          const std::function<void(int64_t)>& on_step) {
+  const CodeMatrix& x = engine.codes();
+  const ClassLayout& layout = engine.layout();
+  if (static_cast<int64_t>(options.fixed.size()) > options.k) throw std::invalid_argument("more fixed features than k");
+  Selection out;
+  Conditioning s = Conditioning::none(layout, engine.plogp());
+  for (int64_t step = 0; step < options.k; ++step) {
+    if (on_step) on_step(step);
+    if (step > 0) {  // condition on the newest feature (CMI: on all of them, joined)
+      const int64_t newest = out.features.back();
+      s = options.method == Method::cmi && step > 1 ? Conditioning::joined(s, x, newest, layout, engine.plogp())
+                                                    : Conditioning::on_feature(x, layout, newest, engine.plogp());
+    }
+    const StepRule rule = make_rule(engine, options, static_cast<int32_t>(step), step, s);
+    if (step == 0 || options.method != Method::mim) engine.score_pass(s, rule);  // MIM ranks by relevance alone
+
+    const bool forced = step < static_cast<int64_t>(options.fixed.size());
+    Candidate best;
+    if (forced) {
+      best.feature = options.fixed[step];
+      best.key = engine.keys()[best.feature];
+    } else {
+      best = engine.best_candidate();
+    }
+    if (best.feature < 0) break;
+    const double score = key_to_score(rule, best.key, layout.n_samples);
+    if (!forced && score <= options.min_score) break;
+    out.features.push_back(best.feature);
+    out.scores.push_back(score);
+    engine.retire(best.feature);
+  }
+  return out;
+}
+
+std::vector<double> mi_scores(SelectionEngine& engine) {
+  SelectionOptions options;
+  const Conditioning none = Conditioning::none(engine.layout(), engine.plogp());
+  const StepRule rule = make_rule(engine, options, 0, 0, none);
+  engine.score_pass(none, rule);
+  return scores_of(engine, rule);
+}
+
+std::vector<double> conditional_scores(SelectionEngine& engine, const Conditioning& z, Method method) {
+  if (method != Method::cmi && method != Method::jmi) throw std::invalid_argument("conditional scores are cmi or jmi");
+  SelectionOptions options;
+  options.method = method;
+  const StepRule rule = make_rule(engine, options, 1, 1, z);
+  engine.score_pass(z, rule);
+  return scores_of(engine, rule);
+}
+
+}  // namespace fsgpu
