@@ -161,7 +161,14 @@ class GpuEngine : public SelectionEngine {
     }
   }
 
+  // The argmax runs here, not after each pass: MIM's later steps make no pass, only retire.
   Candidate best_candidate() override {
+    for (auto& dev : devices_) {
+      if (dev->first == dev->last) continue;
+      ScopedDevice on(dev->id);
+      launch_best_candidate(dev->state.data(), dev->retired.data(), dev->last - dev->first, dev->partial.data(),
+                            kBestPartials, dev->best.data(), dev->streams[0]->get());
+    }
     Candidate best;
     for (auto& dev : devices_) {
       if (dev->first == dev->last) continue;
@@ -323,12 +330,10 @@ class GpuEngine : public SelectionEngine {
       if (!plan.shared_bytes) buf.scratch.reserve(plan.words * plan.grid);
       launch_score_pass(v, step, plan, buf.scratch.data(), stream);
     }
-    for (size_t i = 1; i < n_buffers; ++i) {  // the argmax waits for every stream
+    for (size_t i = 1; i < n_buffers; ++i) {  // what follows on the main stream waits for every stream
       FSGPU_CUDA_CHECK(cudaEventRecord(dev.done[i], dev.streams[i]->get()));
       FSGPU_CUDA_CHECK(cudaStreamWaitEvent(main, dev.done[i], 0));
     }
-    launch_best_candidate(dev.state.data(), dev.retired.data(), dev.last - dev.first, dev.partial.data(),
-                          kBestPartials, dev.best.data(), main);
   }
 
   const CodeMatrix& x_;

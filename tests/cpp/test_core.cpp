@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -89,11 +90,19 @@ CodeMatrix encode(const Data& d, const ClassLayout& layout, bool sparse, int nbi
   return encode_sparse(i.data(), p.data(), x.data(), d.p, layout, nbins, 2);
 }
 
-void same_selection(const Selection& a, const Selection& b, const char* what) {
-  EXPECT(a.features == b.features, "%s: selections differ", what);
+void same_selection(const Selection& a, const Selection& b, const std::string& what) {
+  EXPECT(a.features == b.features, "%s: selections differ", what.c_str());
   bool equal = a.scores.size() == b.scores.size();
-  for (size_t i = 0; equal && i < a.scores.size(); ++i) equal = a.scores[i] == b.scores[i];
-  EXPECT(equal, "%s: scores differ", what);
+  size_t i = 0;
+  for (; equal && i < a.scores.size(); ++i) equal = a.scores[i] == b.scores[i];
+  EXPECT(equal, "%s: scores differ (%zu of %zu: %.17g vs %.17g)", what.c_str(), i, a.scores.size(),
+         i > 0 && i <= a.scores.size() ? a.scores[i - 1] : 0.0, i > 0 && i <= b.scores.size() ? b.scores[i - 1] : 0.0);
+}
+
+const char* name_of(Method m) {
+  static const char* names[] = {"mim", "mrmr", "mifs", "cife", "condred", "betagamma", "icap",
+                                "cmim", "jmi", "disr", "cmi", "jmim", "njmim"};
+  return names[static_cast<int>(m)];
 }
 
 // A selection of k with one criterion, as the R layer would ask for it.
@@ -174,7 +183,8 @@ int main() {
         for (Method method : kMethods) {
           auto g = make_gpu_engine(*m, layout, options);
           same_selection(reference[method], select_features(*g, options_for(method, k), nullptr),
-                         m->sparse ? "gpu sparse" : "gpu dense");
+                         std::string(m->sparse ? "gpu sparse " : "gpu dense ") + name_of(method) + " case " +
+                             std::to_string(c.seed) + " limit " + std::to_string(limit));
         }
         auto g = make_gpu_engine(*m, layout, options);
         EXPECT(mi_scores(*g) == mi, "gpu mi_scores differ");
