@@ -68,3 +68,203 @@ ref_jmi <- function(x, y, k, nbins = 64) {
   }
   data.frame(index = selected, score = scores)
 }
+
+# ---- The FEAST family ----
+
+# Several code vectors as one joint variable, recoded 0, 1, ... after each join so that the codes
+# stay below the sample count however many variables are joined.
+ref_key <- function(...) {
+  Reduce(function(a, b) {
+    j <- ref_joint(a, b)
+    match(j, unique(j)) - 1L
+  }, list(...))
+}
+
+# Plug-in joint entropy, in bits, of the variables given.
+ref_entropy <- function(...) {
+  key <- ref_key(...)
+  p <- tabulate(match(key, unique(key))) / length(key)
+  -sum(p * log2(p))
+}
+
+# Plug-in conditional mutual information I(X;Y|Z) in bits from the three-way contingency table:
+# sum over the cells of p_xyz log2(p_xyz p_z / (p_xz p_yz)).
+ref_cmi <- function(x, y, z) {
+  x <- match(x, unique(x))
+  y <- match(y, unique(y))
+  z <- match(z, unique(z))
+  nx <- max(x)
+  ny <- max(y)
+  nz <- max(z)
+  n_xyz <- array(tabulate(x + (y - 1L) * nx + (z - 1L) * nx * ny, nx * ny * nz), c(nx, ny, nz))
+  n_xz <- matrix(tabulate(x + (z - 1L) * nx, nx * nz), nx)
+  n_yz <- matrix(tabulate(y + (z - 1L) * ny, ny * nz), ny)
+  n_z <- tabulate(z, nz)
+  cell <- which(n_xyz > 0, arr.ind = TRUE)
+  count <- n_xyz[cell]
+  sum(count / length(x) *
+        log2(count * n_z[cell[, 3]] / (n_xz[cell[, c(1, 3)]] * n_yz[cell[, c(2, 3)]])))
+}
+
+# FEAST's weighted MIToolbox: each cell's term is weighted by the sum W of its samples' weights
+# instead of its count, the probabilities inside the logarithms stay the counts' (n samples):
+#   I_w(A;B)   = (1/n) sum_ab  W_ab  log2(n n_ab / (n_a n_b))
+#   I_w(A;B|C) = (1/n) sum_abc W_abc log2(n_abc n_c / (n_ac n_bc))
+#   H_w(A,...) = -(1/n) sum     W     log2(n_cell / n)
+# A sum over cells of W_cell f(cell) is the sum over samples of w_i f(cell of i), which is how
+# they are written here: ref_cell_size gives each sample the count of its cell.
+ref_cell_size <- function(...) {
+  key <- ref_key(...)
+  cell <- match(key, unique(key))
+  tabulate(cell)[cell]
+}
+
+ref_wmi <- function(a, b, w) {
+  n <- length(w)
+  sum(w * log2(n * ref_cell_size(a, b) / (ref_cell_size(a) * ref_cell_size(b)))) / n
+}
+
+ref_wcmi <- function(a, b, c, w) {
+  sum(w * log2(ref_cell_size(a, b, c) * ref_cell_size(c) /
+                 (ref_cell_size(a, c) * ref_cell_size(b, c)))) / length(w)
+}
+
+ref_wentropy <- function(..., w) -sum(w * log2(ref_cell_size(...) / length(w))) / length(w)
+
+# Criteria whose scores cannot go negative stop at 0 by default; the others go on to k.
+ref_default_min_score <- function(method) {
+  if (method %in% c("mim", "jmi", "disr", "cmim", "cmi", "jmim", "njmim")) 0 else -Inf
+}
+
+# Criteria whose later scores are ratios of information to entropy, hence unitless.
+ref_unitless <- function(method) method %in% c("disr", "njmim")
+
+# The FEAST family, written from the formulas. Step 1 scores every candidate X by I(X;Y); each
+# later step by its criterion over the selected features S (fixed ones included, in selection
+# order). The terms with each S are computed once, when S is selected, and kept in a column per S.
+# Fixed features (names or 1-based indices) come first and never stop the selection; after them
+# the best candidate is taken while its score is above min_score (default: 0 or -Inf, see
+# ref_default_min_score). With `weights`, every quantity is its weighted version. Bits throughout.
+ref_select <- function(x, y, k, method, nbins = 64, beta = NULL, gamma = NULL, fixed = NULL,
+                       min_score = NULL, weights = NULL) {
+  codes <- ref_codes(x, nbins)
+  y <- as.integer(factor(y))
+  p <- length(codes)
+  if (method == "mifs" && is.null(beta)) beta <- 1
+  if (method == "betagamma") stopifnot(!is.null(beta), !is.null(gamma))
+  if (is.null(min_score)) min_score <- ref_default_min_score(method)
+  if (is.character(fixed)) fixed <- match(fixed, colnames(x))
+  stopifnot(!anyNA(fixed))
+
+  if (is.null(weights)) {
+    mi <- ref_mi
+    cmi <- ref_cmi
+    entropy <- ref_entropy
+  } else {
+    mi <- function(a, b) ref_wmi(a, b, weights)
+    cmi <- function(a, b, c) ref_wcmi(a, b, c, weights)
+    entropy <- function(...) ref_wentropy(..., w = weights)
+  }
+  each <- function(f) vapply(codes, f, numeric(1))
+  # I(X,S;Y)/H(X,S,Y), 0 where the joint entropy is 0.
+  ratio <- function(joint, h) ifelse(h > 0, joint / h, 0)
+  row_min <- function(m) apply(m, 1, min)
+
+  relevance <- each(function(v) mi(v, y))
+  terms <- list(red = NULL, cred = NULL, cond = NULL, joint = NULL, h = NULL)
+  needs <- switch(method,
+    mim = character(), cmi = character(),
+    jmi = "joint", jmim = "joint", disr = c("joint", "h"), njmim = c("joint", "h"),
+    mrmr = "red", mifs = "red", condred = "cred", cife = , betagamma = , icap = c("red", "cred"),
+    cmim = "cond",
+    stop("unknown method ", method))
+  add_terms <- function(s) {
+    term <- list(
+      red = function() each(function(v) mi(v, s)),                # I(X;S)
+      cred = function() each(function(v) cmi(v, s, y)),           # I(X;S|Y)
+      cond = function() each(function(v) cmi(v, y, s)),           # I(X;Y|S)
+      joint = function() each(function(v) mi(ref_key(v, s), y)),  # I(X,S;Y)
+      h = function() each(function(v) entropy(v, s, y)))          # H(X,S,Y)
+    for (name in needs) terms[[name]] <<- cbind(terms[[name]], term[[name]]())
+  }
+  criterion <- function(selected) {
+    with(terms, switch(method,
+      mim = relevance,
+      jmi = rowSums(joint),
+      disr = rowSums(ratio(joint, h)),
+      mrmr = relevance - rowMeans(red),
+      mifs = relevance - beta * rowSums(red),
+      cife = relevance - rowSums(red) + rowSums(cred),
+      condred = relevance + rowSums(cred),
+      betagamma = relevance - beta * rowSums(red) + gamma * rowSums(cred),
+      icap = relevance + rowSums(pmin(cred - red, 0)),  # pmin keeps the first argument's dim
+      cmim = pmin(relevance, row_min(cond)),
+      cmi = {
+        z <- do.call(ref_key, codes[selected])
+        each(function(v) cmi(v, y, z))
+      },
+      jmim = row_min(joint),
+      njmim = row_min(ratio(joint, h))))
+  }
+
+  selected <- integer(0)
+  scores <- numeric(0)
+  for (step in seq_len(min(k, p))) {
+    score <- if (step == 1L) relevance else criterion(selected)
+    if (step <= length(fixed)) {
+      best <- fixed[step]
+    } else {
+      candidate <- replace(score, selected, -Inf)
+      best <- ref_argmax(candidate)
+      if (score[best] <= min_score + 1e-12) break
+    }
+    selected <- c(selected, best)
+    scores <- c(scores, score[best])
+    if (step < k) add_terms(codes[[best]])
+  }
+  data.frame(index = selected, score = scores)
+}
+
+# The code vector of a conditioning variable z of cmi_scores/jmi_scores: a feature of x (name or
+# 1-based index) when z has length 1, else one value per sample, binned when double.
+ref_z_codes <- function(x, z, nbins) {
+  if (length(z) == 1L) {
+    j <- if (is.character(z)) match(z, colnames(x)) else z
+    return(ref_codes(x, nbins)[[j]])
+  }
+  if (is.double(z)) ref_bin(z, nbins) else match(as.character(z), sort(unique(as.character(z)))) - 1L
+}
+
+# I(X;Y|Z) and I(X,Z;Y) of every feature X of x, in bits.
+ref_cmi_scores <- function(x, y, z, nbins = 64) {
+  z <- ref_z_codes(x, z, nbins)
+  y <- as.integer(factor(y))
+  data.frame(index = seq_len(ncol(x)),
+             cmi = vapply(ref_codes(x, nbins), function(v) ref_cmi(v, y, z), numeric(1)))
+}
+
+ref_jmi_scores <- function(x, y, z, nbins = 64) {
+  z <- ref_z_codes(x, z, nbins)
+  y <- as.integer(factor(y))
+  data.frame(index = seq_len(ncol(x)),
+             jmi = vapply(ref_codes(x, nbins), function(v) ref_mi(ref_key(v, z), y), numeric(1)))
+}
+
+# The criteria the tests run, each with the parameters it is run with.
+family_settings <- function() {
+  list(
+    mim = list(method = "mim"),
+    mrmr = list(method = "mrmr"),
+    mifs = list(method = "mifs"),
+    cife = list(method = "cife"),
+    condred = list(method = "condred"),
+    betagamma = list(method = "betagamma", beta = 0.6, gamma = 0.3),
+    icap = list(method = "icap"),
+    cmim = list(method = "cmim"),
+    jmi = list(method = "jmi"),
+    disr = list(method = "disr"),
+    cmi = list(method = "cmi"),
+    jmim = list(method = "jmim"),
+    njmim = list(method = "njmim")
+  )
+}
