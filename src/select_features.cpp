@@ -70,7 +70,6 @@ Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std
   options.gamma = gamma;
   for (int f : fixed) options.fixed.push_back(f - 1);
   options.min_score = min_score;
-  options.weighted = !Rf_isNull(weights);
   std::unique_ptr<SelectionEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit, weights);
   const double prepare_seconds = seconds_since(t0);
   t0 = Clock::now();

@@ -48,7 +48,7 @@ struct StepRule {
   int64_t s_class_terms = 0;      // sum_{s,y} plogp(n(s,y))
   double beta = 1, gamma = 0;     // MIFS, BetaGamma
   bool integral = true;           // beta and gamma are small integers: the score stays exact
-  bool weighted = false;          // per-sample weights (CPU only): every key is a double in bits
+  double key_scale = 1;           // fixed-point keys are N * bits * 2^32 * key_scale (weights: weighted_engine.h)
 };
 
 // Per-feature state. `key` is what the argmax compares: a fixed-point score, or, for scores
@@ -170,7 +170,6 @@ FSGPU_HD inline void update_feature(const StepRule& r, int64_t xsy, int64_t xs, 
 
 // Whether a step's keys are doubles (ordered_key) rather than fixed-point information.
 inline bool real_keys(const StepRule& r) {
-  if (r.weighted) return true;
   if (r.step == 0) return false;
   return ratio_scores(r.method) || (!r.integral && (r.method == Method::mifs || r.method == Method::betagamma));
 }
@@ -178,12 +177,11 @@ inline bool real_keys(const StepRule& r) {
 // A key of a step as a score: bits, or a ratio for DISR and NJMIM.
 inline double key_to_score(const StepRule& r, Wide key, int64_t n_samples) {
   if (!real_keys(r)) {
-    if (r.step > 0 && r.method == Method::mrmr) return fixed_to_bits(key, n_samples) / static_cast<double>(r.n_selected);
-    return fixed_to_bits(key, n_samples);
+    const double bits = fixed_to_bits(key, n_samples) / r.key_scale;
+    return r.step > 0 && r.method == Method::mrmr ? bits / static_cast<double>(r.n_selected) : bits;
   }
   const double v = key_to_double(key);
-  if (r.weighted || (r.step > 0 && ratio_scores(r.method))) return v;
-  return v / (kPlogpScale * static_cast<double>(n_samples));
+  return ratio_scores(r.method) ? v : v / (kPlogpScale * static_cast<double>(n_samples));
 }
 
 }  // namespace fsgpu

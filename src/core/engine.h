@@ -33,6 +33,8 @@ class SelectionEngine {
   virtual const CodeMatrix& codes() const = 0;
   virtual const ClassLayout& layout() const = 0;
   virtual const PlogpTable& plogp() const = 0;
+  // Fixed-point keys are N * bits * 2^32 times this (weighted_engine.h scales them by its weights).
+  virtual double key_scale() const { return 1; }
 };
 
 }  // namespace fsgpu

@@ -1,6 +1,8 @@
 #include "joint_counts.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -24,7 +26,55 @@ Conditioning tabulate(std::vector<uint32_t> codes, int32_t levels, const ClassLa
   for (int32_t c = 0; c < layout.n_classes; ++c)
     for (int32_t v = 0; v < levels; ++v) s.class_terms[c] += plogp(s.class_counts[static_cast<size_t>(c) * levels + v]);
   for (int32_t v = 0; v < levels; ++v) s.total_term += plogp(s.counts[v]);
+  if (levels >= kGroupedStates) {  // a stable counting sort by state keeps the class order
+    s.state_start.assign(static_cast<size_t>(levels) + 1, 0);
+    for (int32_t v = 0; v < levels; ++v) s.state_start[v + 1] = s.state_start[v] + static_cast<int32_t>(s.counts[v]);
+    std::vector<int32_t> next(s.state_start.begin(), s.state_start.end() - 1);
+    s.by_state.resize(layout.n_samples);
+    for (int32_t i = 0; i < layout.n_samples; ++i) s.by_state[next[s.codes[i]]++] = i;
+  }
   return s;
+}
+
+// The sums of a dense feature without a base code, state by state (see Conditioning::by_state):
+// the same cells, so the same integers, as the table-wide count.
+JointSums grouped_joint_sums(const uint8_t* codes8, const uint16_t* codes16, int32_t levels, const Conditioning& s,
+                             const ClassLayout& layout, const PlogpTable& plogp, CountScratch& scratch) {
+  scratch.class_table.resize(std::max<size_t>(scratch.class_table.size(), levels));
+  scratch.pair_table.resize(std::max<size_t>(scratch.pair_table.size(), levels));
+  uint32_t* n_xsy = scratch.class_table.data();  // of the current state and class
+  uint32_t* n_xs = scratch.pair_table.data();    // of the current state
+  auto& in_class = scratch.touched_class;
+  auto& in_state = scratch.touched_state;
+  JointSums sums;
+  auto close_class = [&] {
+    for (uint16_t x : in_class) {
+      sums.xsy += plogp(n_xsy[x]);
+      if (n_xs[x] == 0) in_state.push_back(x);
+      n_xs[x] += n_xsy[x];
+      n_xsy[x] = 0;
+    }
+    in_class.clear();
+  };
+  for (int32_t v = 0; v < s.levels; ++v) {
+    int32_t current_class = -1;
+    for (int32_t k = s.state_start[v]; k < s.state_start[v + 1]; ++k) {
+      const int32_t pos = s.by_state[k];
+      if (layout.class_of[pos] != current_class) {
+        close_class();
+        current_class = layout.class_of[pos];
+      }
+      const uint16_t x = codes16 ? codes16[pos] : codes8[pos];
+      if (n_xsy[x]++ == 0) in_class.push_back(x);
+    }
+    close_class();
+    for (uint16_t x : in_state) {
+      sums.xs += plogp(n_xs[x]);
+      n_xs[x] = 0;
+    }
+    in_state.clear();
+  }
+  return sums;
 }
 
 }  // namespace
@@ -43,15 +93,44 @@ Conditioning Conditioning::on_feature(const CodeMatrix& x, const ClassLayout& la
 Conditioning Conditioning::joined(const Conditioning& s, const CodeMatrix& x, int64_t feature,
                                   const ClassLayout& layout, const PlogpTable& plogp) {
   const Conditioning f = on_feature(x, layout, feature, plogp);
-  std::vector<uint64_t> pair(s.codes.size());
-  for (size_t i = 0; i < pair.size(); ++i) pair[i] = static_cast<uint64_t>(s.codes[i]) * f.levels + f.codes[i];
+  const size_t n = s.codes.size();
+  std::vector<uint32_t> codes(n);
+  const uint64_t pairs = static_cast<uint64_t>(s.levels) * f.levels;
+  if (pairs <= std::max<uint64_t>(4 * n, uint64_t(1) << 20)) {  // states numbered as first met, through a table
+    std::vector<uint32_t> id(pairs, UINT32_MAX);
+    uint32_t next = 0;
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t& state = id[static_cast<uint64_t>(s.codes[i]) * f.levels + f.codes[i]];
+      if (state == UINT32_MAX) state = next++;
+      codes[i] = state;
+    }
+    return tabulate(std::move(codes), static_cast<int32_t>(next), layout, plogp);
+  }
+  std::vector<uint64_t> pair(n);  // too many possible pairs for a table: number the observed ones in order
+  for (size_t i = 0; i < n; ++i) pair[i] = static_cast<uint64_t>(s.codes[i]) * f.levels + f.codes[i];
   std::vector<uint64_t> states = pair;
   std::sort(states.begin(), states.end());
   states.erase(std::unique(states.begin(), states.end()), states.end());
-  std::vector<uint32_t> codes(pair.size());
-  for (size_t i = 0; i < pair.size(); ++i)
+  for (size_t i = 0; i < n; ++i)
     codes[i] = static_cast<uint32_t>(std::lower_bound(states.begin(), states.end(), pair[i]) - states.begin());
   return tabulate(std::move(codes), static_cast<int32_t>(states.size()), layout, plogp);
+}
+
+Conditioning Conditioning::with_pure_states_merged(const ClassLayout& layout, const PlogpTable& plogp) const {
+  std::vector<int32_t> pure_class(levels, -1);  // the class of a state whose samples all have one
+  for (int32_t c = 0; c < layout.n_classes; ++c)
+    for (int32_t v = 0; v < levels; ++v)
+      if (counts[v] > 0 && class_counts[static_cast<size_t>(c) * levels + v] == counts[v]) pure_class[v] = c;
+  std::vector<uint32_t> mixed_id(levels, UINT32_MAX), pure_id(layout.n_classes, UINT32_MAX);
+  std::vector<uint32_t> merged(codes.size());
+  uint32_t next = 0;
+  for (size_t i = 0; i < codes.size(); ++i) {
+    const uint32_t v = codes[i];
+    uint32_t& state = pure_class[v] >= 0 ? pure_id[pure_class[v]] : mixed_id[v];
+    if (state == UINT32_MAX) state = next++;
+    merged[i] = state;
+  }
+  return tabulate(std::move(merged), static_cast<int32_t>(next), layout, plogp);
 }
 
 int64_t Conditioning::all_class_terms() const {
@@ -76,6 +155,11 @@ ClassTerms ClassTerms::of(const ClassLayout& layout, const PlogpTable& plogp) {
 
 JointSums joint_sums(const CodeMatrix& x, int64_t feature, const Conditioning& s, const ClassLayout& layout,
                      const PlogpTable& plogp, CountScratch& scratch) {
+  if (!s.by_state.empty() && !x.sparse && x.base[feature] == kNoBase) {
+    const int64_t begin = x.entries_begin(feature);
+    return grouped_joint_sums(x.wide ? nullptr : x.codes8.data() + begin, x.wide ? x.codes16.data() + begin : nullptr,
+                              x.levels[feature], s, layout, plogp, scratch);
+  }
   const int32_t ls = s.levels;
   const size_t cells = static_cast<size_t>(x.levels[feature]) * ls;
   const uint16_t base = x.base[feature];

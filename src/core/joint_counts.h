@@ -24,6 +24,9 @@ namespace fsgpu {
 // its cells: scanning costs much less per cell than a revisit costs per entry.
 constexpr int kTouchRatio = 4;
 
+// From this many states of S on, dense features are counted state by state (Conditioning::by_state).
+constexpr int32_t kGroupedStates = 512;
+
 // S expanded to dense class-sorted codes, with its count tables. Unconditioned: one level.
 // S is a feature, a vector given by the user, or (CMI) the joint variable of several features,
 // whose states can number up to N: hence 32-bit codes.
@@ -36,6 +39,10 @@ struct Conditioning {
   std::vector<uint32_t> counts;       // n(s)
   std::vector<int64_t> class_terms;   // per class y: sum_s plogp(n(s, y))
   int64_t total_term = 0;             // sum_s plogp(n(s))
+  // With many states (CMI), positions grouped by state, class-sorted within each state, so a
+  // dense feature is counted state by state in tables of levels(X) cells rather than in one
+  // of levels(X) x Ls cells that no cache holds. Empty when Ls is small.
+  std::vector<int32_t> by_state, state_start;
 
   static Conditioning none(const ClassLayout& layout, const PlogpTable& plogp);
   static Conditioning on_feature(const CodeMatrix& x, const ClassLayout& layout, int64_t feature,
@@ -43,6 +50,11 @@ struct Conditioning {
   // The joint variable of S and a feature, its observed states numbered from 0.
   static Conditioning joined(const Conditioning& s, const CodeMatrix& x, int64_t feature, const ClassLayout& layout,
                              const PlogpTable& plogp);
+  // S with the states that hold one class only merged into one state per class. The cells of
+  // such a state add equal terms to sum plogp(n(x,s,y)) and sum plogp(n(x,s)), so N*H(Y|X,S),
+  // I(X;Y|S) and I(X,S;Y) are exactly unchanged (the sums themselves are not): CMI's joint
+  // condition keeps few states however many features it joins.
+  Conditioning with_pure_states_merged(const ClassLayout& layout, const PlogpTable& plogp) const;
 
   int64_t all_class_terms() const;  // sum_{s,y} plogp(n(s, y))
 };
@@ -62,6 +74,7 @@ void check_table_size(const CodeMatrix& x, const Conditioning& s);
 // Reusable per-thread tables for cond_class_entropy, all-zero between calls.
 struct alignas(64) CountScratch {  // aligned: workers must not share cache lines
   std::vector<uint32_t> class_table, pair_table, counted_sy, counted_s;
+  std::vector<uint16_t> touched_class, touched_state;  // codes counted in the current class and state
 };
 
 struct JointSums {

@@ -24,7 +24,7 @@ StepRule make_rule(const SelectionEngine& engine, const SelectionOptions& option
   r.gamma = options.gamma;
   auto small_integer = [](double v) { return v == std::round(v) && std::fabs(v) <= 1048576; };
   r.integral = small_integer(options.beta) && small_integer(options.gamma);
-  r.weighted = options.weighted;
+  r.key_scale = engine.key_scale();
   return r;
 }
 
@@ -48,8 +48,13 @@ Selection select_features(SelectionEngine& engine, const SelectionOptions& optio
     if (on_step) on_step(step);
     if (step > 0) {  // condition on the newest feature (CMI: on all of them, joined)
       const int64_t newest = out.features.back();
-      s = options.method == Method::cmi && step > 1 ? Conditioning::joined(s, x, newest, layout, engine.plogp())
-                                                    : Conditioning::on_feature(x, layout, newest, engine.plogp());
+      if (options.method == Method::cmi) {  // CMI's score uses only H(Y|X,S): see with_pure_states_merged()
+        s = step > 1 ? Conditioning::joined(s, x, newest, layout, engine.plogp())
+                     : Conditioning::on_feature(x, layout, newest, engine.plogp());
+        s = s.with_pure_states_merged(layout, engine.plogp());
+      } else {
+        s = Conditioning::on_feature(x, layout, newest, engine.plogp());
+      }
     }
     const StepRule rule = make_rule(engine, options, static_cast<int32_t>(step), step, s);
     if (step == 0 || options.method != Method::mim) engine.score_pass(s, rule);  // MIM ranks by relevance alone

@@ -20,7 +20,6 @@ struct SelectionOptions {
   double beta = 1, gamma = 0;   // MIFS, CIFE, CondRed, BetaGamma: I(X;Y) - beta sum I(X;S) + gamma sum I(X;S|Y)
   std::vector<int64_t> fixed;   // selected first, in this order
   double min_score = 0;         // stop when the best score is at or below it (bits; a ratio for DISR, NJMIM)
-  bool weighted = false;        // the engine computes weighted information (weighted_engine.h)
 };
 
 struct Selection {

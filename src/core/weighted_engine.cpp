@@ -4,6 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "cpu_engine.h"
 #include "parallel.h"
 
 namespace fsgpu {
@@ -19,15 +20,22 @@ WeightedCpuEngine::WeightedCpuEngine(const CodeMatrix& x, const ClassLayout& lay
       layout_(layout),
       threads_(threads < 1 ? 1 : threads),
       plogp_(layout.n_samples),
+      log2_(static_cast<size_t>(layout.n_samples) + 1, 0),
       weight_(layout.n_samples),
-      score_(x.n_features, 0),
+      state_(x.n_features),
       retired_(x.n_features, 0),
       scratch_(threads_) {
   if (static_cast<int64_t>(weights.size()) != layout.n_samples) throw std::invalid_argument("one weight per sample");
-  for (int32_t i = 0; i < layout.n_samples; ++i) {
-    if (!(weights[i] >= 0) || !std::isfinite(weights[i])) throw std::invalid_argument("weights must be finite and >= 0");
-    weight_[layout.position[i]] = weights[i];
+  double largest = 0;
+  for (double w : weights) {
+    if (!(w >= 0) || !std::isfinite(w)) throw std::invalid_argument("weights must be finite and >= 0");
+    largest = std::max(largest, w);
   }
+  // A power of two puts the largest weight in [2^36, 2^37): a cell's summed weight stays below
+  // 2^63 for up to kMaxSamples samples, and W * (sum of logs) below 2^127.
+  if (largest > 0) weight_scale_ = std::ldexp(1.0, 36 - std::ilogb(largest));
+  for (int32_t i = 0; i < layout.n_samples; ++i) weight_[layout.position[i]] = std::llround(weights[i] * weight_scale_);
+  for (int64_t n = 1; n <= layout.n_samples; ++n) log2_[n] = std::llround(std::ldexp(std::log2(double(n)), kLogBits));
 }
 
 WeightedCpuEngine::Terms WeightedCpuEngine::terms_of(int64_t feature, const Conditioning& s, Scratch& scratch) const {
@@ -40,15 +48,14 @@ WeightedCpuEngine::Terms WeightedCpuEngine::terms_of(int64_t feature, const Cond
   if (scratch.pair_counts.size() < cells) {
     scratch.pair_counts.resize(cells, 0);
     scratch.cell_counts.resize(cells, 0);
-    scratch.cell_weights.resize(cells, 0.0);
+    scratch.cell_weights.resize(cells, 0);
   }
   auto cell = [&](int32_t i) { return static_cast<int64_t>(scratch.codes[i]) * ls + s.codes[i]; };
   for (int32_t i = 0; i < n; ++i) ++scratch.pair_counts[cell(i)];
 
   Terms t;
-  const double big_n = n;
   for (int32_t c = 0; c < layout_.n_classes; ++c) {
-    const double n_y = layout_.class_start[c + 1] - layout_.class_start[c];
+    const int64_t log_y = log2_[layout_.class_start[c + 1] - layout_.class_start[c]];
     scratch.touched.clear();
     for (int32_t i = layout_.class_start[c]; i < layout_.class_start[c + 1]; ++i) {
       const int64_t k = cell(i);
@@ -56,21 +63,18 @@ WeightedCpuEngine::Terms WeightedCpuEngine::terms_of(int64_t feature, const Cond
       scratch.cell_weights[k] += weight_[i];
     }
     for (int64_t k : scratch.touched) {
-      const double n_xsy = scratch.cell_counts[k], w = scratch.cell_weights[k];
-      const double n_xs = scratch.pair_counts[k];
       const int32_t v = static_cast<int32_t>(k % ls);
-      const double n_s = s.counts[v], n_sy = s.class_counts[static_cast<size_t>(c) * ls + v];
-      t.joint_mi += w * std::log2(big_n * n_xsy / (n_xs * n_y));
-      t.cond_mi += w * std::log2(n_xsy * n_s / (n_sy * n_xs));
-      t.joint_entropy -= w * std::log2(n_xsy / big_n);
+      const int64_t log_xsy = log2_[scratch.cell_counts[k]], log_xs = log2_[scratch.pair_counts[k]];
+      const int64_t log_s = log2_[s.counts[v]], log_sy = log2_[s.class_counts[static_cast<size_t>(c) * ls + v]];
+      const Wide w = scratch.cell_weights[k];
+      t.joint_mi += w * (log2_[n] + log_xsy - log_xs - log_y);
+      t.cond_mi += w * (log_xsy + log_s - log_sy - log_xs);
+      t.joint_entropy += w * (log2_[n] - log_xsy);
       scratch.cell_counts[k] = 0;
       scratch.cell_weights[k] = 0;
     }
   }
   for (int32_t i = 0; i < n; ++i) scratch.pair_counts[cell(i)] = 0;
-  t.joint_mi /= big_n;
-  t.cond_mi /= big_n;
-  t.joint_entropy /= big_n;
   return t;
 }
 
@@ -86,23 +90,27 @@ void WeightedCpuEngine::score_pass(const Conditioning& s, const StepRule& rule) 
       for (int64_t f = first + begin; f < first + end; ++f) {
         if (retired_[f]) continue;
         const Terms t = terms_of(f, s, scratch_[worker]);
+        FeatureState& st = state_[f];
         const bool first_step = rule.step == 1;
-        double& score = score_[f];
         switch (rule.step == 0 ? Method::mim : rule.method) {
-          case Method::mim:
-            if (rule.step == 0) score = t.joint_mi;  // S is nothing: I(X;Y)
+          case Method::mim:  // S is nothing: I(X;Y)
+            if (rule.step == 0) st.key = t.joint_mi;
             break;
           case Method::jmi:
-            score = (first_step ? 0.0 : score) + t.joint_mi;
+            st.sum1 = (first_step ? Wide(0) : st.sum1) + t.joint_mi;
+            st.key = st.sum1;
             break;
-          case Method::disr:
-            score = (first_step ? 0.0 : score) + (t.joint_entropy > 0 ? t.joint_mi / t.joint_entropy : 0.0);
+          case Method::disr: {
+            const double entropy = wide_to_double(t.joint_entropy);
+            st.real = (first_step ? 0.0 : st.real) + (entropy > 0 ? wide_to_double(t.joint_mi) / entropy : 0.0);
+            st.key = ordered_key(st.real);
             break;
-          case Method::cmim:
-            score = std::min(score, t.cond_mi);  // from the relevance down
+          }
+          case Method::cmim:  // from the relevance down
+            st.key = smaller(st.key, t.cond_mi);
             break;
           default:  // cmi
-            score = t.cond_mi;
+            st.key = t.cond_mi;
             break;
         }
       }
@@ -110,19 +118,11 @@ void WeightedCpuEngine::score_pass(const Conditioning& s, const StepRule& rule) 
   }
 }
 
-Candidate WeightedCpuEngine::best_candidate() {
-  Candidate best;
-  for (int64_t f = 0; f < x_.n_features; ++f) {
-    if (retired_[f]) continue;
-    const Wide key = ordered_key(score_[f]);
-    if (best.feature < 0 || key > best.key) best = Candidate{f, key};
-  }
-  return best;
-}
+Candidate WeightedCpuEngine::best_candidate() { return best_of(state_, retired_); }
 
 std::vector<Wide> WeightedCpuEngine::keys() {
-  std::vector<Wide> out(score_.size());
-  for (size_t f = 0; f < score_.size(); ++f) out[f] = ordered_key(score_[f]);
+  std::vector<Wide> out(state_.size());
+  for (size_t f = 0; f < state_.size(); ++f) out[f] = state_[f].key;
   return out;
 }
 
