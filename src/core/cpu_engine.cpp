@@ -20,6 +20,9 @@ CpuEngine::CpuEngine(const CodeMatrix& x, const ClassLayout& layout, int threads
 
 void CpuEngine::score_pass(const Conditioning& s, const StepRule& rule) {
   check_table_size(x_, s);
+  StateGroups groups;
+  if (s.levels >= kGroupedStates) groups = StateGroups::of(s);
+  const StateGroups* grouped = s.levels >= kGroupedStates ? &groups : nullptr;
   const int64_t slices = std::clamp<int64_t>(x_.n_entries() / slice_entries_, 1, 64);
   for (int64_t slice = 0; slice < slices; ++slice) {
     if (slice > 0 && between_slices_) between_slices_();
@@ -27,7 +30,7 @@ void CpuEngine::score_pass(const Conditioning& s, const StepRule& rule) {
     parallel_for(last - first, threads_, 64, [&](int64_t begin, int64_t end, int worker) {
       for (int64_t f = first + begin; f < first + end; ++f) {
         if (retired_[f]) continue;
-        const JointSums sums = joint_sums(x_, f, s, layout_, plogp_, scratch_[worker]);
+        const JointSums sums = joint_sums(x_, f, s, layout_, plogp_, scratch_[worker], grouped);
         update_feature(rule, sums.xsy, sums.xs, state_[f]);
       }
     });

@@ -26,20 +26,14 @@ Conditioning tabulate(std::vector<uint32_t> codes, int32_t levels, const ClassLa
   for (int32_t c = 0; c < layout.n_classes; ++c)
     for (int32_t v = 0; v < levels; ++v) s.class_terms[c] += plogp(s.class_counts[static_cast<size_t>(c) * levels + v]);
   for (int32_t v = 0; v < levels; ++v) s.total_term += plogp(s.counts[v]);
-  if (levels >= kGroupedStates) {  // a stable counting sort by state keeps the class order
-    s.state_start.assign(static_cast<size_t>(levels) + 1, 0);
-    for (int32_t v = 0; v < levels; ++v) s.state_start[v + 1] = s.state_start[v] + static_cast<int32_t>(s.counts[v]);
-    std::vector<int32_t> next(s.state_start.begin(), s.state_start.end() - 1);
-    s.by_state.resize(layout.n_samples);
-    for (int32_t i = 0; i < layout.n_samples; ++i) s.by_state[next[s.codes[i]]++] = i;
-  }
   return s;
 }
 
-// The sums of a dense feature without a base code, state by state (see Conditioning::by_state):
+// The sums of a dense feature without a base code, state by state (see StateGroups):
 // the same cells, so the same integers, as the table-wide count.
 JointSums grouped_joint_sums(const uint8_t* codes8, const uint16_t* codes16, int32_t levels, const Conditioning& s,
-                             const ClassLayout& layout, const PlogpTable& plogp, CountScratch& scratch) {
+                             const StateGroups& g, const ClassLayout& layout, const PlogpTable& plogp,
+                             CountScratch& scratch) {
   scratch.class_table.resize(std::max<size_t>(scratch.class_table.size(), levels));
   scratch.pair_table.resize(std::max<size_t>(scratch.pair_table.size(), levels));
   uint32_t* n_xsy = scratch.class_table.data();  // of the current state and class
@@ -58,8 +52,8 @@ JointSums grouped_joint_sums(const uint8_t* codes8, const uint16_t* codes16, int
   };
   for (int32_t v = 0; v < s.levels; ++v) {
     int32_t current_class = -1;
-    for (int32_t k = s.state_start[v]; k < s.state_start[v + 1]; ++k) {
-      const int32_t pos = s.by_state[k];
+    for (int32_t k = g.state_start[v]; k < g.state_start[v + 1]; ++k) {
+      const int32_t pos = g.by_state[k];
       if (layout.class_of[pos] != current_class) {
         close_class();
         current_class = layout.class_of[pos];
@@ -153,12 +147,22 @@ ClassTerms ClassTerms::of(const ClassLayout& layout, const PlogpTable& plogp) {
   return t;
 }
 
+StateGroups StateGroups::of(const Conditioning& s) {
+  StateGroups g;  // a stable counting sort by state keeps the class order
+  g.state_start.assign(static_cast<size_t>(s.levels) + 1, 0);
+  for (int32_t v = 0; v < s.levels; ++v) g.state_start[v + 1] = g.state_start[v] + static_cast<int32_t>(s.counts[v]);
+  std::vector<int32_t> next(g.state_start.begin(), g.state_start.end() - 1);
+  g.by_state.resize(s.codes.size());
+  for (size_t i = 0; i < s.codes.size(); ++i) g.by_state[next[s.codes[i]]++] = static_cast<int32_t>(i);
+  return g;
+}
+
 JointSums joint_sums(const CodeMatrix& x, int64_t feature, const Conditioning& s, const ClassLayout& layout,
-                     const PlogpTable& plogp, CountScratch& scratch) {
-  if (!s.by_state.empty() && !x.sparse && x.base[feature] == kNoBase) {
+                     const PlogpTable& plogp, CountScratch& scratch, const StateGroups* groups) {
+  if (groups && !x.sparse && x.base[feature] == kNoBase) {
     const int64_t begin = x.entries_begin(feature);
     return grouped_joint_sums(x.wide ? nullptr : x.codes8.data() + begin, x.wide ? x.codes16.data() + begin : nullptr,
-                              x.levels[feature], s, layout, plogp, scratch);
+                              x.levels[feature], s, *groups, layout, plogp, scratch);
   }
   const int32_t ls = s.levels;
   const size_t cells = static_cast<size_t>(x.levels[feature]) * ls;

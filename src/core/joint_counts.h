@@ -24,7 +24,7 @@ namespace fsgpu {
 // its cells: scanning costs much less per cell than a revisit costs per entry.
 constexpr int kTouchRatio = 4;
 
-// From this many states of S on, dense features are counted state by state (Conditioning::by_state).
+// From this many states of S on, the CPU counts dense features state by state (StateGroups).
 constexpr int32_t kGroupedStates = 512;
 
 // S expanded to dense class-sorted codes, with its count tables. Unconditioned: one level.
@@ -39,10 +39,6 @@ struct Conditioning {
   std::vector<uint32_t> counts;       // n(s)
   std::vector<int64_t> class_terms;   // per class y: sum_s plogp(n(s, y))
   int64_t total_term = 0;             // sum_s plogp(n(s))
-  // With many states (CMI), positions grouped by state, class-sorted within each state, so a
-  // dense feature is counted state by state in tables of levels(X) cells rather than in one
-  // of levels(X) x Ls cells that no cache holds. Empty when Ls is small.
-  std::vector<int32_t> by_state, state_start;
 
   static Conditioning none(const ClassLayout& layout, const PlogpTable& plogp);
   static Conditioning on_feature(const CodeMatrix& x, const ClassLayout& layout, int64_t feature,
@@ -67,6 +63,14 @@ struct ClassTerms {
   static ClassTerms of(const ClassLayout& layout, const PlogpTable& plogp);
 };
 
+// With many states (CMI's joint condition), the positions of S grouped by state, class-sorted
+// within each state, so that the CPU counts a dense feature state by state in tables of
+// levels(X) cells rather than in one of levels(X) x Ls cells that no cache holds.
+struct StateGroups {
+  std::vector<int32_t> by_state, state_start;
+  static StateGroups of(const Conditioning& s);
+};
+
 // Count tables hold levels(X) x levels(S) cells; refuses sizes no engine can hold.
 void check_table_size(const CodeMatrix& x, const Conditioning& s);
 
@@ -81,9 +85,10 @@ struct JointSums {
   int64_t xsy = 0, xs = 0;
 };
 
-// The sums of feature X against S; xs - xsy is N * H(Y | X, S).
+// The sums of feature X against S; xs - xsy is N * H(Y | X, S). `groups`, when given, are S's
+// (a pass against S with at least kGroupedStates states should give them).
 JointSums joint_sums(const CodeMatrix& x, int64_t feature, const Conditioning& s, const ClassLayout& layout,
-                     const PlogpTable& plogp, CountScratch& scratch);
+                     const PlogpTable& plogp, CountScratch& scratch, const StateGroups* groups = nullptr);
 
 // The entries of `feature` that fall in class c: [first, last) of its entry range.
 inline void class_entries(const CodeMatrix& x, int64_t feature, const ClassLayout& layout, int32_t c,

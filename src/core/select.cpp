@@ -46,7 +46,7 @@ Selection select_features(SelectionEngine& engine, const SelectionOptions& optio
   Conditioning s = Conditioning::none(layout, engine.plogp());
   for (int64_t step = 0; step < options.k; ++step) {
     if (on_step) on_step(step);
-    if (step > 0) {  // condition on the newest feature (CMI: on all of them, joined)
+    if (step > 0 && options.method != Method::mim) {  // condition on the newest feature (CMI: on all, joined)
       const int64_t newest = out.features.back();
       if (options.method == Method::cmi) {  // CMI's score uses only H(Y|X,S): see with_pure_states_merged()
         s = step > 1 ? Conditioning::joined(s, x, newest, layout, engine.plogp())

@@ -327,7 +327,10 @@ class GpuEngine : public SelectionEngine {
       auto planned = dev.plans.find({i, s.levels});
       if (planned == dev.plans.end()) planned = dev.plans.emplace(std::make_pair(i, s.levels), plan_counts(v, step, dev.id)).first;
       const CountLayout& plan = planned->second;
-      if (!plan.shared_bytes) buf.scratch.reserve(plan.words * plan.grid);
+      if (!plan.shared_bytes && buf.scratch.size() < plan.words * plan.grid) {  // the kernel expects zeros
+        buf.scratch.reserve(plan.words * plan.grid);
+        FSGPU_CUDA_CHECK(cudaMemsetAsync(buf.scratch.data(), 0, buf.scratch.size() * sizeof(uint32_t), stream));
+      }
       launch_score_pass(v, step, plan, buf.scratch.data(), stream);
     }
     for (size_t i = 1; i < n_buffers; ++i) {  // what follows on the main stream waits for every stream

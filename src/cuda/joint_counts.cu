@@ -54,7 +54,11 @@ __global__ void __launch_bounds__(kThreads) score_pass_kernel(FeatureBlockView b
   uint32_t* counted_sy = n_xs + max_cells;
   uint32_t* counted_s = counted_sy + ls;
   int32_t* bounds = reinterpret_cast<int32_t*>(counted_s + ls);  // class boundaries of the feature
-  for (size_t i = threadIdx.x; i < 2 * max_cells + 2 * ls; i += kThreads) tables[i] = 0;
+  // Shared tables start as garbage; global ones are kept all-zero between launches (zeroed when
+  // allocated, drained by every feature, bounds cleared at exit), since clearing tables of
+  // CMI's many joint states at every launch would cost more than counting.
+  if (!global_scratch)
+    for (size_t i = threadIdx.x; i < 2 * max_cells + 2 * ls; i += kThreads) tables[i] = 0;
   __syncthreads();
 
   const Code* all_codes = static_cast<const Code*>(block.codes);
@@ -194,6 +198,8 @@ __global__ void __launch_bounds__(kThreads) score_pass_kernel(FeatureBlockView b
     const int64_t xs_total = block_sum(xs, reduce_scratch);
     if (threadIdx.x == 0) update_feature(step.rule, xsy_total, xs_total, step.state[f]);
   }
+  if (global_scratch)
+    for (int32_t c = threadIdx.x; c <= step.n_classes; c += kThreads) bounds[c] = 0;
 }
 
 // Sparse features with at most kWarpEntries entries: a warp per feature, no tables and no
