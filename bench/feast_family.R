@@ -81,40 +81,12 @@ parse_options <- function(args) {
                cpu_budget = 30, reps = 1L, backends = c("cpu1", "cpuN", "gpu"), threads = NULL,
                devices = NULL, out = NULL, tag = NULL, compare = NULL, data = NULL, seed = 1L,
                summarize = NULL)
-  value_of <- function(i) {
-    if (i > length(args)) stop("option ", args[i - 1L], " needs a value", call. = FALSE)
-    args[i]
-  }
-  split <- function(s) trimws(strsplit(s, ",", fixed = TRUE)[[1]])
-  i <- 1L
-  while (i <= length(args)) {
-    a <- args[i]
-    if (grepl("^--[a-z-]+=", a)) {  # --name=value
-      args <- append(args, sub("^[^=]*=", "", a), after = i)
-      a <- sub("=.*$", "", a)
-    }
-    switch(a,
-      "--quick" = opts$quick <- TRUE,
-      "--shapes" = { i <- i + 1L; opts$shapes <- split(value_of(i)) },
-      "--methods" = { i <- i + 1L; opts$methods <- tolower(split(value_of(i))) },
-      "--k" = { i <- i + 1L; opts$k <- as.integer(value_of(i)) },
-      "--k-cpu" = { i <- i + 1L; opts$k_cpu <- as.integer(value_of(i)) },
-      "--cpu-budget" = { i <- i + 1L; opts$cpu_budget <- as.numeric(value_of(i)) },
-      "--reps" = { i <- i + 1L; opts$reps <- as.integer(value_of(i)) },
-      "--backends" = { i <- i + 1L; opts$backends <- split(value_of(i)) },
-      "--threads" = { i <- i + 1L; opts$threads <- as.integer(value_of(i)) },
-      "--devices" = { i <- i + 1L; opts$devices <- value_of(i) },
-      "--out" = { i <- i + 1L; opts$out <- value_of(i) },
-      "--tag" = { i <- i + 1L; opts$tag <- value_of(i) },
-      "--compare" = { i <- i + 1L; opts$compare <- split(value_of(i)) },
-      "--data" = { i <- i + 1L; opts$data <- value_of(i) },
-      "--seed" = { i <- i + 1L; opts$seed <- as.integer(value_of(i)) },
-      "--summarize" = { i <- i + 1L; opts$summarize <- value_of(i) },
-      "--help" = { usage(); quit(status = 0) },
-      stop("unknown option '", a, "' (see --help)", call. = FALSE)
-    )
-    i <- i + 1L
-  }
+  opts <- read_options(args, opts, usage = usage, specs = list(
+    "--quick" = NULL, "--shapes" = split_list, "--methods" = function(s) tolower(split_list(s)),
+    "--k" = as.integer, "--k-cpu" = as.integer, "--cpu-budget" = as.numeric, "--reps" = as.integer,
+    "--backends" = split_list, "--threads" = as.integer, "--devices" = identity, "--out" = identity,
+    "--tag" = identity, "--compare" = split_list, "--data" = identity, "--seed" = as.integer,
+    "--summarize" = identity))
   bad <- setdiff(opts$backends, c("cpu1", "cpuN", "gpu"))
   if (length(bad)) stop("unknown backend(s) in --backends: ", paste(bad, collapse = ", "), call. = FALSE)
   bad <- setdiff(opts$methods, all_methods)

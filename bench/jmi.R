@@ -47,34 +47,10 @@ parse_options <- function(args) {
   opts <- list(quick = FALSE, shapes = NULL, out = NULL, data = NULL, k = 200L, k_cpu = 10L,
                backends = c("cpu1", "cpuN", "gpu", "baseline"), threads = NULL, devices = NULL,
                seed = 1L)
-  value_of <- function(i) {
-    if (i > length(args)) stop("option ", args[i - 1L], " needs a value", call. = FALSE)
-    args[i]
-  }
-  split <- function(s) trimws(strsplit(s, ",", fixed = TRUE)[[1]])
-  i <- 1L
-  while (i <= length(args)) {
-    a <- args[i]
-    if (grepl("^--[a-z-]+=", a)) {  # --name=value
-      args <- append(args, sub("^[^=]*=", "", a), after = i)
-      a <- sub("=.*$", "", a)
-    }
-    switch(a,
-      "--quick" = opts$quick <- TRUE,
-      "--shapes" = { i <- i + 1L; opts$shapes <- split(value_of(i)) },
-      "--out" = { i <- i + 1L; opts$out <- value_of(i) },
-      "--data" = { i <- i + 1L; opts$data <- value_of(i) },
-      "--k" = { i <- i + 1L; opts$k <- as.integer(value_of(i)) },
-      "--k-cpu" = { i <- i + 1L; opts$k_cpu <- as.integer(value_of(i)) },
-      "--backends" = { i <- i + 1L; opts$backends <- split(value_of(i)) },
-      "--threads" = { i <- i + 1L; opts$threads <- as.integer(value_of(i)) },
-      "--devices" = { i <- i + 1L; opts$devices <- value_of(i) },
-      "--seed" = { i <- i + 1L; opts$seed <- as.integer(value_of(i)) },
-      "--help" = { usage(); quit(status = 0) },
-      stop("unknown option '", a, "' (see --help)", call. = FALSE)
-    )
-    i <- i + 1L
-  }
+  opts <- read_options(args, opts, usage = usage, specs = list(
+    "--quick" = NULL, "--shapes" = split_list, "--out" = identity, "--data" = identity, "--k" = as.integer,
+    "--k-cpu" = as.integer, "--backends" = split_list, "--threads" = as.integer, "--devices" = identity,
+    "--seed" = as.integer))
   bad <- setdiff(opts$backends, c("cpu1", "cpuN", "gpu", "baseline"))
   if (length(bad)) stop("unknown backend(s) in --backends: ", paste(bad, collapse = ", "), call. = FALSE)
   for (name in c("k", "k_cpu", "seed")) {

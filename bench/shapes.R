@@ -131,3 +131,31 @@ cpu_model <- function() {
   if (length(model)) sub("^[^:]*:\\s*", "", model[1]) else R.version$platform
 }
 
+# ---- command line ----------------------------------------------------------------------------
+
+# Options given as --name value or --name=value, into `opts` (the defaults) under the name with
+# dashes as underscores. specs maps each option to a function that converts its value's text,
+# or to NULL for a flag that takes no value (set to TRUE).
+read_options <- function(args, opts, specs, usage) {
+  args <- unlist(lapply(args, function(a) {
+    if (grepl("^--[a-z-]+=", a)) c(sub("=.*$", "", a), sub("^[^=]*=", "", a)) else a
+  }))
+  i <- 1L
+  while (i <= length(args)) {
+    a <- args[i]
+    if (a == "--help") { usage(); quit(status = 0) }
+    if (!a %in% names(specs)) stop("unknown option '", a, "' (see --help)", call. = FALSE)
+    name <- gsub("-", "_", sub("^--", "", a))
+    if (is.null(specs[[a]])) {
+      opts[[name]] <- TRUE
+    } else {
+      i <- i + 1L
+      if (i > length(args)) stop("option ", a, " needs a value", call. = FALSE)
+      opts[[name]] <- specs[[a]](args[i])
+    }
+    i <- i + 1L
+  }
+  opts
+}
+
+split_list <- function(s) trimws(strsplit(s, ",", fixed = TRUE)[[1]])

@@ -48,10 +48,12 @@ Candidate best_of(const std::vector<FeatureState>& state, const std::vector<uint
 
 Candidate CpuEngine::best_candidate() { return best_of(state_, retired_); }
 
-std::vector<Wide> CpuEngine::keys() {
-  std::vector<Wide> out(state_.size());
-  for (size_t f = 0; f < state_.size(); ++f) out[f] = state_[f].key;
+std::vector<Wide> keys_of(const std::vector<FeatureState>& state) {
+  std::vector<Wide> out(state.size());
+  for (size_t f = 0; f < state.size(); ++f) out[f] = state[f].key;
   return out;
 }
+
+std::vector<Wide> CpuEngine::keys() { return keys_of(state_); }
 
 }  // namespace fsgpu

@@ -36,7 +36,8 @@ class CpuEngine : public SelectionEngine {
   std::vector<CountScratch> scratch_;  // one per worker
 };
 
-// The best candidate among states (highest key, lowest index): the engines' shared argmax.
+// The CPU engines' shared argmax (highest key, lowest index) and key listing.
 Candidate best_of(const std::vector<FeatureState>& state, const std::vector<uint8_t>& retired);
+std::vector<Wide> keys_of(const std::vector<FeatureState>& state);
 
 }  // namespace fsgpu

@@ -120,10 +120,6 @@ void WeightedCpuEngine::score_pass(const Conditioning& s, const StepRule& rule) 
 
 Candidate WeightedCpuEngine::best_candidate() { return best_of(state_, retired_); }
 
-std::vector<Wide> WeightedCpuEngine::keys() {
-  std::vector<Wide> out(state_.size());
-  for (size_t f = 0; f < state_.size(); ++f) out[f] = state_[f].key;
-  return out;
-}
+std::vector<Wide> WeightedCpuEngine::keys() { return keys_of(state_); }
 
 }  // namespace fsgpu
