@@ -75,7 +75,7 @@ struct StateGroups {
 void check_table_size(const CodeMatrix& x, const Conditioning& s);
 
 
-// Reusable per-thread tables for cond_class_entropy, all-zero between calls.
+// Reusable per-thread tables for joint_sums, all-zero between calls.
 struct alignas(64) CountScratch {  // aligned: workers must not share cache lines
   std::vector<uint32_t> class_table, pair_table, counted_sy, counted_s;
   std::vector<uint16_t> touched_class, touched_state;  // codes counted in the current class and state

@@ -35,7 +35,7 @@ __device__ __forceinline__ int32_t lower_bound_rows(const int32_t* rows, int32_t
   return lo;
 }
 
-// Steps follow cond_class_entropy() in src/core/joint_counts.cpp; see there for the why.
+// Steps follow joint_sums() in src/core/joint_counts.cpp; see there for the why.
 // The same integers are added, in another order, so the result is the same.
 template <class Code>
 __global__ void __launch_bounds__(kThreads) score_pass_kernel(FeatureBlockView block, StepView step,
@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(kThreads) score_pass_kernel(FeatureBlockView b
 // Sparse features with at most kWarpEntries entries: a warp per feature, no tables and no
 // barriers. Each lane holds up to kWarpRounds entries; for each kind of cell, every entry
 // counts the entries sharing its cell by seeing all keys go round the warp, and the first
-// entry of each cell adds the cell's term. The terms are cond_class_entropy()'s: the base
+// entry of each cell adds the cell's term. The terms are joint_sums()'s: the base
 // code's cells start from the all-base sums and are corrected where entries fell.
 __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockView block, StepView step) {
   const int lane = threadIdx.x % 32;
