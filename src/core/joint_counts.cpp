@@ -18,15 +18,33 @@ Conditioning tabulate(std::vector<uint32_t> codes, int32_t levels, const ClassLa
   s.codes = std::move(codes);
   s.class_counts.assign(static_cast<size_t>(layout.n_classes) * levels, 0);
   s.counts.assign(levels, 0);
-  for (int32_t i = 0; i < layout.n_samples; ++i) {
-    ++s.class_counts[static_cast<size_t>(layout.class_of[i]) * levels + s.codes[i]];
-    ++s.counts[s.codes[i]];
-  }
   s.class_terms.assign(layout.n_classes, 0);
-  for (int32_t c = 0; c < layout.n_classes; ++c)
-    for (int32_t v = 0; v < levels; ++v) s.class_terms[c] += plogp(s.class_counts[static_cast<size_t>(c) * levels + v]);
+  // Positions are class-sorted: a class's counts come from its own range. This runs every
+  // step on the host, ahead of the GPU's pass, so it is kept to one plain loop per class.
+  for (int32_t c = 0; c < layout.n_classes; ++c) {
+    uint32_t* counts = s.class_counts.data() + static_cast<size_t>(c) * levels;
+    for (int32_t i = layout.class_start[c]; i < layout.class_start[c + 1]; ++i) ++counts[s.codes[i]];
+    for (int32_t v = 0; v < levels; ++v) {
+      s.class_terms[c] += plogp(counts[v]);
+      s.counts[v] += counts[v];
+    }
+  }
   for (int32_t v = 0; v < levels; ++v) s.total_term += plogp(s.counts[v]);
   return s;
+}
+
+// A feature's codes by class-sorted position.
+std::vector<uint32_t> feature_codes(const CodeMatrix& x, const ClassLayout& layout, int64_t feature) {
+  const int64_t begin = x.entries_begin(feature), end = x.entries_end(feature);
+  if (!x.sparse) {
+    std::vector<uint32_t> codes(layout.n_samples);
+    if (x.wide) std::copy(x.codes16.begin() + begin, x.codes16.begin() + end, codes.begin());
+    else std::copy(x.codes8.begin() + begin, x.codes8.begin() + end, codes.begin());
+    return codes;
+  }
+  std::vector<uint32_t> codes(layout.n_samples, x.base[feature]);
+  for (int64_t e = begin; e < end; ++e) codes[x.entry_row[e]] = x.code(e);
+  return codes;
 }
 
 // The sums of a dense feature without a base code, state by state (see StateGroups):
@@ -79,25 +97,24 @@ Conditioning Conditioning::none(const ClassLayout& layout, const PlogpTable& plo
 
 Conditioning Conditioning::on_feature(const CodeMatrix& x, const ClassLayout& layout, int64_t feature,
                                       const PlogpTable& plogp) {
-  std::vector<uint32_t> codes(layout.n_samples, x.sparse ? x.base[feature] : 0);
-  for (int64_t e = x.entries_begin(feature); e < x.entries_end(feature); ++e) codes[x.row(feature, e)] = x.code(e);
-  return tabulate(std::move(codes), x.levels[feature], layout, plogp);
+  return tabulate(feature_codes(x, layout, feature), x.levels[feature], layout, plogp);
 }
 
 Conditioning Conditioning::joined(const Conditioning& s, const CodeMatrix& x, int64_t feature,
                                   const ClassLayout& layout, const PlogpTable& plogp) {
-  const Conditioning f = on_feature(x, layout, feature, plogp);
+  struct { std::vector<uint32_t> codes; uint32_t levels; } f{feature_codes(x, layout, feature), x.levels[feature]};
   const size_t n = s.codes.size();
   std::vector<uint32_t> codes(n);
   const uint64_t pairs = static_cast<uint64_t>(s.levels) * f.levels;
-  if (pairs <= std::max<uint64_t>(4 * n, uint64_t(1) << 20)) {  // states numbered as first met, through a table
-    std::vector<uint32_t> id(pairs, UINT32_MAX);
-    uint32_t next = 0;
+  if (pairs <= std::max<uint64_t>(4 * n, uint64_t(1) << 20)) {  // the observed pairs numbered in order, by a table
+    std::vector<uint32_t> id(pairs, 0);
     for (size_t i = 0; i < n; ++i) {
-      uint32_t& state = id[static_cast<uint64_t>(s.codes[i]) * f.levels + f.codes[i]];
-      if (state == UINT32_MAX) state = next++;
-      codes[i] = state;
+      codes[i] = s.codes[i] * f.levels + f.codes[i];
+      id[codes[i]] = 1;
     }
+    uint32_t next = 0;
+    for (uint32_t& state : id) state = state ? next++ : 0;
+    for (uint32_t& c : codes) c = id[c];
     return tabulate(std::move(codes), static_cast<int32_t>(next), layout, plogp);
   }
   std::vector<uint64_t> pair(n);  // too many possible pairs for a table: number the observed ones in order
@@ -115,15 +132,20 @@ Conditioning Conditioning::with_pure_states_merged(const ClassLayout& layout, co
   for (int32_t c = 0; c < layout.n_classes; ++c)
     for (int32_t v = 0; v < levels; ++v)
       if (counts[v] > 0 && class_counts[static_cast<size_t>(c) * levels + v] == counts[v]) pure_class[v] = c;
-  std::vector<uint32_t> mixed_id(levels, UINT32_MAX), pure_id(layout.n_classes, UINT32_MAX);
-  std::vector<uint32_t> merged(codes.size());
+  std::vector<uint32_t> new_id(levels), pure_id(layout.n_classes, UINT32_MAX);
   uint32_t next = 0;
-  for (size_t i = 0; i < codes.size(); ++i) {
-    const uint32_t v = codes[i];
-    uint32_t& state = pure_class[v] >= 0 ? pure_id[pure_class[v]] : mixed_id[v];
-    if (state == UINT32_MAX) state = next++;
-    merged[i] = state;
+  for (int32_t v = 0; v < levels; ++v) {
+    if (counts[v] == 0) continue;
+    if (pure_class[v] < 0) {
+      new_id[v] = next++;
+    } else {
+      uint32_t& id = pure_id[pure_class[v]];
+      if (id == UINT32_MAX) id = next++;
+      new_id[v] = id;
+    }
   }
+  std::vector<uint32_t> merged(codes.size());
+  for (size_t i = 0; i < codes.size(); ++i) merged[i] = new_id[codes[i]];
   return tabulate(std::move(merged), static_cast<int32_t>(next), layout, plogp);
 }
 
