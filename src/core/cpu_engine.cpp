@@ -20,21 +20,15 @@ CpuEngine::CpuEngine(const CodeMatrix& x, const ClassLayout& layout, int threads
 
 void CpuEngine::score_pass(const Conditioning& s, const StepRule& rule) {
   check_table_size(x_, s);
-  StateGroups groups;
-  if (s.levels >= kGroupedStates) groups = StateGroups::of(s);
-  const StateGroups* grouped = s.levels >= kGroupedStates ? &groups : nullptr;
-  const int64_t slices = std::clamp<int64_t>(x_.n_entries() / slice_entries_, 1, 64);
-  for (int64_t slice = 0; slice < slices; ++slice) {
-    if (slice > 0 && between_slices_) between_slices_();
-    const int64_t first = x_.n_features * slice / slices, last = x_.n_features * (slice + 1) / slices;
-    parallel_for(last - first, threads_, 64, [&](int64_t begin, int64_t end, int worker) {
-      for (int64_t f = first + begin; f < first + end; ++f) {
-        if (retired_[f]) continue;
-        const JointSums sums = joint_sums(x_, f, s, layout_, plogp_, scratch_[worker], grouped);
-        update_feature(rule, sums.xsy, sums.xs, state_[f]);
-      }
-    });
-  }
+  const bool by_state = s.levels >= kGroupedStates;
+  const StateGroups groups = by_state ? StateGroups::of(s) : StateGroups();
+  sliced_parallel_for(x_.n_features, x_.n_entries() / slice_entries_, threads_, 64, between_slices_,
+                      [&](int64_t f, int worker) {
+                        if (retired_[f]) return;
+                        const JointSums sums =
+                            joint_sums(x_, f, s, layout_, plogp_, scratch_[worker], by_state ? &groups : nullptr);
+                        update_feature(rule, sums.xsy, sums.xs, state_[f]);
+                      });
 }
 
 Candidate best_of(const std::vector<FeatureState>& state, const std::vector<uint8_t>& retired) {

@@ -102,14 +102,15 @@ Conditioning Conditioning::on_feature(const CodeMatrix& x, const ClassLayout& la
 
 Conditioning Conditioning::joined(const Conditioning& s, const CodeMatrix& x, int64_t feature,
                                   const ClassLayout& layout, const PlogpTable& plogp) {
-  struct { std::vector<uint32_t> codes; uint32_t levels; } f{feature_codes(x, layout, feature), x.levels[feature]};
+  const std::vector<uint32_t> f_codes = feature_codes(x, layout, feature);
+  const uint32_t f_levels = x.levels[feature];
   const size_t n = s.codes.size();
   std::vector<uint32_t> codes(n);
-  const uint64_t pairs = static_cast<uint64_t>(s.levels) * f.levels;
+  const uint64_t pairs = static_cast<uint64_t>(s.levels) * f_levels;
   if (pairs <= std::max<uint64_t>(4 * n, uint64_t(1) << 20)) {  // the observed pairs numbered in order, by a table
     std::vector<uint32_t> id(pairs, 0);
     for (size_t i = 0; i < n; ++i) {
-      codes[i] = s.codes[i] * f.levels + f.codes[i];
+      codes[i] = s.codes[i] * f_levels + f_codes[i];
       id[codes[i]] = 1;
     }
     uint32_t next = 0;
@@ -118,7 +119,7 @@ Conditioning Conditioning::joined(const Conditioning& s, const CodeMatrix& x, in
     return tabulate(std::move(codes), static_cast<int32_t>(next), layout, plogp);
   }
   std::vector<uint64_t> pair(n);  // too many possible pairs for a table: number the observed ones in order
-  for (size_t i = 0; i < n; ++i) pair[i] = static_cast<uint64_t>(s.codes[i]) * f.levels + f.codes[i];
+  for (size_t i = 0; i < n; ++i) pair[i] = static_cast<uint64_t>(s.codes[i]) * f_levels + f_codes[i];
   std::vector<uint64_t> states = pair;
   std::sort(states.begin(), states.end());
   states.erase(std::unique(states.begin(), states.end()), states.end());

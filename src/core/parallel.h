@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <mutex>
 
 #ifdef _OPENMP
@@ -40,6 +41,22 @@ void parallel_for(int64_t n, int threads, int64_t grain, Body&& body) {
     }
   }
   if (error) std::rethrow_exception(error);
+}
+
+// parallel_for over [0, n) in `slices` consecutive slices (at most 64, at least 1), calling
+// between_slices (when set) on the calling thread between them: where a long pass lets the
+// user interrupt. body(i, worker) runs once per index.
+template <class Body>
+void sliced_parallel_for(int64_t n, int64_t slices, int threads, int64_t grain,
+                         const std::function<void()>& between_slices, Body&& body) {
+  slices = std::clamp<int64_t>(slices, 1, 64);
+  for (int64_t slice = 0; slice < slices; ++slice) {
+    if (slice > 0 && between_slices) between_slices();
+    const int64_t first = n * slice / slices, last = n * (slice + 1) / slices;
+    parallel_for(last - first, threads, grain, [&](int64_t begin, int64_t end, int worker) {
+      for (int64_t i = first + begin; i < first + end; ++i) body(i, worker);
+    });
+  }
 }
 
 inline int max_threads() {

@@ -7,10 +7,9 @@ namespace fsgpu {
 
 namespace {
 
-// The rule of a pass of `options.method` against s.
-StepRule make_rule(const SelectionEngine& engine, const SelectionOptions& options, int32_t step, int64_t n_selected,
-                   const Conditioning& s) {
-  const ClassTerms classes = ClassTerms::of(engine.layout(), engine.plogp());
+// The rule of a pass of `options.method` against s; `classes` are the engine's.
+StepRule make_rule(const SelectionEngine& engine, const ClassTerms& classes, const SelectionOptions& options,
+                   int32_t step, int64_t n_selected, const Conditioning& s) {
   StepRule r;
   r.method = options.method;
   r.step = step;
@@ -42,6 +41,7 @@ Selection select_features(SelectionEngine& engine, const SelectionOptions& optio
   const CodeMatrix& x = engine.codes();
   const ClassLayout& layout = engine.layout();
   if (static_cast<int64_t>(options.fixed.size()) > options.k) throw std::invalid_argument("more fixed features than k");
+  const ClassTerms classes = ClassTerms::of(layout, engine.plogp());
   Selection out;
   Conditioning s = Conditioning::none(layout, engine.plogp());
   for (int64_t step = 0; step < options.k; ++step) {
@@ -56,7 +56,7 @@ Selection select_features(SelectionEngine& engine, const SelectionOptions& optio
         s = Conditioning::on_feature(x, layout, newest, engine.plogp());
       }
     }
-    const StepRule rule = make_rule(engine, options, static_cast<int32_t>(step), step, s);
+    const StepRule rule = make_rule(engine, classes, options, static_cast<int32_t>(step), step, s);
     if (step == 0 || options.method != Method::mim) engine.score_pass(s, rule);  // MIM ranks by relevance alone
 
     const bool forced = step < static_cast<int64_t>(options.fixed.size());
@@ -80,7 +80,7 @@ Selection select_features(SelectionEngine& engine, const SelectionOptions& optio
 std::vector<double> mi_scores(SelectionEngine& engine) {
   SelectionOptions options;
   const Conditioning none = Conditioning::none(engine.layout(), engine.plogp());
-  const StepRule rule = make_rule(engine, options, 0, 0, none);
+  const StepRule rule = make_rule(engine, ClassTerms::of(engine.layout(), engine.plogp()), options, 0, 0, none);
   engine.score_pass(none, rule);
   return scores_of(engine, rule);
 }
@@ -89,7 +89,7 @@ std::vector<double> conditional_scores(SelectionEngine& engine, const Conditioni
   if (method != Method::cmi && method != Method::jmi) throw std::invalid_argument("conditional scores are cmi or jmi");
   SelectionOptions options;
   options.method = method;
-  const StepRule rule = make_rule(engine, options, 1, 1, z);
+  const StepRule rule = make_rule(engine, ClassTerms::of(engine.layout(), engine.plogp()), options, 1, 1, z);
   engine.score_pass(z, rule);
   return scores_of(engine, rule);
 }

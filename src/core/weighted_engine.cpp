@@ -81,41 +81,35 @@ WeightedCpuEngine::Terms WeightedCpuEngine::terms_of(int64_t feature, const Cond
 void WeightedCpuEngine::score_pass(const Conditioning& s, const StepRule& rule) {
   check_table_size(x_, s);
   if (!supports_weights(rule.method)) throw std::invalid_argument("this criterion takes no weights");
-  // Every feature costs N here, sparse or not; slices as in CpuEngine, for interrupts.
-  const int64_t slices = std::clamp<int64_t>(x_.n_features * layout_.n_samples >> 26, 1, 64);
-  for (int64_t slice = 0; slice < slices; ++slice) {
-    if (slice > 0 && between_slices_) between_slices_();
-    const int64_t first = x_.n_features * slice / slices, last = x_.n_features * (slice + 1) / slices;
-    parallel_for(last - first, threads_, 16, [&](int64_t begin, int64_t end, int worker) {
-      for (int64_t f = first + begin; f < first + end; ++f) {
-        if (retired_[f]) continue;
-        const Terms t = terms_of(f, s, scratch_[worker]);
-        FeatureState& st = state_[f];
-        const bool first_step = rule.step == 1;
-        switch (rule.step == 0 ? Method::mim : rule.method) {
-          case Method::mim:  // S is nothing: I(X;Y)
-            if (rule.step == 0) st.key = t.joint_mi;
-            break;
-          case Method::jmi:
-            st.sum1 = (first_step ? Wide(0) : st.sum1) + t.joint_mi;
-            st.key = st.sum1;
-            break;
-          case Method::disr: {
-            const double entropy = wide_to_double(t.joint_entropy);
-            st.real = (first_step ? 0.0 : st.real) + (entropy > 0 ? wide_to_double(t.joint_mi) / entropy : 0.0);
-            st.key = ordered_key(st.real);
-            break;
-          }
-          case Method::cmim:  // from the relevance down
-            st.key = smaller(st.key, t.cond_mi);
-            break;
-          default:  // cmi
-            st.key = t.cond_mi;
-            break;
-        }
+  // Every feature costs N here, sparse or not: slices by features x samples, as CpuEngine's by entries.
+  sliced_parallel_for(x_.n_features, x_.n_features * layout_.n_samples / CpuEngine::kSliceEntries, threads_, 16,
+                      between_slices_, [&](int64_t f, int worker) {
+    if (retired_[f]) return;
+    const Terms t = terms_of(f, s, scratch_[worker]);
+    FeatureState& st = state_[f];
+    const bool first_step = rule.step == 1;
+    switch (rule.step == 0 ? Method::mim : rule.method) {
+      case Method::mim:  // S is nothing: I(X;Y)
+        if (rule.step == 0) st.key = t.joint_mi;
+        break;
+      case Method::jmi:
+        st.sum1 = (first_step ? Wide(0) : st.sum1) + t.joint_mi;
+        st.key = st.sum1;
+        break;
+      case Method::disr: {
+        const double entropy = wide_to_double(t.joint_entropy);
+        st.real = (first_step ? 0.0 : st.real) + (entropy > 0 ? wide_to_double(t.joint_mi) / entropy : 0.0);
+        st.key = ordered_key(st.real);
+        break;
       }
-    });
-  }
+      case Method::cmim:  // from the relevance down
+        st.key = smaller(st.key, t.cond_mi);
+        break;
+      default:  // cmi
+        st.key = t.cond_mi;
+        break;
+    }
+  });
 }
 
 Candidate WeightedCpuEngine::best_candidate() { return best_of(state_, retired_); }

@@ -307,8 +307,6 @@ class GpuEngine : public SelectionEngine {
     step.s_class_counts = dev.s_class_counts.data();
     step.s_counts = dev.s_counts.data();
     step.s_class_terms = dev.s_class_terms.data();
-    step.s_total_term = s.total_term;
-    step.s_all_class_terms = s.all_class_terms();
     step.class_of = dev.class_of.data();
     step.s_levels = s.levels;
     step.class_start = dev.class_start.data();

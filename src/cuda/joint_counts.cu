@@ -193,7 +193,7 @@ __global__ void __launch_bounds__(kThreads) score_pass_kernel(FeatureBlockView b
         }
       }
     }
-    if (derived) xs += derive(counted_s, step.s_counts, step.s_total_term, 0, n_entries, nullptr);
+    if (derived) xs += derive(counted_s, step.s_counts, step.rule.s_terms, 0, n_entries, nullptr);
     const int64_t xsy_total = block_sum(xsy, reduce_scratch);  // also orders the table clears before reuse
     const int64_t xs_total = block_sum(xs, reduce_scratch);
     if (threadIdx.x == 0) update_feature(step.rule, xsy_total, xs_total, step.state[f]);
@@ -271,7 +271,7 @@ __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockVi
       xs += __shfl_down_sync(0xffffffffu, xs, offset);
     }
     if (lane == 0)  // the base code's cells start from S's own sums
-      update_feature(step.rule, xsy + step.s_all_class_terms, xs + step.s_total_term, step.state[f]);
+      update_feature(step.rule, xsy + step.rule.s_class_terms, xs + step.rule.s_terms, step.state[f]);
   }
 }
 

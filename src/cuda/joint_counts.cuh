@@ -33,9 +33,7 @@ struct StepView {
   const uint32_t* s_class_counts = nullptr;  // n(s, y) at [y * Ls + s]
   const uint32_t* s_counts = nullptr;   // n(s)
   const int64_t* s_class_terms = nullptr;  // per class: sum_s plogp(n(s, y))
-  int64_t s_all_class_terms = 0;        // sum over classes of s_class_terms
   const int32_t* class_of = nullptr;    // class of each class-sorted position
-  int64_t s_total_term = 0;             // sum_s plogp(n(s))
   int32_t s_levels = 1;
   const int32_t* class_start = nullptr; // n_classes + 1
   int32_t n_classes = 0;
