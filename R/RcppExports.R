@@ -5,6 +5,18 @@ fsgpu_backend_info_raw <- function() {
     .Call(`_fsgpu_fsgpu_backend_info_raw`)
 }
 
+fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, threshold, nbins, backend, threads, devices) {
+    .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, nbins, backend, threads, devices)
+}
+
+fsgpu_mi_matrix <- function(x, n_samples, nbins, backend, threads, devices) {
+    .Call(`_fsgpu_fsgpu_mi_matrix`, x, n_samples, nbins, backend, threads, devices)
+}
+
+fsgpu_mi_network <- function(mim, method, eps, threads) {
+    .Call(`_fsgpu_fsgpu_mi_network`, mim, method, eps, threads)
+}
+
 fsgpu_select <- function(x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress) {
     .Call(`_fsgpu_fsgpu_select`, x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress)
 }

@@ -22,14 +22,23 @@ prepare_input <- function(x, y, arg_x = "x", arg_y = "y") {
   c(input, labels)
 }
 
-#' Normalise a SummarizedExperiment for a supervised job
+#' Normalise x of an unsupervised job (no class)
+#' @noRd
+prepare_unsupervised_input <- function(x, arg_x = "x") {
+  input <- normalise_x(x, arg_x)
+  check_finite(input, arg_x)
+  input
+}
+
+#' Normalise a SummarizedExperiment
 #'
 #' Features are the rows of the assay and samples its columns, so the assay is transposed.
 #'
 #' @param se A SummarizedExperiment.
-#' @param class Name of the `colData` column holding the class labels.
+#' @param class Name of the `colData` column holding the class labels, or NULL for an
+#'   unsupervised job.
 #' @param assay Name or index of the assay.
-#' @return The structure of [prepare_input()].
+#' @return The structure of [prepare_input()] (of [prepare_unsupervised_input()] without class).
 #' @noRd
 prepare_se_input <- function(se, class, assay = 1L) {
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE)) {
@@ -39,7 +48,7 @@ prepare_se_input <- function(se, class, assay = 1L) {
     stop("se must be a SummarizedExperiment", call. = FALSE)
   }
   columns <- colnames(SummarizedExperiment::colData(se))
-  if (!is.character(class) || length(class) != 1L || !class %in% columns) {
+  if (!is.null(class) && (!is.character(class) || length(class) != 1L || !class %in% columns)) {
     stop("class must name one colData column of se; available: ", quote_list(columns),
          call. = FALSE)
   }
@@ -48,8 +57,19 @@ prepare_se_input <- function(se, class, assay = 1L) {
   # Matrix::t keeps sparse assays sparse; anything else (DelayedArray, ...) is realised first.
   xt <- if (methods::is(a, "Matrix")) Matrix::t(a) else t(as.matrix(a))
   label <- if (is.character(assay)) sprintf("assay '%s'", assay) else paste("assay", assay)
+  if (is.null(class)) return(prepare_unsupervised_input(xt, arg_x = label))
   prepare_input(xt, SummarizedExperiment::colData(se)[[class]],
                 arg_x = label, arg_y = sprintf("colData column '%s'", class))
+}
+
+#' The input restricted to some features (1-based indices), in that order
+#' @noRd
+subset_features <- function(input, index) {
+  x <- input$x
+  input$x <- if (is.list(x) && !is.data.frame(x)) x[index] else x[, index, drop = FALSE]
+  input$feature_names <- input$feature_names[index]
+  input$n_features <- length(index)
+  input
 }
 
 #' @noRd

@@ -20,6 +20,58 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_mi_pairs
+Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure, double top, bool has_threshold, double threshold, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices);
+RcppExport SEXP _fsgpu_fsgpu_mi_pairs(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP withSEXP, SEXP measureSEXP, SEXP topSEXP, SEXP has_thresholdSEXP, SEXP thresholdSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type n_classes(n_classesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type with(withSEXP);
+    Rcpp::traits::input_parameter< std::string >::type measure(measureSEXP);
+    Rcpp::traits::input_parameter< double >::type top(topSEXP);
+    Rcpp::traits::input_parameter< bool >::type has_threshold(has_thresholdSEXP);
+    Rcpp::traits::input_parameter< double >::type threshold(thresholdSEXP);
+    Rcpp::traits::input_parameter< int >::type nbins(nbinsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_pairs(x, y, n_classes, with, measure, top, has_threshold, threshold, nbins, backend, threads, devices));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_mi_matrix
+Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices);
+RcppExport SEXP _fsgpu_fsgpu_mi_matrix(SEXP xSEXP, SEXP n_samplesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type n_samples(n_samplesSEXP);
+    Rcpp::traits::input_parameter< int >::type nbins(nbinsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_matrix(x, n_samples, nbins, backend, threads, devices));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_mi_network
+Rcpp::NumericMatrix fsgpu_mi_network(Rcpp::NumericMatrix mim, std::string method, double eps, int threads);
+RcppExport SEXP _fsgpu_fsgpu_mi_network(SEXP mimSEXP, SEXP methodSEXP, SEXP epsSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type mim(mimSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_network(mim, method, eps, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_select
 Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std::string method, double beta, double gamma, Rcpp::IntegerVector fixed, double min_score, SEXP weights, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, bool progress);
 RcppExport SEXP _fsgpu_fsgpu_select(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP kSEXP, SEXP methodSEXP, SEXP betaSEXP, SEXP gammaSEXP, SEXP fixedSEXP, SEXP min_scoreSEXP, SEXP weightsSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
@@ -88,6 +140,9 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_backend_info_raw", (DL_FUNC) &_fsgpu_fsgpu_backend_info_raw, 0},
+    {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 12},
+    {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 6},
+    {"_fsgpu_fsgpu_mi_network", (DL_FUNC) &_fsgpu_fsgpu_mi_network, 4},
     {"_fsgpu_fsgpu_select", (DL_FUNC) &_fsgpu_fsgpu_select, 16},
     {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 8},
     {"_fsgpu_fsgpu_conditional_scores", (DL_FUNC) &_fsgpu_fsgpu_conditional_scores, 11},

@@ -26,6 +26,8 @@ struct ClassLayout {
 
   // Labels are 0..n_classes-1; every class must occur (the R layer drops empty levels).
   static ClassLayout from_labels(const int32_t* labels, int32_t n_samples, int32_t n_classes);
+  // No class: every sample in one (unsupervised jobs such as I(Xi;Xj)).
+  static ClassLayout one_class(int32_t n_samples);
 };
 
 struct CodeMatrix {

@@ -35,6 +35,18 @@ ClassLayout ClassLayout::from_labels(const int32_t* labels, int32_t n_samples, i
   return layout;
 }
 
+ClassLayout ClassLayout::one_class(int32_t n_samples) {
+  if (n_samples < 1) throw std::runtime_error("no samples");
+  ClassLayout layout;
+  layout.n_samples = n_samples;
+  layout.n_classes = 1;
+  layout.class_start = {0, n_samples};
+  layout.position.resize(n_samples);
+  for (int32_t i = 0; i < n_samples; ++i) layout.position[i] = i;
+  layout.class_of.assign(n_samples, 0);
+  return layout;
+}
+
 uint16_t CodeMatrix::max_levels() const {
   uint16_t m = 1;
   for (uint16_t l : levels) m = std::max(m, l);

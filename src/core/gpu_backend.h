@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "code_matrix.h"
 #include "engine.h"
+#include "pairs.h"
 
 namespace fsgpu {
 
@@ -38,5 +40,10 @@ struct GpuOptions {
 // A selection engine whose codes and feature states live on the devices (streamed in feature blocks when they do not fit).
 std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix& x, const ClassLayout& layout,
                                                  const GpuOptions& options);
+
+// The pair search of pairs.h on the devices (they split the batches of rows): each batch's
+// passing pairs go to the collector; between_batches runs on the calling thread.
+void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,
+                     const GpuOptions& options, const std::function<void()>& between_batches);
 
 }  // namespace fsgpu

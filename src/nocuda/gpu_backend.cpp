@@ -17,4 +17,9 @@ std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix&, const ClassL
   throw std::runtime_error(gpu_status().problem);
 }
 
+void gpu_pair_search(const PairData&, const PairTask&, const PlogpTable&, PairCollector&, const GpuOptions&,
+                     const std::function<void()>&) {
+  throw std::runtime_error(gpu_status().problem);
+}
+
 }  // namespace fsgpu

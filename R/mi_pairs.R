@@ -1,0 +1,295 @@
+# Information of feature pairs: with the class (mi_pairs), between features (mi_matrix), and
+# the networks built on the latter (mi_network).
+
+#' Joint mutual information of feature pairs with the class
+#'
+#' For every pair of features \eqn{X_i, X_j} (or every pair that involves a feature of `with`),
+#' computes the joint mutual information \eqn{I(Y; X_i,X_j)} with the class, the single
+#' features' \eqn{I(Y;X_i)} and \eqn{I(Y;X_j)}, and the interaction information
+#' \eqn{I(Y;X_i,X_j) - I(Y;X_i) - I(Y;X_j)}, and returns the best pairs. Pairs are searched in
+#' batches and only the best are kept, so the \eqn{N^2/2} values are never held in memory
+#' (unless `output = "matrix"`). Values are exact from integer counts: CPU and GPU give
+#' bitwise-identical results, and equal values are ordered by feature index.
+#'
+#' @section Interaction information: Positive values mean synergy (the pair tells more about
+#'   the class than its features separately: XOR-like interactions), negative values
+#'   redundancy. This is Jakulin's sign convention, as in McGill's interaction information;
+#'   the co-information of `infotheo::interinformation()` and praznik has the opposite sign.
+#'
+#' @section Tests: \eqn{G = 2 N \ln 2 \, I(Y; X_i,X_j)} (information in bits) is asymptotically
+#'   \eqn{\chi^2} with \eqn{(c - 1)(k - 1)} degrees of freedom under independence of the class
+#'   and the pair, where \eqn{c} is the number of observed \eqn{(x_i, x_j)} combinations and
+#'   \eqn{k} the number of classes. `p_adjust` applies [stats::p.adjust()] over all pairs
+#'   tested (`n_pairs`), not only those returned: exact for `"bonferroni"`; for the other
+#'   methods, when only part of the pairs is returned, the adjusted values are never smaller
+#'   than those of the full set (conservative).
+#'
+#' @inheritParams select_features
+#' @param top The number of best pairs to return. When `threshold` is given and `top` is not,
+#'   every pair at or above the threshold is returned.
+#' @param threshold Return only pairs whose `by` value is at least this (in `units`).
+#' @param with Features (names or indices): only pairs that involve at least one of them.
+#' @param by The measure that ranks pairs: `"joint"`, \eqn{I(Y;X_i,X_j)}, or
+#'   `"interaction"`, the interaction information (synergy first).
+#' @param p_adjust A method of [stats::p.adjust()] for the column `p_adjusted`, or `"none"`.
+#' @param output `"pairs"` (a data frame) or `"matrix"`: the full symmetric matrix of the `by`
+#'   measure, for up to 10,000 features (`NA` on the diagonal).
+#' @return For `output = "pairs"`, a data frame of class `fsgpu_pairs`, best first, with
+#'   columns `feature1`, `feature2` (names), `index1`, `index2` (columns of `x`, `index1 <
+#'   index2`), `mi_joint`, `mi1`, `mi2`, `interaction` (in `units`), `df`, `p_value` and, with
+#'   `p_adjust`, `p_adjusted`; attributes `n_pairs` (pairs tested), `by`, `nbins`, `units`,
+#'   `backend` and `elapsed`. For `output = "matrix"`, a features x features matrix.
+#' @references Sluga, Curk, Zupan and Lotric (2017), Heterogeneous computing architecture for
+#'   fast detection of SNP-SNP interactions, BMC Bioinformatics 18. Jakulin and Bratko (2003),
+#'   Analyzing attribute dependencies, PKDD.
+#' @examples
+#' set.seed(1)
+#' x <- matrix(sample(0:1, 300 * 20, replace = TRUE), 300, 20,
+#'             dimnames = list(NULL, paste0("snp", 1:20)))
+#' y <- factor(xor(x[, 3], x[, 7]))  # a pure interaction: neither SNP alone tells anything
+#' pairs <- mi_pairs(x, y, top = 5, backend = "cpu")
+#' pairs
+#' mi_pairs(x, y, by = "interaction", top = 3, backend = "cpu")
+#' mi_pairs(x, y, with = "snp3", top = 3, backend = "cpu")
+#' @export
+mi_pairs <- function(x, ...) UseMethod("mi_pairs")
+
+#' @rdname mi_pairs
+#' @export
+mi_pairs.default <- function(x, y, top = 1000, threshold = NULL, with = NULL, by = c("joint", "interaction"),
+                             p_adjust = "none", output = c("pairs", "matrix"), nbins = NULL, backend = NULL,
+                             threads = NULL, devices = NULL, units = c("bits", "nats"), ...) {
+  check_dots_empty(...)
+  run_pairs(prepare_input(x, y), top = if (!missing(top)) top, threshold = threshold, with = with, by = by,
+            p_adjust = p_adjust, output = output, nbins = nbins, backend = backend, threads = threads,
+            devices = devices, units = units)
+}
+
+#' @rdname mi_pairs
+#' @param class For a `SummarizedExperiment`: the `colData` column holding the class labels.
+#' @param assay For a `SummarizedExperiment`: the assay (name or index); features are its rows.
+#' @export
+mi_pairs.SummarizedExperiment <- function(x, class, top = 1000, threshold = NULL, with = NULL,
+                                          by = c("joint", "interaction"), p_adjust = "none",
+                                          output = c("pairs", "matrix"), assay = 1L, nbins = NULL, backend = NULL,
+                                          threads = NULL, devices = NULL, units = c("bits", "nats"), ...) {
+  check_dots_empty(...)
+  run_pairs(prepare_se_input(x, class, assay), top = if (!missing(top)) top, threshold = threshold, with = with,
+            by = by, p_adjust = p_adjust, output = output, nbins = nbins, backend = backend, threads = threads,
+            devices = devices, units = units)
+}
+
+run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, backend, threads, devices, units) {
+  by <- match.arg(by, c("joint", "interaction"))
+  output <- match.arg(output, c("pairs", "matrix"))
+  if (input$n_features < 2) stop("x needs at least two features to form pairs", call. = FALSE)
+  if (!is.character(p_adjust) || length(p_adjust) != 1 || !p_adjust %in% stats::p.adjust.methods)
+    stop("p_adjust must be one of ", quote_list(stats::p.adjust.methods, max = 10), call. = FALSE)
+  with <- resolve_features(with, input, "with")
+  if (!is.null(threshold) && (!is.numeric(threshold) || length(threshold) != 1 || is.na(threshold)))
+    stop("threshold must be one number", call. = FALSE)
+  if (output == "matrix") {
+    if (input$n_features > 10000)
+      stop(sprintf("output = \"matrix\" is for up to 10,000 features, not %s; use top or threshold",
+                   format(input$n_features, big.mark = ",")), call. = FALSE)
+    if (!is.null(top) || !is.null(threshold) || length(with))
+      stop("output = \"matrix\" holds every pair: it takes no top, threshold or with", call. = FALSE)
+  }
+  top <- if (output == "matrix" || (is.null(top) && !is.null(threshold))) -1 else
+    check_count(if (is.null(top)) 1000 else top, "top", max = .Machine$integer.max)
+  n_pairs_all <- choose(input$n_features, 2)
+  run <- resolve_run(input, nbins, backend, threads, devices, units, steps = input$n_features / 8)
+  elapsed <- system.time(
+    res <- fsgpu_mi_pairs(input$x, input$y, length(input$classes), with, by, top, !is.null(threshold),
+                          if (is.null(threshold)) 0 else threshold / run$scale, run$nbins, run$backend, run$threads,
+                          run$devices),
+    gcFirst = FALSE
+  )[["elapsed"]]
+  if (output == "matrix") {
+    values <- res[[if (by == "joint") "mi_joint" else "interaction"]] * run$scale
+    m <- matrix(NA_real_, input$n_features, input$n_features,
+                dimnames = list(input$feature_names, input$feature_names))
+    m[cbind(res$i, res$j)] <- values
+    m[cbind(res$j, res$i)] <- values
+    return(structure(m, by = by, nbins = run$nbins, units = run$units, backend = run$backend))
+  }
+  df <- (res$cells - 1) * (length(input$classes) - 1)
+  g <- 2 * input$n_samples * log(2) * res$mi_joint
+  out <- data.frame(feature1 = input$feature_names[res$i], feature2 = input$feature_names[res$j],
+                    index1 = res$i, index2 = res$j, mi_joint = res$mi_joint * run$scale, mi1 = res$mi1 * run$scale,
+                    mi2 = res$mi2 * run$scale, interaction = res$interaction * run$scale, df = df,
+                    p_value = ifelse(df > 0, stats::pchisq(g, pmax(df, 1), lower.tail = FALSE), 1),
+                    stringsAsFactors = FALSE)
+  if (p_adjust != "none") out$p_adjusted <- stats::p.adjust(out$p_value, p_adjust, n = max(res$n_pairs, nrow(out)))
+  structure(out, class = c("fsgpu_pairs", "data.frame"), n_pairs = res$n_pairs, by = by, p_adjust = p_adjust,
+            nbins = run$nbins, units = run$units, backend = run$backend, elapsed = elapsed,
+            n_samples = input$n_samples, n_features = input$n_features, classes = input$classes)
+}
+
+#' @exportS3Method print fsgpu_pairs
+print.fsgpu_pairs <- function(x, n = 10, ...) {
+  cat(sprintf("Feature pairs by %s: %s of %s tested (%s samples, %d classes, %d bins), %s, %.3g s\n",
+              if (attr(x, "by") == "joint") "joint MI I(Y; Xi,Xj)" else "interaction information",
+              format(nrow(x), big.mark = ","), format(attr(x, "n_pairs"), big.mark = ","),
+              format(attr(x, "n_samples"), big.mark = ","), length(attr(x, "classes")), attr(x, "nbins"),
+              attr(x, "backend"), attr(x, "elapsed")))
+  cat(sprintf("Information in %s; interaction > 0 is synergy.\n", attr(x, "units")))
+  shown <- utils::head(as.data.frame(x), n)
+  print(shown, row.names = FALSE, digits = 4)
+  if (nrow(x) > n) cat(sprintf("... and %s more\n", format(nrow(x) - n, big.mark = ",")))
+  invisible(x)
+}
+
+#' @export
+as.data.frame.fsgpu_pairs <- function(x, ...) {
+  class(x) <- "data.frame"
+  x
+}
+
+#' Mutual information between every pair of features
+#'
+#' `mi_matrix()` computes \eqn{I(X_i;X_j)} for every pair of features (no class involved),
+#' exactly from integer counts, on CPU or GPU with identical results. The matrix is what
+#' `minet::build.mim()` gives with equal-width discretization and the empirical estimator,
+#' except that the diagonal holds each feature's entropy \eqn{H(X_i) = I(X_i;X_i)}.
+#'
+#' @inheritParams select_features
+#' @param x Samples in rows, features in columns (a matrix, data frame or sparse `Matrix`), or
+#'   a `SummarizedExperiment` (features are the rows of `assay`).
+#' @param features Features (names or indices) to include; default all.
+#' @param assay For a `SummarizedExperiment`: the assay (name or index).
+#' @return A symmetric features x features matrix (in `units`) with attributes `nbins`,
+#'   `units` and `backend`.
+#' @examples
+#' set.seed(1)
+#' x <- matrix(rnorm(200 * 4), 200, 4, dimnames = list(NULL, paste0("g", 1:4)))
+#' x[, 2] <- x[, 1] + rnorm(200, sd = 0.3)
+#' round(mi_matrix(x, backend = "cpu"), 3)
+#' @export
+mi_matrix <- function(x, ...) UseMethod("mi_matrix")
+
+#' @rdname mi_matrix
+#' @export
+mi_matrix.default <- function(x, features = NULL, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
+                              units = c("bits", "nats"), ...) {
+  check_dots_empty(...)
+  run_mi_matrix(prepare_unsupervised_input(x), features, nbins, backend, threads, devices, units)
+}
+
+#' @rdname mi_matrix
+#' @export
+mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = 1L, nbins = NULL, backend = NULL,
+                                           threads = NULL, devices = NULL, units = c("bits", "nats"), ...) {
+  check_dots_empty(...)
+  run_mi_matrix(prepare_se_input(x, NULL, assay), features, nbins, backend, threads, devices, units)
+}
+
+run_mi_matrix <- function(input, features, nbins, backend, threads, devices, units) {
+  index <- resolve_features(features, input, "features")
+  if (length(index)) input <- subset_features(input, index)
+  run <- resolve_run(input, nbins, backend, threads, devices, units, steps = input$n_features / 8)
+  m <- fsgpu_mi_matrix(input$x, input$n_samples, run$nbins, run$backend, run$threads, run$devices) * run$scale
+  dimnames(m) <- list(input$feature_names, input$feature_names)
+  structure(m, nbins = run$nbins, units = run$units, backend = run$backend)
+}
+
+#' Mutual information networks: ARACNE, CLR, MRNET
+#'
+#' Infers a network of features from their pairwise mutual information ([mi_matrix()]) with
+#' the definitions of minet (Meyer, Lafitte and Bontempi 2008):
+#' \describe{
+#'   \item{`aracne`}{Every pair is an edge weighted by its MI, except that in every triangle
+#'     the weakest edge is removed when it is below both others by more than `eps` (the data
+#'     processing inequality): edge \eqn{(i,j)} goes when some \eqn{k} has
+#'     \eqn{I_{ik} - eps > I_{ij}} and \eqn{I_{jk} - eps > I_{ij}}.}
+#'   \item{`clr`}{Weight \eqn{\sqrt{z_i^2 + z_j^2}}, where \eqn{z_i = \max(0, (I_{ij} -
+#'     \mu_i)/\sigma_i)} with the mean and standard deviation of row \eqn{i} off the diagonal
+#'     (minet's `clr(skipDiagonal = 1)`).}
+#'   \item{`mrnet`}{For every feature as target, a forward mRMR selection among the others
+#'     (score \eqn{I_{ij} - } the mean MI of \eqn{j} with those already picked; ties to the
+#'     lower index) while the best score is not negative; the weight of \eqn{(i,j)} is the
+#'     larger score with which one picked the other.}
+#'   \item{`threshold`}{Edges where the MI is at least `threshold`.}
+#' }
+#' Edges have positive weight; the diagonal is ignored.
+#'
+#' @inheritParams mi_matrix
+#' @param x Data as for [mi_matrix()], or `NULL` when `mim` is given.
+#' @param method `"aracne"`, `"clr"`, `"mrnet"` or `"threshold"`.
+#' @param eps ARACNE's tolerance (in `units`).
+#' @param threshold For `method = "threshold"`: the smallest MI of an edge (in `units`).
+#' @param mim A mutual information matrix to use instead of computing one from `x`: a
+#'   symmetric matrix such as [mi_matrix()] or `minet::build.mim()` returns.
+#' @param output `"igraph"` (an undirected weighted graph; needs the igraph package),
+#'   `"edges"` (a data frame `from`, `to`, `weight`, `mi`) or `"matrix"` (the weights).
+#' @param ... Passed to [mi_matrix()] (`nbins`, `backend`, `threads`, `devices`, `assay`) when
+#'   the MI matrix is computed from `x`.
+#' @return The network as chosen by `output`; edges carry `weight` (the method's score) and
+#'   `mi`.
+#' @references Meyer, Lafitte and Bontempi (2008), minet: a R/Bioconductor package for
+#'   inferring large transcriptional networks using mutual information, BMC Bioinformatics 9.
+#'   Margolin et al. (2006) (ARACNE); Faith et al. (2007) (CLR); Meyer, Kontos, Lafitte and
+#'   Bontempi (2007) (MRNET).
+#' @examples
+#' set.seed(1)
+#' x <- matrix(rnorm(300 * 6), 300, 6, dimnames = list(NULL, paste0("g", 1:6)))
+#' x[, 2] <- x[, 1] + rnorm(300, sd = 0.5)  # a chain g1 - g2 - g3
+#' x[, 3] <- x[, 2] + rnorm(300, sd = 0.5)
+#' mi_network(x, "aracne", output = "edges", backend = "cpu")
+#' @export
+mi_network <- function(x = NULL, method = c("aracne", "clr", "mrnet", "threshold"), eps = 0, threshold = 0,
+                       mim = NULL, output = c("igraph", "edges", "matrix"), threads = NULL, units = c("bits", "nats"),
+                       ...) {
+  method <- match.arg(method)
+  output <- match.arg(output)
+  units <- match.arg(units)
+  if (is.null(mim)) {
+    if (is.null(x)) stop("give x (the data) or mim (a mutual information matrix)", call. = FALSE)
+    mim <- mi_matrix(x, threads = threads, units = units, ...)
+  } else {
+    check_dots_empty(...)
+    mim <- check_mim(mim)
+  }
+  for (arg in c("eps", "threshold")) {
+    v <- get(arg)
+    if (!is.numeric(v) || length(v) != 1 || !is.finite(v)) stop(arg, " must be one finite number", call. = FALSE)
+  }
+  if (eps < 0) stop("eps must not be negative", call. = FALSE)
+  n <- nrow(mim)
+  plain <- unname(mim)
+  attributes(plain) <- list(dim = dim(mim))
+  weights <- if (method == "threshold") {
+    w <- ifelse(plain >= threshold, plain, 0)
+    diag(w) <- 0
+    w
+  } else {
+    fsgpu_mi_network(plain, method, eps, fsgpu_threads(threads))
+  }
+  dimnames(weights) <- dimnames(mim)
+  if (output == "matrix") return(weights)
+  upper <- which(upper.tri(weights) & weights > 0, arr.ind = TRUE)
+  edges <- data.frame(from = rownames(mim)[upper[, 1]], to = rownames(mim)[upper[, 2]],
+                      weight = weights[upper], mi = plain[upper], stringsAsFactors = FALSE)
+  edges <- edges[order(-edges$weight, upper[, 1], upper[, 2]), , drop = FALSE]
+  rownames(edges) <- NULL
+  if (output == "edges") return(edges)
+  if (!requireNamespace("igraph", quietly = TRUE))
+    stop("output = \"igraph\" needs the igraph package; use output = \"edges\"", call. = FALSE)
+  igraph::graph_from_data_frame(edges, directed = FALSE,
+                                vertices = data.frame(name = rownames(mim), stringsAsFactors = FALSE))
+}
+
+# A user's MI matrix: square, symmetric, finite, with names (made up when absent).
+check_mim <- function(mim) {
+  if (is.data.frame(mim)) mim <- as.matrix(mim)
+  if (!is.matrix(mim) || !is.numeric(mim) || nrow(mim) != ncol(mim) || nrow(mim) < 3)
+    stop("mim must be a square numeric matrix of at least 3 x 3", call. = FALSE)
+  if (!all(is.finite(mim[upper.tri(mim)]))) stop("mim has missing or infinite values off the diagonal", call. = FALSE)
+  if (!isSymmetric(unname(mim), tol = 0, check.attributes = FALSE)) stop("mim must be symmetric", call. = FALSE)
+  storage.mode(mim) <- "double"
+  names <- rownames(mim)
+  if (is.null(names)) names <- colnames(mim)
+  if (is.null(names)) names <- paste0("X", seq_len(nrow(mim)))
+  dimnames(mim) <- list(names, names)
+  mim
+}

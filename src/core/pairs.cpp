@@ -1,0 +1,215 @@
+#include "pairs.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+#include "joint_counts.h"
+#include "parallel.h"
+
+namespace fsgpu {
+
+PairTask PairTask::all(int64_t n_features) {
+  PairTask t;
+  t.all_pairs = true;
+  t.n_features = n_features;
+  t.rows.resize(n_features);
+  for (int64_t f = 0; f < n_features; ++f) t.rows[f] = static_cast<int32_t>(f);
+  t.row_rank = t.rows;
+  return t;
+}
+
+PairTask PairTask::with(const std::vector<int32_t>& features, int64_t n_features) {
+  PairTask t;
+  t.n_features = n_features;
+  t.rows = features;
+  std::sort(t.rows.begin(), t.rows.end());
+  t.rows.erase(std::unique(t.rows.begin(), t.rows.end()), t.rows.end());
+  t.row_rank.assign(n_features, -1);
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    if (t.rows[r] < 0 || t.rows[r] >= n_features) throw std::invalid_argument("feature index out of range");
+    t.row_rank[t.rows[r]] = static_cast<int32_t>(r);
+  }
+  t.all_pairs = static_cast<int64_t>(t.rows.size()) == n_features;
+  return t;
+}
+
+int64_t PairTask::n_pairs() const {
+  const int64_t m = static_cast<int64_t>(rows.size());
+  return m * (n_features - m) + m * (m - 1) / 2;
+}
+
+PairCollector::PairCollector(int64_t top, bool has_min, int64_t min_key)
+    : top_(top), has_min_(has_min), min_key_(min_key) {}
+
+namespace {
+bool record_before(const PairRecord& a, const PairRecord& b) { return pair_before(a.key, a.i, a.j, b.key, b.i, b.j); }
+}  // namespace
+
+void PairCollector::add(std::vector<PairRecord>& batch) {
+  for (const PairRecord& r : batch)
+    if (!has_min_ || r.key >= min_key_) kept_.push_back(r);
+  batch.clear();
+  if (top_ >= 0 && static_cast<int64_t>(kept_.size()) > top_ && (!full_ || static_cast<int64_t>(kept_.size()) > 2 * top_))
+    trim();
+}
+
+void PairCollector::trim() {
+  if (top_ < 0 || static_cast<int64_t>(kept_.size()) < top_) return;
+  std::nth_element(kept_.begin(), kept_.begin() + (top_ - 1), kept_.end(), record_before);
+  kept_.resize(top_);
+  full_ = true;
+  cut_ = kept_[top_ - 1];
+}
+
+PairFilter PairCollector::filter() const {
+  PairFilter f;
+  if (full_) {
+    f.mode = PairFilter::beat;
+    f.key = cut_.key;
+    f.i = cut_.i;
+    f.j = cut_.j;
+  } else if (has_min_) {
+    f.mode = PairFilter::at_least;
+    f.min_key = min_key_;
+  }
+  return f;
+}
+
+std::vector<PairRecord> PairCollector::finish() {
+  trim();
+  std::sort(kept_.begin(), kept_.end(), record_before);
+  return std::move(kept_);
+}
+
+PairData PairData::of(const CodeMatrix& x, const ClassLayout& layout, const PlogpTable& plogp, PairMeasure measure,
+                      int threads) {
+  PairData d;
+  d.x = &x;
+  d.layout = &layout;
+  const int64_t n = x.n_samples;
+  d.codes.resize(static_cast<size_t>(n * x.n_features));
+  d.sums.relevance.resize(x.n_features);
+  d.sums.x_terms.resize(x.n_features);
+  const ClassTerms class_terms = ClassTerms::of(layout, plogp);
+  d.constants.measure = measure;
+  d.constants.plogp_n = class_terms.plogp_n;
+  d.constants.class_terms = class_terms.class_terms;
+  parallel_for(x.n_features, threads, 64, [&](int64_t begin, int64_t end, int) {
+    std::vector<uint32_t> counts;
+    for (int64_t f = begin; f < end; ++f) {
+      uint16_t* codes = d.codes.data() + f * n;
+      if (x.sparse) std::fill(codes, codes + n, x.base[f]);
+      for (int64_t e = x.entries_begin(f); e < x.entries_end(f); ++e) codes[x.row(f, e)] = x.code(e);
+      // sum plogp(n(a)) and sum plogp(n(a, y)), class by class.
+      const int32_t levels = x.levels[f];
+      counts.assign(static_cast<size_t>(levels) * (layout.n_classes + 1), 0);
+      uint32_t* total = counts.data() + static_cast<size_t>(levels) * layout.n_classes;
+      for (int32_t c = 0; c < layout.n_classes; ++c)
+        for (int32_t p = layout.class_start[c]; p < layout.class_start[c + 1]; ++p) ++counts[c * levels + codes[p]];
+      int64_t xy = 0, xt = 0;
+      for (int32_t c = 0; c < layout.n_classes; ++c)
+        for (int32_t a = 0; a < levels; ++a) {
+          xy += plogp(counts[c * levels + a]);
+          total[a] += counts[c * levels + a];
+        }
+      for (int32_t a = 0; a < levels; ++a) xt += plogp(total[a]);
+      d.sums.x_terms[f] = xt;
+      d.sums.relevance[f] = xy - xt - class_terms.class_terms + class_terms.plogp_n;
+    }
+  });
+  return d;
+}
+
+namespace {
+
+struct PairSums {
+  int64_t joint_class = 0, joint = 0;
+  int32_t cells = 0;
+};
+
+// Count tables larger than this would not stay in any cache (and could not be allocated for
+// features with tens of thousands of categories each).
+constexpr int64_t kMaxPairCells = int64_t(1) << 24;
+
+// n(a, b, y) for one pair, class by class, visiting samples only: tables are cleared by
+// revisiting what was counted, so the cost does not depend on the number of levels.
+PairSums count_pair(const PairData& d, int32_t i, int32_t j, const PlogpTable& plogp, std::vector<uint32_t>& table,
+                    std::vector<uint32_t>& joint_table) {
+  const CodeMatrix& x = *d.x;
+  const ClassLayout& layout = *d.layout;
+  const int64_t n = x.n_samples;
+  const int32_t lj = x.levels[j];
+  const size_t cells = static_cast<size_t>(x.levels[i]) * lj;
+  if (table.size() < cells) {
+    table.assign(cells, 0);
+    joint_table.assign(cells, 0);
+  }
+  const uint16_t* ci = d.codes.data() + i * n;
+  const uint16_t* cj = d.codes.data() + j * n;
+  PairSums s;
+  for (int32_t c = 0; c < layout.n_classes; ++c) {
+    const int32_t first = layout.class_start[c], last = layout.class_start[c + 1];
+    for (int32_t p = first; p < last; ++p) ++table[ci[p] * lj + cj[p]];
+    for (int32_t p = first; p < last; ++p) {
+      uint32_t& v = table[ci[p] * lj + cj[p]];
+      if (!v) continue;
+      s.joint_class += plogp(v);
+      joint_table[ci[p] * lj + cj[p]] += v;
+      v = 0;
+    }
+  }
+  for (int64_t p = 0; p < n; ++p) {
+    uint32_t& v = joint_table[ci[p] * lj + cj[p]];
+    if (!v) continue;
+    s.joint += plogp(v);
+    ++s.cells;
+    v = 0;
+  }
+  return s;
+}
+
+}  // namespace
+
+void cpu_pair_search(const PairData& d, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,
+                     int threads, const std::function<void()>& between_slices) {
+  const int64_t max_levels = d.x->max_levels();
+  if (max_levels * max_levels > kMaxPairCells)
+    throw std::runtime_error("features with " + std::to_string(max_levels) +
+                             " levels are too many for pair tables; bin or merge categories first");
+  const int64_t n_rows = static_cast<int64_t>(task.rows.size());
+  const int64_t slices = std::clamp<int64_t>(task.n_pairs() / (1 << 16), 1, 64);
+  threads = std::max(1, threads);
+  std::vector<std::vector<PairRecord>> found(threads);
+  std::vector<std::vector<uint32_t>> tables(threads), joint_tables(threads);
+  PairFilter filter = collector.filter();
+  auto row_pairs = [&](int64_t r, int worker) {
+    const int32_t i = task.rows[r];
+    const int32_t first = task.all_pairs ? i + 1 : 0;
+    for (int32_t j = first; j < task.n_features; ++j) {
+      if (j == i || (!task.all_pairs && task.row_rank[j] >= 0 && task.row_rank[j] <= r)) continue;
+      const PairSums s = count_pair(d, i, j, plogp, tables[worker], joint_tables[worker]);
+      const int32_t a = std::min(i, j), b = std::max(i, j);
+      const int64_t key = pair_key(d.constants, s.joint_class, s.joint, d.sums.relevance[a], d.sums.relevance[b],
+                                   d.sums.x_terms[a], d.sums.x_terms[b]);
+      if (!passes(filter, key, a, b)) continue;
+      PairRecord rec;
+      rec.i = a;
+      rec.j = b;
+      rec.key = key;
+      rec.joint_class = s.joint_class;
+      rec.joint = s.joint;
+      rec.cells = s.cells;
+      found[worker].push_back(rec);
+    }
+  };
+  auto merge = [&] {
+    for (auto& f : found) collector.add(f);
+    filter = collector.filter();
+    if (between_slices) between_slices();
+  };
+  sliced_parallel_for(n_rows, slices, threads, 1, merge, row_pairs);
+  for (auto& f : found) collector.add(f);
+}
+
+}  // namespace fsgpu

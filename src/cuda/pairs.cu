@@ -1,0 +1,282 @@
+// The pair search on GPUs: n(a, b, y) of every pair by AND and popcount of one-hot bitmaps.
+//
+// Each feature becomes one bitmap per level over the class-sorted samples, every class starting
+// on a fresh 32-bit word, so n(a, b, y) = sum over class y's words of popc(bits(Xi=a) & bits(Xj=b)).
+// Bitmaps are stored level-major with features innermost, bits[(level * words + word) * stride + f],
+// so the 16 lanes of a half-warp that hold consecutive features read consecutive words.
+// A block takes a 64 x 64 tile of (row feature, column feature) pairs; each thread counts 4 x 4
+// pairs in registers, so every word loaded feeds four popcounts. Counts become the sums of
+// pairs.h through the same fixed-point plogp table as the CPU, so the two agree bitwise.
+// Pairs that pass the collector's filter are appended to an output list (warp-aggregated).
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "core/gpu_backend.h"
+#include "cuda_check.cuh"
+
+namespace fsgpu {
+
+namespace {
+
+constexpr int kPairTile = 64;                       // features per side of a block's tile
+constexpr int kPairSide = 16;                       // threads per side
+constexpr int kPairsPerSide = kPairTile / kPairSide;  // pairs per thread per side
+constexpr int kPairThreads = kPairSide * kPairSide;
+// Levels per feature the bitmaps take: the work per pair grows with levels squared, and
+// features with more levels are counted faster on the CPU.
+constexpr int kMaxGpuPairLevels = 64;
+// Pairs evaluated per batch bound the output list (records of 40 bytes).
+constexpr int64_t kBatchPairs = int64_t(1) << 23;
+
+struct PairKernelArgs {
+  const uint32_t* bits;
+  int64_t stride;          // features, padded to whole tiles
+  int32_t words;           // per level
+  int32_t levels;          // the largest level count
+  const int32_t* class_words;  // n_classes + 1 word offsets
+  int32_t n_classes;
+  const int64_t* plogp;
+  const int64_t* relevance;
+  const int64_t* x_terms;
+  const int32_t* rows;
+  const int32_t* row_rank;
+  int32_t n_rows, n_features;
+  bool all_pairs;
+  int32_t first_row_tile;
+  PairConstants constants;
+  PairFilter filter;
+  PairRecord* out;
+  unsigned long long* n_out;
+};
+
+// One thread per output word: bit k of bits[(a * words + w) * stride + f] is whether feature f
+// has code a at the k-th sample of that word.
+__global__ void build_bitmaps_kernel(const uint16_t* codes, int32_t n_samples, int64_t n_features, int64_t stride,
+                                     int32_t words, int32_t levels, const int32_t* class_start,
+                                     const int32_t* class_words, int32_t n_classes, uint32_t* bits) {
+  const int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  const int32_t w = blockIdx.y;
+  if (f >= stride) return;
+  int32_t c = 0;
+  while (w >= class_words[c + 1]) ++c;
+  const int32_t first = class_start[c] + (w - class_words[c]) * 32;
+  const int32_t last = min(first + 32, class_start[c + 1]);
+  for (int32_t a = 0; a < levels; ++a) {
+    uint32_t word = 0;
+    if (f < n_features)
+      for (int32_t p = first; p < last; ++p) word |= uint32_t(codes[f * n_samples + p] == a) << (p - first);
+    bits[(int64_t(a) * words + w) * stride + f] = word;
+  }
+}
+
+__global__ void __launch_bounds__(kPairThreads) pair_kernel(PairKernelArgs a) {
+  const int row_tile = a.first_row_tile + blockIdx.y, col_tile = blockIdx.x;
+  if (a.all_pairs && col_tile < row_tile) return;  // the lower triangle: counted from the other side
+  const int tx = threadIdx.x % kPairSide, ty = threadIdx.x / kPairSide;
+  int32_t row_pos[kPairsPerSide], fi[kPairsPerSide], fj[kPairsPerSide];
+  for (int r = 0; r < kPairsPerSide; ++r) {
+    row_pos[r] = row_tile * kPairTile + ty + kPairSide * r;
+    fi[r] = row_pos[r] < a.n_rows ? a.rows[row_pos[r]] : 0;
+    fj[r] = col_tile * kPairTile + tx + kPairSide * r;  // < stride: padded bitmaps are zero
+  }
+  int64_t joint_class[kPairsPerSide][kPairsPerSide] = {}, joint[kPairsPerSide][kPairsPerSide] = {};
+  int32_t cells[kPairsPerSide][kPairsPerSide] = {};
+  for (int32_t la = 0; la < a.levels; ++la) {
+    for (int32_t lb = 0; lb < a.levels; ++lb) {
+      uint32_t n_ab[kPairsPerSide][kPairsPerSide] = {};
+      for (int32_t c = 0; c < a.n_classes; ++c) {
+        uint32_t n_aby[kPairsPerSide][kPairsPerSide] = {};
+        const int32_t w_end = __ldg(a.class_words + c + 1);
+        for (int32_t w = __ldg(a.class_words + c); w < w_end; ++w) {
+          const uint32_t* bits_a = a.bits + (int64_t(la) * a.words + w) * a.stride;
+          const uint32_t* bits_b = a.bits + (int64_t(lb) * a.words + w) * a.stride;
+          uint32_t wi[kPairsPerSide], wj[kPairsPerSide];
+          for (int r = 0; r < kPairsPerSide; ++r) wi[r] = __ldg(bits_a + fi[r]);
+          for (int s = 0; s < kPairsPerSide; ++s) wj[s] = __ldg(bits_b + fj[s]);
+          for (int r = 0; r < kPairsPerSide; ++r)
+            for (int s = 0; s < kPairsPerSide; ++s) n_aby[r][s] += __popc(wi[r] & wj[s]);
+        }
+        for (int r = 0; r < kPairsPerSide; ++r)
+          for (int s = 0; s < kPairsPerSide; ++s) {
+            joint_class[r][s] += __ldg(a.plogp + n_aby[r][s]);
+            n_ab[r][s] += n_aby[r][s];
+          }
+      }
+      for (int r = 0; r < kPairsPerSide; ++r)
+        for (int s = 0; s < kPairsPerSide; ++s) {
+          joint[r][s] += __ldg(a.plogp + n_ab[r][s]);
+          cells[r][s] += n_ab[r][s] != 0;
+        }
+    }
+  }
+  const unsigned lane = threadIdx.x % 32;
+  for (int r = 0; r < kPairsPerSide; ++r)
+    for (int s = 0; s < kPairsPerSide; ++s) {
+      const int32_t i = fi[r], j = fj[s];
+      bool keep = row_pos[r] < a.n_rows && j < a.n_features && j != i;
+      if (keep) keep = a.all_pairs ? j > i : (a.row_rank[j] < 0 || a.row_rank[j] > row_pos[r]);
+      PairRecord rec;
+      if (keep) {
+        rec.i = min(i, j);
+        rec.j = max(i, j);
+        rec.key = pair_key(a.constants, joint_class[r][s], joint[r][s], a.relevance[rec.i], a.relevance[rec.j],
+                           a.x_terms[rec.i], a.x_terms[rec.j]);
+        rec.joint_class = joint_class[r][s];
+        rec.joint = joint[r][s];
+        rec.cells = cells[r][s];
+        keep = passes(a.filter, rec.key, rec.i, rec.j);
+      }
+      // One atomic per warp for its passing pairs.
+      const unsigned mask = __ballot_sync(0xffffffffu, keep);
+      if (!mask) continue;
+      unsigned long long base = 0;
+      if (lane == 0) base = atomicAdd(a.n_out, static_cast<unsigned long long>(__popc(mask)));
+      base = __shfl_sync(0xffffffffu, base, 0);
+      if (keep) a.out[base + __popc(mask & ((1u << lane) - 1))] = rec;
+    }
+}
+
+// One device's copy of the data and its output list.
+struct PairDevice {
+  int id = 0;
+  std::unique_ptr<Stream> stream;
+  DeviceBuffer<uint32_t> bits;
+  DeviceBuffer<int32_t> class_words, rows, row_rank;
+  DeviceBuffer<int64_t> plogp, relevance, x_terms;
+  DeviceBuffer<PairRecord> out;
+  DeviceBuffer<unsigned long long> n_out;
+  unsigned long long n_host = 0;
+};
+
+struct Batch {
+  int32_t first_tile = 0, n_tiles = 0;
+};
+
+}  // namespace
+
+void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,
+                     const GpuOptions& options, const std::function<void()>& between_batches) {
+  const CodeMatrix& x = *data.x;
+  const ClassLayout& layout = *data.layout;
+  const int32_t levels = x.max_levels();
+  if (levels > kMaxGpuPairLevels)
+    throw std::runtime_error("the GPU pair search takes features with up to " + std::to_string(kMaxGpuPairLevels) +
+                             " levels, not " + std::to_string(levels) + "; use backend = \"cpu\" or fewer bins");
+  if (options.devices.empty()) throw std::runtime_error("no GPU device given");
+  const int32_t n_rows = static_cast<int32_t>(task.rows.size());
+  if (n_rows == 0 || task.n_pairs() == 0) return;
+  const int64_t n_features = x.n_features;
+  const int64_t stride = (n_features + kPairTile - 1) / kPairTile * kPairTile;
+  std::vector<int32_t> class_words(layout.n_classes + 1, 0);
+  for (int32_t c = 0; c < layout.n_classes; ++c)
+    class_words[c + 1] = class_words[c] + (layout.class_start[c + 1] - layout.class_start[c] + 31) / 32;
+  const int32_t words = class_words.back();
+
+  // Batches of row tiles, each evaluating at most kBatchPairs pairs (so its output list
+  // cannot overflow); the first batch of each device is one tile, so that a top-k search
+  // learns its cut-off early.
+  const int32_t n_row_tiles = (n_rows + kPairTile - 1) / kPairTile;
+  const int32_t n_col_tiles = static_cast<int32_t>(stride / kPairTile);
+  auto tile_pairs = [&](int32_t t) {
+    return int64_t(kPairTile) * kPairTile * (task.all_pairs ? n_col_tiles - t : n_col_tiles);
+  };
+  const size_t n_devices = options.devices.size();
+  std::vector<Batch> batches;
+  for (int32_t t = 0; t < n_row_tiles;) {
+    Batch b{t, 0};
+    int64_t pairs = 0;
+    const bool first_round = batches.size() < n_devices;
+    while (t < n_row_tiles && (b.n_tiles == 0 || (!first_round && pairs + tile_pairs(t) <= kBatchPairs))) {
+      pairs += tile_pairs(t);
+      ++b.n_tiles;
+      ++t;
+    }
+    batches.push_back(b);
+  }
+  int64_t capacity = 0;
+  for (const Batch& b : batches) {
+    int64_t pairs = 0;
+    for (int32_t t = b.first_tile; t < b.first_tile + b.n_tiles; ++t) pairs += tile_pairs(t);
+    capacity = std::max(capacity, pairs);
+  }
+
+  std::vector<PairDevice> devices(std::min(n_devices, batches.size()));
+  for (size_t d = 0; d < devices.size(); ++d) {
+    PairDevice& dev = devices[d];
+    dev.id = options.devices[d];
+    ScopedDevice on(dev.id);
+    dev.stream = std::make_unique<Stream>();
+    cudaStream_t s = dev.stream->get();
+    DeviceBuffer<uint16_t> codes;
+    DeviceBuffer<int32_t> class_start;
+    codes.upload(data.codes.data(), data.codes.size(), s);
+    class_start.upload(layout.class_start.data(), layout.class_start.size(), s);
+    dev.class_words.upload(class_words.data(), class_words.size(), s);
+    dev.bits.resize(static_cast<size_t>(levels) * words * stride);
+    const dim3 grid(static_cast<unsigned>((stride + 255) / 256), static_cast<unsigned>(words));
+    build_bitmaps_kernel<<<grid, 256, 0, s>>>(codes.data(), x.n_samples, n_features, stride, words, levels,
+                                              class_start.data(), dev.class_words.data(), layout.n_classes,
+                                              dev.bits.data());
+    check_launch("build_bitmaps_kernel");
+    dev.plogp.upload(plogp.data(), plogp.size(), s);
+    dev.relevance.upload(data.sums.relevance.data(), data.sums.relevance.size(), s);
+    dev.x_terms.upload(data.sums.x_terms.data(), data.sums.x_terms.size(), s);
+    dev.rows.upload(task.rows.data(), task.rows.size(), s);
+    if (!task.all_pairs) dev.row_rank.upload(task.row_rank.data(), task.row_rank.size(), s);
+    dev.out.resize(static_cast<size_t>(capacity));
+    dev.n_out.resize(1);
+    FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));  // codes and class_start are freed at scope exit
+  }
+
+  PairKernelArgs args{};
+  args.stride = stride;
+  args.words = words;
+  args.levels = levels;
+  args.n_classes = layout.n_classes;
+  args.n_rows = n_rows;
+  args.n_features = static_cast<int32_t>(n_features);
+  args.all_pairs = task.all_pairs;
+  args.constants = data.constants;
+  std::vector<PairRecord> found;
+  for (size_t next = 0; next < batches.size();) {
+    // A round: one batch per device, all with the filter the collector has now.
+    args.filter = collector.filter();
+    const size_t round = std::min(devices.size(), batches.size() - next);
+    for (size_t d = 0; d < round; ++d) {
+      PairDevice& dev = devices[d];
+      const Batch& b = batches[next + d];
+      ScopedDevice on(dev.id);
+      cudaStream_t s = dev.stream->get();
+      args.bits = dev.bits.data();
+      args.class_words = dev.class_words.data();
+      args.plogp = dev.plogp.data();
+      args.relevance = dev.relevance.data();
+      args.x_terms = dev.x_terms.data();
+      args.rows = dev.rows.data();
+      args.row_rank = dev.row_rank.data();
+      args.first_row_tile = b.first_tile;
+      args.out = dev.out.data();
+      args.n_out = dev.n_out.data();
+      FSGPU_CUDA_CHECK(cudaMemsetAsync(dev.n_out.data(), 0, sizeof(unsigned long long), s));
+      pair_kernel<<<dim3(n_col_tiles, b.n_tiles), kPairThreads, 0, s>>>(args);
+      check_launch("pair_kernel");
+      FSGPU_CUDA_CHECK(cudaMemcpyAsync(&dev.n_host, dev.n_out.data(), sizeof(unsigned long long),
+                                       cudaMemcpyDeviceToHost, s));
+    }
+    for (size_t d = 0; d < round; ++d) {
+      PairDevice& dev = devices[d];
+      ScopedDevice on(dev.id);
+      FSGPU_CUDA_CHECK(cudaStreamSynchronize(dev.stream->get()));
+      found.resize(dev.n_host);
+      if (dev.n_host)
+        FSGPU_CUDA_CHECK(cudaMemcpy(found.data(), dev.out.data(), dev.n_host * sizeof(PairRecord),
+                                    cudaMemcpyDeviceToHost));
+      collector.add(found);
+    }
+    next += round;
+    if (between_batches && next < batches.size()) between_batches();
+  }
+}
+
+}  // namespace fsgpu

@@ -1,0 +1,121 @@
+// Glue for mi_pairs(), mi_matrix() and mi_network(): R objects in, pairs, matrices and edge weights out.
+#include <Rcpp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "core/gpu_backend.h"
+#include "core/networks.h"
+#include "core/pairs.h"
+#include "input_codes.h"
+
+using namespace fsgpu;
+
+namespace {
+
+// Runs the pair search on the backend the R layer chose, checking for interrupts between
+// slices of the work.
+std::vector<PairRecord> search_pairs(const PairData& data, const PairTask& task, const PlogpTable& plogp,
+                                     PairCollector& collector, const std::string& backend, int threads,
+                                     const Rcpp::IntegerVector& devices) {
+  auto interrupt = [] { Rcpp::checkUserInterrupt(); };
+  if (backend == "gpu") {
+    GpuOptions options;
+    options.devices.assign(devices.begin(), devices.end());
+    gpu_pair_search(data, task, plogp, collector, options, interrupt);
+  } else {
+    cpu_pair_search(data, task, plogp, collector, threads, interrupt);
+  }
+  return collector.finish();
+}
+
+double bits_of(int64_t fixed, int64_t n) { return fixed_to_bits(Wide(fixed), n); }
+
+}  // namespace
+
+// The best `top` pairs (top < 0: all) by `measure` ("joint" or "interaction"), among those at
+// or above threshold (bits) when has_threshold; pairs of every feature, or of those in `with`
+// (1-based) with every feature. Values in bits.
+// [[Rcpp::export]]
+Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure,
+                          double top, bool has_threshold, double threshold, int nbins, std::string backend,
+                          int threads, Rcpp::IntegerVector devices) {
+  FSGPU_GLUE_BEGIN
+  const ClassLayout layout = layout_from_r(y, n_classes);
+  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  const PlogpTable plogp(layout.n_samples);
+  const PairMeasure m = measure == "interaction" ? PairMeasure::interaction : PairMeasure::joint;
+  const PairData data = PairData::of(codes, layout, plogp, m, threads);
+  std::vector<int32_t> rows;
+  for (int f : with) rows.push_back(f - 1);
+  const PairTask task = with.size() ? PairTask::with(rows, codes.n_features) : PairTask::all(codes.n_features);
+  const int64_t n = layout.n_samples;
+  // threshold * N * 2^32, rounded up: key >= min_key exactly when the value is >= threshold.
+  int64_t min_key = 0;
+  if (has_threshold) {
+    const double scaled = std::ceil(threshold * kPlogpScale * static_cast<double>(n));
+    const double limit = 9.2e18;
+    min_key = static_cast<int64_t>(std::clamp(scaled, -limit, limit));
+  }
+  PairCollector collector(top < 0 ? -1 : static_cast<int64_t>(top), has_threshold, min_key);
+  const std::vector<PairRecord> pairs = search_pairs(data, task, plogp, collector, backend, threads, devices);
+
+  const size_t k = pairs.size();
+  Rcpp::IntegerVector i(k), j(k), cells(k);
+  Rcpp::NumericVector joint(k), mi1(k), mi2(k), interaction(k);
+  for (size_t p = 0; p < k; ++p) {
+    const PairRecord& r = pairs[p];
+    const int64_t information = r.joint_class - r.joint - data.constants.class_terms + data.constants.plogp_n;
+    i[p] = r.i + 1;
+    j[p] = r.j + 1;
+    cells[p] = r.cells;
+    joint[p] = bits_of(information, n);
+    mi1[p] = bits_of(data.sums.relevance[r.i], n);
+    mi2[p] = bits_of(data.sums.relevance[r.j], n);
+    interaction[p] = bits_of(information - data.sums.relevance[r.i] - data.sums.relevance[r.j], n);
+  }
+  return Rcpp::List::create(Rcpp::Named("i") = i, Rcpp::Named("j") = j, Rcpp::Named("mi_joint") = joint,
+                            Rcpp::Named("mi1") = mi1, Rcpp::Named("mi2") = mi2,
+                            Rcpp::Named("interaction") = interaction, Rcpp::Named("cells") = cells,
+                            Rcpp::Named("n_pairs") = static_cast<double>(task.n_pairs()));
+  FSGPU_GLUE_END
+}
+
+// I(Xi;Xj) for every pair of columns of x, in bits, as a symmetric matrix with the entropies
+// H(Xi) on the diagonal.
+// [[Rcpp::export]]
+Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads,
+                                    Rcpp::IntegerVector devices) {
+  FSGPU_GLUE_BEGIN
+  const ClassLayout layout = ClassLayout::one_class(n_samples);
+  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  const PlogpTable plogp(layout.n_samples);
+  const PairData data = PairData::of(codes, layout, plogp, PairMeasure::mutual, threads);
+  PairCollector collector(-1, false, 0);
+  const std::vector<PairRecord> pairs =
+      search_pairs(data, PairTask::all(codes.n_features), plogp, collector, backend, threads, devices);
+  const int64_t f = codes.n_features;
+  Rcpp::NumericMatrix out(static_cast<int>(f), static_cast<int>(f));
+  for (const PairRecord& r : pairs) out(r.i, r.j) = out(r.j, r.i) = bits_of(r.key, n_samples);
+  for (int64_t a = 0; a < f; ++a) out(a, a) = bits_of(data.constants.plogp_n - data.sums.x_terms[a], n_samples);
+  return out;
+  FSGPU_GLUE_END
+}
+
+// Edge weights of an ARACNE, CLR or MRNET network from a symmetric MI matrix.
+// [[Rcpp::export]]
+Rcpp::NumericMatrix fsgpu_mi_network(Rcpp::NumericMatrix mim, std::string method, double eps, int threads) {
+  FSGPU_GLUE_BEGIN
+  const int64_t n = mim.nrow();
+  auto interrupt = [] { Rcpp::checkUserInterrupt(); };
+  std::vector<double> w;
+  if (method == "aracne") w = aracne_network(mim.begin(), n, eps, threads, interrupt);
+  else if (method == "clr") w = clr_network(mim.begin(), n);
+  else if (method == "mrnet") w = mrnet_network(mim.begin(), n, threads, interrupt);
+  else throw std::invalid_argument("unknown network method '" + method + "'");
+  Rcpp::NumericMatrix out(static_cast<int>(n), static_cast<int>(n));
+  std::copy(w.begin(), w.end(), out.begin());
+  return out;
+  FSGPU_GLUE_END
+}
