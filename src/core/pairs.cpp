@@ -132,23 +132,56 @@ struct PairSums {
 // features with tens of thousands of categories each).
 constexpr int64_t kMaxPairCells = int64_t(1) << 24;
 
-// n(a, b, y) for one pair, class by class, visiting samples only: tables are cleared by
-// revisiting what was counted, so the cost does not depend on the number of levels.
-PairSums count_pair(const PairData& d, int32_t i, int32_t j, const PlogpTable& plogp, std::vector<uint32_t>& table,
-                    std::vector<uint32_t>& joint_table) {
+// One worker's count tables and row i's codes, reused across pairs.
+struct PairScratch {
+  std::vector<uint32_t> table, joint_table;
+  std::vector<uint32_t> row_codes;  // code of Xi and class, as (a * n_classes + y)
+  int32_t row = -1;
+};
+
+// n(a, b, y) for one pair. Small tables (the usual binned data) are counted in one pass over
+// (b, a, y) cells and scanned; large ones (many categories) class by class and cleared by
+// revisiting what was counted, so that their cost does not depend on the number of levels.
+PairSums count_pair(const PairData& d, int32_t i, int32_t j, const PlogpTable& plogp, PairScratch& w) {
   const CodeMatrix& x = *d.x;
   const ClassLayout& layout = *d.layout;
   const int64_t n = x.n_samples;
-  const int32_t lj = x.levels[j];
-  const size_t cells = static_cast<size_t>(x.levels[i]) * lj;
-  if (table.size() < cells) {
-    table.assign(cells, 0);
-    joint_table.assign(cells, 0);
-  }
+  const int32_t li = x.levels[i], lj = x.levels[j], classes = layout.n_classes;
   const uint16_t* ci = d.codes.data() + i * n;
   const uint16_t* cj = d.codes.data() + j * n;
   PairSums s;
-  for (int32_t c = 0; c < layout.n_classes; ++c) {
+  const int64_t cells = int64_t(li) * lj * classes;
+  if (cells <= std::max<int64_t>(4 * n, 4096)) {
+    if (w.row != i) {
+      w.row_codes.resize(n);
+      for (int32_t c = 0; c < classes; ++c)
+        for (int32_t p = layout.class_start[c]; p < layout.class_start[c + 1]; ++p) w.row_codes[p] = ci[p] * classes + c;
+      w.row = i;
+    }
+    if (static_cast<int64_t>(w.table.size()) < cells) w.table.assign(cells, 0);
+    uint32_t* table = w.table.data();
+    const uint32_t* rc = w.row_codes.data();
+    const uint32_t b_stride = static_cast<uint32_t>(li * classes);
+    for (int64_t p = 0; p < n; ++p) ++table[cj[p] * b_stride + rc[p]];
+    for (int64_t ab = 0; ab < int64_t(li) * lj; ++ab) {
+      uint32_t* cell = table + ab * classes;
+      uint32_t total = 0;
+      for (int32_t c = 0; c < classes; ++c) {
+        s.joint_class += plogp(cell[c]);
+        total += cell[c];
+        cell[c] = 0;
+      }
+      s.joint += plogp(total);
+      s.cells += total != 0;
+    }
+    return s;
+  }
+  const size_t pair_cells = static_cast<size_t>(li) * lj;
+  if (w.joint_table.size() < pair_cells) w.joint_table.assign(pair_cells, 0);
+  if (w.table.size() < pair_cells) w.table.resize(pair_cells, 0);
+  uint32_t* table = w.table.data();
+  uint32_t* joint_table = w.joint_table.data();
+  for (int32_t c = 0; c < classes; ++c) {
     const int32_t first = layout.class_start[c], last = layout.class_start[c + 1];
     for (int32_t p = first; p < last; ++p) ++table[ci[p] * lj + cj[p]];
     for (int32_t p = first; p < last; ++p) {
@@ -181,14 +214,14 @@ void cpu_pair_search(const PairData& d, const PairTask& task, const PlogpTable& 
   const int64_t slices = std::clamp<int64_t>(task.n_pairs() / (1 << 16), 1, 64);
   threads = std::max(1, threads);
   std::vector<std::vector<PairRecord>> found(threads);
-  std::vector<std::vector<uint32_t>> tables(threads), joint_tables(threads);
+  std::vector<PairScratch> scratch(threads);
   PairFilter filter = collector.filter();
   auto row_pairs = [&](int64_t r, int worker) {
     const int32_t i = task.rows[r];
     const int32_t first = task.all_pairs ? i + 1 : 0;
     for (int32_t j = first; j < task.n_features; ++j) {
       if (j == i || (!task.all_pairs && task.row_rank[j] >= 0 && task.row_rank[j] <= r)) continue;
-      const PairSums s = count_pair(d, i, j, plogp, tables[worker], joint_tables[worker]);
+      const PairSums s = count_pair(d, i, j, plogp, scratch[worker]);
       const int32_t a = std::min(i, j), b = std::max(i, j);
       const int64_t key = pair_key(d.constants, s.joint_class, s.joint, d.sums.relevance[a], d.sums.relevance[b],
                                    d.sums.x_terms[a], d.sums.x_terms[b]);

@@ -11,6 +11,7 @@
 
 #include "core/cpu_engine.h"
 #include "core/gpu_backend.h"
+#include "core/pairs.h"
 #include "core/select.h"
 
 using namespace fsgpu;
@@ -123,6 +124,98 @@ const Method kMethods[] = {Method::mim,  Method::mrmr, Method::mifs, Method::cif
                            Method::betagamma, Method::icap, Method::cmim, Method::jmi, Method::disr,
                            Method::cmi,  Method::jmim, Method::njmim};
 
+bool same_pairs(const std::vector<PairRecord>& a, const std::vector<PairRecord>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k)
+    if (a[k].i != b[k].i || a[k].j != b[k].j || a[k].key != b[k].key || a[k].joint_class != b[k].joint_class ||
+        a[k].joint != b[k].joint || a[k].cells != b[k].cells)
+      return false;
+  return true;
+}
+
+std::vector<PairRecord> search(const PairData& data, const PairTask& task, int64_t top, bool has_min, int64_t min_key,
+                               int threads, const std::vector<int>& devices = {}) {
+  PlogpTable plogp(data.layout->n_samples);
+  PairCollector collector(top, has_min, min_key);
+  if (devices.empty()) {
+    cpu_pair_search(data, task, plogp, collector, threads, nullptr);
+  } else {
+    GpuOptions options;
+    options.devices = devices;
+    gpu_pair_search(data, task, plogp, collector, options, nullptr);
+  }
+  return collector.finish();
+}
+
+// The pair search: sums against the double reference, top-k and thresholds against the full
+// list, threads, and the GPU against the CPU (for both measures and the unsupervised I(Xi;Xj)).
+void pair_tests(uint32_t seed, const CodeMatrix& x, const CodeMatrix& x_sparse, const ClassLayout& layout,
+                const std::vector<int32_t>& y, const GpuStatus& gpu) {
+  const PlogpTable plogp(layout.n_samples);
+  const ClassLayout unsupervised = ClassLayout::one_class(layout.n_samples);
+  for (PairMeasure measure : {PairMeasure::joint, PairMeasure::interaction, PairMeasure::mutual}) {
+    const ClassLayout& lay = measure == PairMeasure::mutual ? unsupervised : layout;
+    // Unsupervised codes are the same samples in the original order: re-encode positions.
+    CodeMatrix xm = x;
+    if (measure == PairMeasure::mutual && !x.sparse) {
+      for (int64_t f = 0; f < x.n_features; ++f)
+        for (int32_t i = 0; i < layout.n_samples; ++i) {
+          const int64_t from = f * x.n_samples + layout.position[i], to = f * x.n_samples + i;
+          if (x.wide) xm.codes16[to] = x.codes16[from]; else xm.codes8[to] = x.codes8[from];
+        }
+    } else if (measure == PairMeasure::mutual) {
+      continue;  // sparse rows are class-sorted positions; the dense case covers I(Xi;Xj)
+    }
+    const PairData data = PairData::of(xm, lay, plogp, measure, 2);
+    const PairTask all = PairTask::all(x.n_features);
+    const std::vector<PairRecord> full = search(data, all, -1, false, 0, 1);
+    EXPECT(int64_t(full.size()) == all.n_pairs(), "case %u: every pair reported", seed);
+    EXPECT(same_pairs(full, search(data, all, -1, false, 0, 3)), "case %u: pairs differ by threads", seed);
+    if (measure != PairMeasure::mutual)
+      EXPECT(same_pairs(full, search(PairData::of(x_sparse, lay, plogp, measure, 2), all, -1, false, 0, 2)),
+             "case %u: sparse pairs differ", seed);
+    // A few pairs against doubles.
+    for (size_t k = 0; k < full.size(); k += full.size() / 7 + 1) {
+      const PairRecord& r = full[k];
+      std::vector<int64_t> a = column_codes(x, layout, r.i), b = column_codes(x, layout, r.j), ab(a.size());
+      for (size_t s = 0; s < a.size(); ++s) ab[s] = a[s] * 70000 + b[s];
+      double ref;
+      if (measure == PairMeasure::mutual) {
+        std::vector<int32_t> b32(b.begin(), b.end());
+        ref = mi_reference(a, b32);
+      } else {
+        ref = mi_reference(ab, y);
+        if (measure == PairMeasure::interaction) ref -= mi_reference(a, y) + mi_reference(b, y);
+      }
+      EXPECT(std::fabs(fixed_to_bits(r.key, layout.n_samples) - ref) < 1e-9, "case %u: pair (%d, %d) measure %d",
+             seed, r.i, r.j, int(measure));
+    }
+    const int64_t top = std::min<int64_t>(37, int64_t(full.size()));
+    const std::vector<PairRecord> best = search(data, all, top, false, 0, 2);
+    EXPECT(same_pairs(best, std::vector<PairRecord>(full.begin(), full.begin() + top)), "case %u: top %lld", seed,
+           (long long)top);
+    const int64_t cut = full[full.size() / 3].key;
+    std::vector<PairRecord> above;
+    for (const PairRecord& r : full)
+      if (r.key >= cut) above.push_back(r);
+    EXPECT(same_pairs(above, search(data, all, -1, true, cut, 2)), "case %u: threshold", seed);
+    const PairTask with = PairTask::with({int32_t(x.n_features - 1), 3, 0}, x.n_features);
+    std::vector<PairRecord> involving;
+    for (const PairRecord& r : full)
+      if (r.i == 0 || r.i == 3 || r.j == 3 || r.j == x.n_features - 1) involving.push_back(r);
+    EXPECT(same_pairs(involving, search(data, with, -1, false, 0, 2)), "case %u: with", seed);
+    if (gpu.devices.empty()) continue;
+    const std::vector<int> one = {0};
+    EXPECT(same_pairs(full, search(data, all, -1, false, 0, 0, one)), "case %u: gpu all pairs, measure %d", seed,
+           int(measure));
+    EXPECT(same_pairs(best, search(data, all, top, false, 0, 0, one)), "case %u: gpu top", seed);
+    EXPECT(same_pairs(above, search(data, all, -1, true, cut, 0, one)), "case %u: gpu threshold", seed);
+    EXPECT(same_pairs(involving, search(data, with, -1, false, 0, 0, one)), "case %u: gpu with", seed);
+    if (gpu.devices.size() > 1)
+      EXPECT(same_pairs(best, search(data, all, top, false, 0, 0, {0, 1})), "case %u: two gpus top", seed);
+  }
+}
+
 int main() {
   const GpuStatus gpu = gpu_status();
   std::printf("GPU: %s\n", gpu.devices.empty() ? gpu.problem.c_str() : gpu.devices[0].name.c_str());
@@ -177,6 +270,8 @@ int main() {
     const Selection& jmi = reference[Method::jmi];
     same_selection(jmi, select_features(sliced, options_for(Method::jmi, k), nullptr), "sliced steps");
     EXPECT(slice_calls >= 5 * int(jmi.features.size()), "between_slices ran %d times", slice_calls);
+    if (dense.max_levels() <= 64 && dense.n_features * dense.n_samples <= 200000)
+      pair_tests(c.seed, dense, sparse, layout, y, gpu);
     if (gpu.devices.empty()) continue;
     for (const CodeMatrix* m : {&dense, &sparse}) {
       for (int64_t limit : {int64_t(0), int64_t(2000)}) {
