@@ -98,13 +98,14 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   top <- if (output == "matrix" || (is.null(top) && !is.null(threshold))) -1 else
     check_count(if (is.null(top)) 1000 else top, "top", max = .Machine$integer.max)
   n_pairs_all <- choose(input$n_features, 2)
-  run <- resolve_run(input, nbins, backend, threads, devices, units, steps = input$n_features / 8)
+  run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
   elapsed <- system.time(
     res <- fsgpu_mi_pairs(input$x, input$y, length(input$classes), with, by, top, !is.null(threshold),
-                          if (is.null(threshold)) 0 else threshold / run$scale, run$nbins, run$backend, run$threads,
+                          if (is.null(threshold)) 0 else threshold / run$scale, run$nbins, run$engine, run$threads,
                           run$devices),
     gcFirst = FALSE
   )[["elapsed"]]
+  run$backend <- res$backend
   if (output == "matrix") {
     values <- res[[if (by == "joint") "mi_joint" else "interaction"]] * run$scale
     m <- matrix(NA_real_, input$n_features, input$n_features,
@@ -187,10 +188,26 @@ mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = 1L, nbins
 run_mi_matrix <- function(input, features, nbins, backend, threads, devices, units) {
   index <- resolve_features(features, input, "features")
   if (length(index)) input <- subset_features(input, index)
-  run <- resolve_run(input, nbins, backend, threads, devices, units, steps = input$n_features / 8)
-  m <- fsgpu_mi_matrix(input$x, input$n_samples, run$nbins, run$backend, run$threads, run$devices) * run$scale
+  if (input$n_features < 2) stop("mi_matrix needs at least two features", call. = FALSE)
+  run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
+  m <- fsgpu_mi_matrix(input$x, input$n_samples, run$nbins, run$engine, run$threads, run$devices)
+  used <- attr(m, "backend")
+  m <- m * run$scale
+  attr(m, "backend") <- NULL
   dimnames(m) <- list(input$feature_names, input$feature_names)
-  structure(m, nbins = run$nbins, units = run$units, backend = run$backend)
+  structure(m, nbins = run$nbins, units = run$units, backend = used)
+}
+
+# resolve_run() for a pair search, whose work grows with features squared; `engine` is what
+# the glue gets: "auto-gpu" lets it fall back to the CPU for features with more levels than the
+# GPU search takes, which only the encoded data reveal.
+resolve_pair_run <- function(input, nbins, backend, threads, devices, units) {
+  pairs <- as.numeric(input$n_features) * (input$n_features - 1) / 2
+  run <- resolve_run(input, nbins, backend, threads, devices, units, steps = pairs / input$n_features / 4)
+  explicit <- identical(backend, "gpu") ||
+    (is.null(backend) && identical(getOption("fsgpu.backend", Sys.getenv("FSGPU_BACKEND", "auto")), "gpu"))
+  run$engine <- if (run$backend == "gpu" && !explicit) "auto-gpu" else run$backend
+  run
 }
 
 #' Mutual information networks: ARACNE, CLR, MRNET

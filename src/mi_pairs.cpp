@@ -14,12 +14,14 @@ using namespace fsgpu;
 
 namespace {
 
-// Runs the pair search on the backend the R layer chose, checking for interrupts between
-// slices of the work.
+// Runs the pair search on the backend the R layer chose ("gpu", "cpu", or "auto-gpu": the GPU
+// unless the features have too many levels for it), checking for interrupts between slices of
+// the work. `backend` becomes the one that ran.
 std::vector<PairRecord> search_pairs(const PairData& data, const PairTask& task, const PlogpTable& plogp,
-                                     PairCollector& collector, const std::string& backend, int threads,
+                                     PairCollector& collector, std::string& backend, int threads,
                                      const Rcpp::IntegerVector& devices) {
   auto interrupt = [] { Rcpp::checkUserInterrupt(); };
+  if (backend == "auto-gpu") backend = data.x->max_levels() <= kMaxGpuPairLevels ? "gpu" : "cpu";
   if (backend == "gpu") {
     GpuOptions options;
     options.devices.assign(devices.begin(), devices.end());
@@ -78,12 +80,13 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
   return Rcpp::List::create(Rcpp::Named("i") = i, Rcpp::Named("j") = j, Rcpp::Named("mi_joint") = joint,
                             Rcpp::Named("mi1") = mi1, Rcpp::Named("mi2") = mi2,
                             Rcpp::Named("interaction") = interaction, Rcpp::Named("cells") = cells,
-                            Rcpp::Named("n_pairs") = static_cast<double>(task.n_pairs()));
+                            Rcpp::Named("n_pairs") = static_cast<double>(task.n_pairs()),
+                            Rcpp::Named("backend") = backend);
   FSGPU_GLUE_END
 }
 
 // I(Xi;Xj) for every pair of columns of x, in bits, as a symmetric matrix with the entropies
-// H(Xi) on the diagonal.
+// H(Xi) on the diagonal; attribute "backend": the backend that ran.
 // [[Rcpp::export]]
 Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads,
                                     Rcpp::IntegerVector devices) {
@@ -99,6 +102,7 @@ Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::strin
   Rcpp::NumericMatrix out(static_cast<int>(f), static_cast<int>(f));
   for (const PairRecord& r : pairs) out(r.i, r.j) = out(r.j, r.i) = bits_of(r.key, n_samples);
   for (int64_t a = 0; a < f; ++a) out(a, a) = bits_of(data.constants.plogp_n - data.sums.x_terms[a], n_samples);
+  out.attr("backend") = backend;
   return out;
   FSGPU_GLUE_END
 }

@@ -123,6 +123,10 @@ struct PairData {
                      int threads);
 };
 
+// Levels per feature the GPU search takes (one bitmap per level): its work per pair grows with
+// levels squared, and features with more levels are counted faster on the CPU.
+constexpr int kMaxGpuPairLevels = 64;
+
 // The CPU engine: evaluates the task's pairs in slices of rows on `threads` threads, handing
 // each slice's passing pairs to the collector; between_slices runs on the calling thread.
 void cpu_pair_search(const PairData& data, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,

@@ -23,9 +23,6 @@ constexpr int kPairTile = 64;                       // features per side of a bl
 constexpr int kPairSide = 16;                       // threads per side
 constexpr int kPairsPerSide = kPairTile / kPairSide;  // pairs per thread per side
 constexpr int kPairThreads = kPairSide * kPairSide;
-// Levels per feature the bitmaps take: the work per pair grows with levels squared, and
-// features with more levels are counted faster on the CPU.
-constexpr int kMaxGpuPairLevels = 64;
 // Pairs evaluated per batch bound the output list (records of 40 bytes).
 constexpr int64_t kBatchPairs = int64_t(1) << 23;
 
