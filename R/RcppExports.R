@@ -5,8 +5,8 @@ fsgpu_backend_info_raw <- function() {
     .Call(`_fsgpu_fsgpu_backend_info_raw`)
 }
 
-fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, threshold, nbins, backend, threads, devices) {
-    .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, nbins, backend, threads, devices)
+fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices) {
+    .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices)
 }
 
 fsgpu_mi_matrix <- function(x, n_samples, nbins, backend, threads, devices) {

@@ -101,8 +101,8 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
   elapsed <- system.time(
     res <- fsgpu_mi_pairs(input$x, input$y, length(input$classes), with, by, top, !is.null(threshold),
-                          if (is.null(threshold)) 0 else threshold / run$scale, run$nbins, run$engine, run$threads,
-                          run$devices),
+                          if (is.null(threshold)) 0 else threshold, run$scale, run$nbins, run$engine,
+                          run$threads, run$devices),
     gcFirst = FALSE
   )[["elapsed"]]
   run$backend <- res$backend
@@ -119,8 +119,9 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   out <- data.frame(feature1 = input$feature_names[res$i], feature2 = input$feature_names[res$j],
                     index1 = res$i, index2 = res$j, mi_joint = res$mi_joint * run$scale, mi1 = res$mi1 * run$scale,
                     mi2 = res$mi2 * run$scale, interaction = res$interaction * run$scale, df = df,
-                    p_value = ifelse(df > 0, stats::pchisq(g, pmax(df, 1), lower.tail = FALSE), 1),
-                    stringsAsFactors = FALSE)
+                    p_value = rep(1, length(df)), stringsAsFactors = FALSE)
+  tested <- df > 0  # a pair with one observed joint level tells nothing: p = 1
+  out$p_value[tested] <- stats::pchisq(g[tested], df[tested], lower.tail = FALSE)
   if (p_adjust != "none") out$p_adjusted <- stats::p.adjust(out$p_value, p_adjust, n = max(res$n_pairs, nrow(out)))
   structure(out, class = c("fsgpu_pairs", "data.frame"), n_pairs = res$n_pairs, by = by, p_adjust = p_adjust,
             nbins = run$nbins, units = run$units, backend = run$backend, elapsed = elapsed,

@@ -37,11 +37,12 @@ double bits_of(int64_t fixed, int64_t n) { return fixed_to_bits(Wide(fixed), n);
 }  // namespace
 
 // The best `top` pairs (top < 0: all) by `measure` ("joint" or "interaction"), among those at
-// or above threshold (bits) when has_threshold; pairs of every feature, or of those in `with`
+// or above threshold (in bits times scale) when has_threshold; pairs of every feature, or of those in `with`
 // (1-based) with every feature. Values in bits.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure,
-                          double top, bool has_threshold, double threshold, int nbins, std::string backend,
+                          double top, bool has_threshold, double threshold, double scale, int nbins,
+                          std::string backend,
                           int threads, Rcpp::IntegerVector devices) {
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = layout_from_r(y, n_classes);
@@ -53,12 +54,16 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
   for (int f : with) rows.push_back(f - 1);
   const PairTask task = with.size() ? PairTask::with(rows, codes.n_features) : PairTask::all(codes.n_features);
   const int64_t n = layout.n_samples;
-  // threshold * N * 2^32, rounded up: key >= min_key exactly when the value is >= threshold.
+  // The smallest key whose value, as R reports it (bits, times `scale` for other units), is at
+  // least the threshold: a threshold equal to a reported value keeps that pair.
   int64_t min_key = 0;
   if (has_threshold) {
-    const double scaled = std::ceil(threshold * kPlogpScale * static_cast<double>(n));
-    const double limit = 9.2e18;
-    min_key = static_cast<int64_t>(std::clamp(scaled, -limit, limit));
+    auto reported = [&](int64_t key) { return bits_of(key, n) * scale; };
+    const double limit = 9.0e18;
+    min_key = static_cast<int64_t>(std::clamp(std::ceil(threshold / scale * kPlogpScale * static_cast<double>(n)),
+                                              -limit, limit));
+    while (min_key > -limit && reported(min_key - 1) >= threshold) --min_key;
+    while (min_key < limit && reported(min_key) < threshold) ++min_key;
   }
   PairCollector collector(top < 0 ? -1 : static_cast<int64_t>(top), has_threshold, min_key);
   const std::vector<PairRecord> pairs = search_pairs(data, task, plogp, collector, backend, threads, devices);
