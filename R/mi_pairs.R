@@ -38,7 +38,8 @@
 #'   columns `feature1`, `feature2` (names), `index1`, `index2` (columns of `x`, `index1 <
 #'   index2`), `mi_joint`, `mi1`, `mi2`, `interaction` (in `units`), `df`, `p_value` and, with
 #'   `p_adjust`, `p_adjusted`; attributes `n_pairs` (pairs tested), `by`, `nbins`, `units`,
-#'   `backend` and `elapsed`. For `output = "matrix"`, a features x features matrix.
+#'   `backend`, `elapsed` and `timings` (seconds spent encoding the data, preparing the
+#'   codes and per-feature sums, and searching the pairs, GPU set-up included). For `output = "matrix"`, a features x features matrix.
 #' @references Sluga, Curk, Zupan and Lotric (2017), Heterogeneous computing architecture for
 #'   fast detection of SNP-SNP interactions, BMC Bioinformatics 18. Jakulin and Bratko (2003),
 #'   Analyzing attribute dependencies, PKDD.
@@ -125,7 +126,7 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   if (p_adjust != "none") out$p_adjusted <- stats::p.adjust(out$p_value, p_adjust, n = max(res$n_pairs, nrow(out)))
   structure(out, class = c("fsgpu_pairs", "data.frame"), n_pairs = res$n_pairs, by = by, p_adjust = p_adjust,
             nbins = run$nbins, units = run$units, backend = run$backend, elapsed = elapsed,
-            n_samples = input$n_samples, n_features = input$n_features, classes = input$classes)
+            timings = res$timings, n_samples = input$n_samples, n_features = input$n_features, classes = input$classes)
 }
 
 #' @exportS3Method print fsgpu_pairs

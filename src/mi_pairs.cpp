@@ -2,6 +2,7 @@
 #include <Rcpp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -42,14 +43,19 @@ double bits_of(int64_t fixed, int64_t n) { return fixed_to_bits(Wide(fixed), n);
 // [[Rcpp::export]]
 Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure,
                           double top, bool has_threshold, double threshold, double scale, int nbins,
-                          std::string backend,
-                          int threads, Rcpp::IntegerVector devices) {
+                          std::string backend, int threads, Rcpp::IntegerVector devices) {
   FSGPU_GLUE_BEGIN
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  Clock::time_point t0 = Clock::now();
   const ClassLayout layout = layout_from_r(y, n_classes);
   const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  const double encode_seconds = seconds_since(t0);
+  t0 = Clock::now();
   const PlogpTable plogp(layout.n_samples);
   const PairMeasure m = measure == "interaction" ? PairMeasure::interaction : PairMeasure::joint;
   const PairData data = PairData::of(codes, layout, plogp, m, threads);
+  const double prepare_seconds = seconds_since(t0);
   std::vector<int32_t> rows;
   for (int f : with) rows.push_back(f - 1);
   const PairTask task = with.size() ? PairTask::with(rows, codes.n_features) : PairTask::all(codes.n_features);
@@ -66,7 +72,9 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
     while (min_key < limit && reported(min_key) < threshold) ++min_key;
   }
   PairCollector collector(top < 0 ? -1 : static_cast<int64_t>(top), has_threshold, min_key);
+  t0 = Clock::now();
   const std::vector<PairRecord> pairs = search_pairs(data, task, plogp, collector, backend, threads, devices);
+  const double search_seconds = seconds_since(t0);
 
   const size_t k = pairs.size();
   Rcpp::IntegerVector i(k), j(k), cells(k);
@@ -86,7 +94,10 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
                             Rcpp::Named("mi1") = mi1, Rcpp::Named("mi2") = mi2,
                             Rcpp::Named("interaction") = interaction, Rcpp::Named("cells") = cells,
                             Rcpp::Named("n_pairs") = static_cast<double>(task.n_pairs()),
-                            Rcpp::Named("backend") = backend);
+                            Rcpp::Named("backend") = backend,
+                            Rcpp::Named("timings") = Rcpp::NumericVector::create(
+                                Rcpp::Named("encode") = encode_seconds, Rcpp::Named("prepare") = prepare_seconds,
+                                Rcpp::Named("search") = search_seconds));
   FSGPU_GLUE_END
 }
 
