@@ -126,21 +126,28 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   if (p_adjust != "none") out$p_adjusted <- stats::p.adjust(out$p_value, p_adjust, n = max(res$n_pairs, nrow(out)))
   structure(out, class = c("fsgpu_pairs", "data.frame"), n_pairs = res$n_pairs, by = by, p_adjust = p_adjust,
             nbins = run$nbins, units = run$units, backend = run$backend, elapsed = elapsed,
-            timings = res$timings, n_samples = input$n_samples, n_features = input$n_features, classes = input$classes)
+            timings = res$timings, binned = has_numeric_columns(input), n_samples = input$n_samples, n_features = input$n_features, classes = input$classes)
 }
 
 #' @exportS3Method print fsgpu_pairs
 print.fsgpu_pairs <- function(x, n = 10, ...) {
-  cat(sprintf("Feature pairs by %s: %s of %s tested (%s samples, %d classes, %d bins), %s, %.3g s\n",
+  cat(sprintf("Feature pairs by %s: %s of %s tested (%s samples, %d classes, %s), %s, %.3g s\n",
               if (attr(x, "by") == "joint") "joint MI I(Y; Xi,Xj)" else "interaction information",
               format(nrow(x), big.mark = ","), format(attr(x, "n_pairs"), big.mark = ","),
-              format(attr(x, "n_samples"), big.mark = ","), length(attr(x, "classes")), attr(x, "nbins"),
+              format(attr(x, "n_samples"), big.mark = ","), length(attr(x, "classes")),
+              if (isTRUE(attr(x, "binned"))) sprintf("%d bins", attr(x, "nbins")) else "categorical features",
               attr(x, "backend"), attr(x, "elapsed")))
   cat(sprintf("Information in %s; interaction > 0 is synergy.\n", attr(x, "units")))
   shown <- utils::head(as.data.frame(x), n)
   print(shown, row.names = FALSE, digits = 4)
   if (nrow(x) > n) cat(sprintf("... and %s more\n", format(nrow(x) - n, big.mark = ",")))
   invisible(x)
+}
+
+# Whether some columns are numeric, so that nbins applies (integer columns are categories).
+has_numeric_columns <- function(input) {
+  x <- input$x
+  if (is.list(x)) any(vapply(x, is.double, logical(1))) else methods::is(x, "dgCMatrix") || is.double(x)
 }
 
 #' @export
