@@ -5,6 +5,14 @@ fsgpu_backend_info_raw <- function() {
     .Call(`_fsgpu_fsgpu_backend_info_raw`)
 }
 
+fsgpu_discretize <- function(x, n_samples, y, n_classes, method, nbins, backend, threads, devices, memory_limit) {
+    .Call(`_fsgpu_fsgpu_discretize`, x, n_samples, y, n_classes, method, nbins, backend, threads, devices, memory_limit)
+}
+
+fsgpu_discretize_codes <- function(x, n_samples, cuts, lo, hi, method, nbins, threads) {
+    .Call(`_fsgpu_fsgpu_discretize_codes`, x, n_samples, cuts, lo, hi, method, nbins, threads)
+}
+
 fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices) {
     .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices)
 }

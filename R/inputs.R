@@ -15,18 +15,18 @@
 #'   `classes` (character labels of the codes), `feature_names` (character), `sample_names`
 #'   (character or NULL), `n_samples`, `n_features` and `sparse` (TRUE for a dgCMatrix).
 #' @noRd
-prepare_input <- function(x, y, arg_x = "x", arg_y = "y") {
+prepare_input <- function(x, y, arg_x = "x", arg_y = "y", allow_missing = FALSE) {
   input <- normalise_x(x, arg_x)
-  check_finite(input, arg_x)
+  if (!allow_missing) check_finite(input, arg_x)
   labels <- encode_classes(y, input$n_samples, input$sample_names, arg_y, arg_x)
   c(input, labels)
 }
 
 #' Normalise x of an unsupervised job (no class)
 #' @noRd
-prepare_unsupervised_input <- function(x, arg_x = "x") {
+prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE) {
   input <- normalise_x(x, arg_x)
-  check_finite(input, arg_x)
+  if (!allow_missing) check_finite(input, arg_x)
   input
 }
 
@@ -38,9 +38,10 @@ prepare_unsupervised_input <- function(x, arg_x = "x") {
 #' @param class Name of the `colData` column holding the class labels, or NULL for an
 #'   unsupervised job.
 #' @param assay Name or index of the assay.
+#' @param allow_missing Leave NA and Inf in place for the caller to check (discretization).
 #' @return The structure of [prepare_input()] (of [prepare_unsupervised_input()] without class).
 #' @noRd
-prepare_se_input <- function(se, class, assay = 1L) {
+prepare_se_input <- function(se, class, assay = 1L, allow_missing = FALSE) {
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE)) {
     stop("the SummarizedExperiment package is needed for SummarizedExperiment input", call. = FALSE)
   }
@@ -57,9 +58,9 @@ prepare_se_input <- function(se, class, assay = 1L) {
   # Matrix::t keeps sparse assays sparse; anything else (DelayedArray, ...) is realised first.
   xt <- if (methods::is(a, "Matrix")) Matrix::t(a) else t(as.matrix(a))
   label <- if (is.character(assay)) sprintf("assay '%s'", assay) else paste("assay", assay)
-  if (is.null(class)) return(prepare_unsupervised_input(xt, arg_x = label))
+  if (is.null(class)) return(prepare_unsupervised_input(xt, arg_x = label, allow_missing = allow_missing))
   prepare_input(xt, SummarizedExperiment::colData(se)[[class]],
-                arg_x = label, arg_y = sprintf("colData column '%s'", class))
+                arg_x = label, arg_y = sprintf("colData column '%s'", class), allow_missing = allow_missing)
 }
 
 #' The input restricted to some features (1-based indices), in that order
@@ -146,24 +147,11 @@ data_frame_columns <- function(df, arg) {
 #' @noRd
 check_finite <- function(input, arg) {
   x <- input$x
-  if (is.list(x)) {
-    bad <- which(!vapply(x, all_finite, logical(1)))
-    if (!length(bad)) return(invisible())
-    rows <- lapply(bad, function(j) which(!is.finite(x[[j]])))
-    cols <- rep(bad, lengths(rows))
-    rows <- unlist(rows)
-  } else if (methods::is(x, "dgCMatrix")) {
-    if (all_finite(x@x)) return(invisible())
-    entries <- which(!is.finite(x@x))
-    rows <- x@i[entries] + 1L
-    cols <- rep(seq_len(ncol(x)), diff(x@p))[entries]
-  } else {
-    if (all_finite(x)) return(invisible())
-    where <- which(!is.finite(x), arr.ind = TRUE)
-    rows <- where[, 1L]
-    cols <- where[, 2L]
-  }
-  stop_nonfinite(rows, cols, input, arg)
+  clean <- if (is.list(x)) all(vapply(x, all_finite, logical(1)))
+           else if (methods::is(x, "dgCMatrix")) all_finite(x@x) else all_finite(x)
+  if (clean) return(invisible())
+  where <- nonfinite_cells(input, function(v) !is.finite(v))
+  stop_nonfinite(where$rows, where$cols, input, arg)
 }
 
 #' @noRd
@@ -171,16 +159,32 @@ all_finite <- function(v) {
   !anyNA(v) && (!is.double(v) || !length(v) || all(is.finite(range(v))))
 }
 
+#' Rows and columns (1-based) of the cells of x where bad(value) is TRUE
 #' @noRd
-stop_nonfinite <- function(rows, cols, input, arg) {
+nonfinite_cells <- function(input, bad) {
+  x <- input$x
+  if (is.list(x)) {
+    rows <- lapply(x, function(v) which(bad(v)))
+    return(list(rows = unlist(rows), cols = rep(seq_along(x), lengths(rows))))
+  }
+  if (methods::is(x, "dgCMatrix")) {
+    entries <- which(bad(x@x))
+    return(list(rows = x@i[entries] + 1L, cols = rep(seq_len(ncol(x)), diff(x@p))[entries]))
+  }
+  where <- which(bad(x), arr.ind = TRUE)
+  list(rows = where[, 1L], cols = where[, 2L])
+}
+
+#' @noRd
+stop_nonfinite <- function(rows, cols, input, arg, what = "missing or infinite values", hint = "") {
   features <- unique(cols)
   first_rows <- rows[match(features, cols)]
   shown <- utils::head(seq_along(features), 5L)
   where <- sprintf("feature '%s' (sample %s)", input$feature_names[features[shown]],
                    sample_ids(first_rows[shown], input$sample_names))
   more <- length(features) - length(shown)
-  stop(arg, " has missing or infinite values in ", paste(where, collapse = ", "),
-       if (more > 0L) paste(" and", more, "more features"), call. = FALSE)
+  stop(arg, " has ", what, " in ", paste(where, collapse = ", "),
+       if (more > 0L) paste(" and", more, "more features"), hint, call. = FALSE)
 }
 
 #' Class labels as 0-based integer codes

@@ -20,6 +20,44 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_discretize
+Rcpp::List fsgpu_discretize(SEXP x, int n_samples, Rcpp::IntegerVector y, int n_classes, std::string method, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit);
+RcppExport SEXP _fsgpu_fsgpu_discretize(SEXP xSEXP, SEXP n_samplesSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP methodSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type n_samples(n_samplesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type n_classes(n_classesSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< int >::type nbins(nbinsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
+    Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_discretize(x, n_samples, y, n_classes, method, nbins, backend, threads, devices, memory_limit));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_discretize_codes
+Rcpp::IntegerMatrix fsgpu_discretize_codes(SEXP x, int n_samples, Rcpp::List cuts, Rcpp::NumericVector lo, Rcpp::NumericVector hi, std::string method, int nbins, int threads);
+RcppExport SEXP _fsgpu_fsgpu_discretize_codes(SEXP xSEXP, SEXP n_samplesSEXP, SEXP cutsSEXP, SEXP loSEXP, SEXP hiSEXP, SEXP methodSEXP, SEXP nbinsSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type n_samples(n_samplesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type cuts(cutsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type lo(loSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type hi(hiSEXP);
+    Rcpp::traits::input_parameter< std::string >::type method(methodSEXP);
+    Rcpp::traits::input_parameter< int >::type nbins(nbinsSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_discretize_codes(x, n_samples, cuts, lo, hi, method, nbins, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_mi_pairs
 Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure, double top, bool has_threshold, double threshold, double scale, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices);
 RcppExport SEXP _fsgpu_fsgpu_mi_pairs(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP withSEXP, SEXP measureSEXP, SEXP topSEXP, SEXP has_thresholdSEXP, SEXP thresholdSEXP, SEXP scaleSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP) {
@@ -141,6 +179,8 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_backend_info_raw", (DL_FUNC) &_fsgpu_fsgpu_backend_info_raw, 0},
+    {"_fsgpu_fsgpu_discretize", (DL_FUNC) &_fsgpu_fsgpu_discretize, 10},
+    {"_fsgpu_fsgpu_discretize_codes", (DL_FUNC) &_fsgpu_fsgpu_discretize_codes, 8},
     {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 13},
     {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 6},
     {"_fsgpu_fsgpu_mi_network", (DL_FUNC) &_fsgpu_fsgpu_mi_network, 4},

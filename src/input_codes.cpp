@@ -1,5 +1,8 @@
 #include "input_codes.h"
 
+#include <algorithm>
+#include <vector>
+
 namespace fsgpu {
 
 ClassLayout layout_from_r(const Rcpp::IntegerVector& y, int n_classes) {
@@ -39,6 +42,71 @@ CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int thread
     Rcpp::stop("x must be a matrix, a list of columns or a dgCMatrix");
   }
   return encode_dense(columns, layout, nbins, threads);
+}
+
+namespace {
+
+// A column's storage, resolved on the main thread (REAL() and INTEGER() may allocate for ALTREP
+// vectors, which worker threads must not do).
+struct RawColumn {
+  const double* real = nullptr;
+  const int* integer = nullptr;  // integer or logical storage; NA_INTEGER is missing
+};
+
+RawColumn raw_column(SEXP v, R_xlen_t offset) {
+  RawColumn c;
+  if (TYPEOF(v) == REALSXP) c.real = REAL(v) + offset;
+  else if (TYPEOF(v) == INTSXP) c.integer = INTEGER(v) + offset;
+  else if (TYPEOF(v) == LGLSXP) c.integer = LOGICAL(v) + offset;
+  return c;
+}
+
+void copy_as_doubles(const RawColumn& c, int32_t n, double* out) {
+  if (c.real) {
+    std::copy(c.real, c.real + n, out);
+    return;
+  }
+  for (int32_t i = 0; i < n; ++i) out[i] = c.integer[i] == NA_INTEGER ? R_NaN : static_cast<double>(c.integer[i]);
+}
+
+bool numeric_type(SEXP v) { return TYPEOF(v) == REALSXP || TYPEOF(v) == INTSXP || TYPEOF(v) == LGLSXP; }
+
+}  // namespace
+
+NumericColumns numeric_columns_from_r(SEXP x, int32_t n) {
+  NumericColumns out;
+  if (Rf_isS4(x) && Rf_inherits(x, "dgCMatrix")) {
+    Rcpp::S4 m(x);
+    Rcpp::IntegerVector dim = m.slot("Dim"), i = m.slot("i"), p = m.slot("p");
+    Rcpp::NumericVector values = m.slot("x");
+    if (dim[0] != n) Rcpp::stop("x has %d rows, not %d", dim[0], n);
+    const int *rows = i.begin(), *starts = p.begin();
+    const double* v = values.begin();
+    out.n_features = dim[1];
+    out.read = [=](int64_t f, double* col) {
+      std::fill(col, col + n, 0.0);
+      for (int e = starts[f]; e < starts[f + 1]; ++e) col[rows[e]] = v[e];
+    };
+    return out;
+  }
+  std::vector<RawColumn> columns;
+  if (Rf_isMatrix(x) && numeric_type(x)) {
+    if (Rf_nrows(x) != n) Rcpp::stop("x has %d rows, not %d", Rf_nrows(x), n);
+    for (int j = 0; j < Rf_ncols(x); ++j) columns.push_back(raw_column(x, static_cast<R_xlen_t>(j) * n));
+    if (TYPEOF(x) == REALSXP) out.dense = REAL(x);
+  } else if (TYPEOF(x) == VECSXP) {
+    for (R_xlen_t j = 0; j < XLENGTH(x); ++j) {
+      SEXP column = VECTOR_ELT(x, j);
+      if (!numeric_type(column) || XLENGTH(column) != n)
+        Rcpp::stop("column %d of x is not a numeric vector of length %d", static_cast<int>(j + 1), n);
+      columns.push_back(raw_column(column, 0));
+    }
+  } else {
+    Rcpp::stop("x must be a numeric matrix, a list of numeric columns or a dgCMatrix");
+  }
+  out.n_features = static_cast<int64_t>(columns.size());
+  out.read = [columns = std::move(columns), n](int64_t f, double* col) { copy_as_doubles(columns[f], n, col); };
+  return out;
 }
 
 }  // namespace fsgpu

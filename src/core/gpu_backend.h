@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "code_matrix.h"
+#include "discretize.h"
 #include "engine.h"
 #include "pairs.h"
 
@@ -45,5 +46,23 @@ std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix& x, const Clas
 // passing pairs go to the collector; between_batches runs on the calling thread.
 void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,
                      const GpuOptions& options, const std::function<void()>& between_batches);
+
+// Seconds a GPU discretization spent in each phase, summed over chunks and devices (each phase
+// ends with a stream synchronisation, so they add up to the wall time of one device).
+struct GpuDiscretizePhases {
+  double setup = 0;     // buffers and tables on the devices
+  double upload = 0;    // reading the values and copying them to the device
+  double sort = 0;      // sort keys and the segmented sort
+  double distinct = 0;  // distinct values and prefix counts
+  double method = 0;    // the method's kernel and the cut points
+  double download = 0;  // results back to the host
+};
+
+// The discretization of discretize.h on the devices (they take chunks of features in turn), with
+// the CPU engine's results; between_chunks runs on the calling thread while they work; phases
+// (when not null) receives where the time went.
+std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask& task, const GpuOptions& options,
+                                        const std::function<void()>& between_chunks,
+                                        GpuDiscretizePhases* phases = nullptr);
 
 }  // namespace fsgpu

@@ -22,4 +22,9 @@ void gpu_pair_search(const PairData&, const PairTask&, const PlogpTable&, PairCo
   throw std::runtime_error(gpu_status().problem);
 }
 
+std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask&, const GpuOptions&, const std::function<void()>&,
+                                        GpuDiscretizePhases*) {
+  throw std::runtime_error(gpu_status().problem);
+}
+
 }  // namespace fsgpu

@@ -13,20 +13,11 @@
 #include "core/gpu_backend.h"
 #include "core/pairs.h"
 #include "core/select.h"
+#include "check.h"
 
 using namespace fsgpu;
 
-static int failures = 0, checks = 0;
-#define EXPECT(cond, ...)                    \
-  do {                                       \
-    ++checks;                                \
-    if (!(cond)) {                           \
-      ++failures;                            \
-      std::printf("FAIL %s:%d: ", __FILE__, __LINE__); \
-      std::printf(__VA_ARGS__);              \
-      std::printf("\n");                     \
-    }                                        \
-  } while (0)
+int failures = 0, checks = 0;
 
 struct Data {
   int32_t n, p, classes;
@@ -298,6 +289,7 @@ int main() {
       }
     }
   }
+  discretize_tests(gpu);
   std::printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;
 }

@@ -1,0 +1,21 @@
+// The test driver's check: counts every expectation and prints the failed ones.
+#pragma once
+
+#include <cstdio>
+
+#include "core/gpu_backend.h"
+
+extern int failures, checks;
+#define EXPECT(cond, ...)                               \
+  do {                                                  \
+    ++checks;                                           \
+    if (!(cond)) {                                      \
+      ++failures;                                       \
+      std::printf("FAIL %s:%d: ", __FILE__, __LINE__);  \
+      std::printf(__VA_ARGS__);                         \
+      std::printf("\n");                                \
+    }                                                   \
+  } while (0)
+
+// Discretization: CPU thread counts, and the GPU against the CPU (test_discretize.cpp).
+void discretize_tests(const fsgpu::GpuStatus& gpu);
