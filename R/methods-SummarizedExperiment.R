@@ -8,9 +8,10 @@
 select_features.SummarizedExperiment <- function(x, class, k = 10, assay = 1L, method = "jmi", nbins = NULL,
                                                  beta = NULL, gamma = NULL, fixed = NULL, min_score = NULL,
                                                  weights = NULL, backend = NULL, threads = NULL, devices = NULL,
-                                                 units = c("bits", "nats"), progress = interactive(), ...) {
+                                                 units = c("bits", "nats"), progress = interactive(),
+                                                 discretize = NULL, ...) {
   check_dots_empty(...)
   run_selection(prepare_se_input(x, class, assay), k = k, method = method, nbins = nbins, beta = beta,
                 gamma = gamma, fixed = fixed, min_score = min_score, weights = weights, backend = backend,
-                threads = threads, devices = devices, units = units, progress = progress)
+                threads = threads, devices = devices, units = units, progress = progress, discretize = discretize)
 }

@@ -12,10 +12,11 @@
 #'
 #' @inheritParams select_features
 #' @param z The conditioning variable: one feature of `x` (a name, or a column index), or a
-#'   vector with one value per sample (numeric values are binned like the features, with
-#'   `nbins`; integer, logical, factor and character values are categories).
+#'   vector with one value per sample (numeric values are binned into `nbins` equal-width
+#'   bins; integer, logical, factor and character values are categories).
 #' @return A data frame in column order with `feature` (name), `index` (1-based) and `mi`,
-#'   `cmi` or `jmi` (in `units`), with attributes `nbins`, `units` and `backend`.
+#'   `cmi` or `jmi` (in `units`), with attributes `nbins`, `units`, `backend` and, with
+#'   `discretize`, `discretization`.
 #' @examples
 #' set.seed(1)
 #' y <- factor(sample(c("a", "b"), 100, replace = TRUE))
@@ -32,17 +33,17 @@ mi_scores <- function(x, ...) UseMethod("mi_scores")
 #' @rdname mi_scores
 #' @export
 mi_scores.default <- function(x, y, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                              units = c("bits", "nats"), ...) {
+                              units = c("bits", "nats"), discretize = NULL, ...) {
   check_dots_empty(...)
-  run_scores(prepare_input(x, y), "mi", NULL, nbins, backend, threads, devices, units)
+  run_scores(prepare_input(x, y), "mi", NULL, nbins, backend, threads, devices, units, discretize)
 }
 
 #' @rdname mi_scores
 #' @export
 mi_scores.SummarizedExperiment <- function(x, class, assay = 1L, nbins = NULL, backend = NULL, threads = NULL,
-                                           devices = NULL, units = c("bits", "nats"), ...) {
+                                           devices = NULL, units = c("bits", "nats"), discretize = NULL, ...) {
   check_dots_empty(...)
-  run_scores(prepare_se_input(x, class, assay), "mi", NULL, nbins, backend, threads, devices, units)
+  run_scores(prepare_se_input(x, class, assay), "mi", NULL, nbins, backend, threads, devices, units, discretize)
 }
 
 #' @rdname mi_scores
@@ -52,17 +53,18 @@ cmi_scores <- function(x, ...) UseMethod("cmi_scores")
 #' @rdname mi_scores
 #' @export
 cmi_scores.default <- function(x, y, z, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                               units = c("bits", "nats"), ...) {
+                               units = c("bits", "nats"), discretize = NULL, ...) {
   check_dots_empty(...)
-  run_scores(prepare_input(x, y), "cmi", z, nbins, backend, threads, devices, units)
+  run_scores(prepare_input(x, y), "cmi", z, nbins, backend, threads, devices, units, discretize)
 }
 
 #' @rdname mi_scores
 #' @export
 cmi_scores.SummarizedExperiment <- function(x, class, z, assay = 1L, nbins = NULL, backend = NULL,
-                                            threads = NULL, devices = NULL, units = c("bits", "nats"), ...) {
+                                            threads = NULL, devices = NULL, units = c("bits", "nats"),
+                                            discretize = NULL, ...) {
   check_dots_empty(...)
-  run_scores(prepare_se_input(x, class, assay), "cmi", z, nbins, backend, threads, devices, units)
+  run_scores(prepare_se_input(x, class, assay), "cmi", z, nbins, backend, threads, devices, units, discretize)
 }
 
 #' @rdname mi_scores
@@ -72,21 +74,23 @@ jmi_scores <- function(x, ...) UseMethod("jmi_scores")
 #' @rdname mi_scores
 #' @export
 jmi_scores.default <- function(x, y, z, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                               units = c("bits", "nats"), ...) {
+                               units = c("bits", "nats"), discretize = NULL, ...) {
   check_dots_empty(...)
-  run_scores(prepare_input(x, y), "jmi", z, nbins, backend, threads, devices, units)
+  run_scores(prepare_input(x, y), "jmi", z, nbins, backend, threads, devices, units, discretize)
 }
 
 #' @rdname mi_scores
 #' @export
 jmi_scores.SummarizedExperiment <- function(x, class, z, assay = 1L, nbins = NULL, backend = NULL,
-                                            threads = NULL, devices = NULL, units = c("bits", "nats"), ...) {
+                                            threads = NULL, devices = NULL, units = c("bits", "nats"),
+                                            discretize = NULL, ...) {
   check_dots_empty(...)
-  run_scores(prepare_se_input(x, class, assay), "jmi", z, nbins, backend, threads, devices, units)
+  run_scores(prepare_se_input(x, class, assay), "jmi", z, nbins, backend, threads, devices, units, discretize)
 }
 
-run_scores <- function(input, kind, z, nbins, backend, threads, devices, units) {
+run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, discretize) {
   z <- if (kind != "mi") resolve_z(z, input)
+  input <- apply_discretization(input, discretize, nbins, backend, threads, devices)
   run <- resolve_run(input, nbins, backend, threads, devices, units, steps = 1)
   values <- if (kind == "mi") {
     fsgpu_mi_scores(input$x, input$y, length(input$classes), run$nbins, run$backend, run$threads, run$devices,
@@ -97,7 +101,7 @@ run_scores <- function(input, kind, z, nbins, backend, threads, devices, units) 
   }
   out <- data.frame(feature = input$feature_names, index = seq_len(input$n_features), stringsAsFactors = FALSE)
   out[[kind]] <- values * run$scale
-  structure(out, nbins = run$nbins, units = run$units, backend = run$backend)
+  structure(out, nbins = run$nbins, units = run$units, backend = run$backend, discretization = input$discretization)
 }
 
 # z as the engine takes it: a feature of x (feature, 1-based) or one column of its own

@@ -74,6 +74,11 @@
 #' @param devices GPU ids to split the features across (default: all, see [backend_info()]).
 #' @param units `"bits"` (as FEAST) or `"nats"`.
 #' @param progress Show progress on the console (default: in interactive sessions).
+#' @param discretize How to cut numeric columns instead of `nbins` equal-width bins: a method
+#'   of [discretize()] (`"caim"`, `"cacc"`, `"ameva"`, `"mdlp"`, `"equal_freq"`, ...), fitted
+#'   here on `x` and `y`, or a discretization fitted before (its cut points are applied to
+#'   the features of the same names, e.g. to score test data with training cuts). Integer,
+#'   logical and factor columns stay categories. The result keeps the discretization.
 #' @param ... Passed on by methods.
 #' @return An object of class `fsgpu_selection`: a list with `selection`, a data frame with
 #'   columns `rank`, `feature` (name), `index` (column of `x`, 1-based), `score` and `fixed`
@@ -108,11 +113,11 @@ select_features <- function(x, ...) UseMethod("select_features")
 select_features.default <- function(x, y, k = 10, method = "jmi", nbins = NULL, beta = NULL, gamma = NULL,
                                     fixed = NULL, min_score = NULL, weights = NULL, backend = NULL,
                                     threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                    progress = interactive(), ...) {
+                                    progress = interactive(), discretize = NULL, ...) {
   check_dots_empty(...)
   run_selection(prepare_input(x, y), k = k, method = method, nbins = nbins, beta = beta, gamma = gamma,
                 fixed = fixed, min_score = min_score, weights = weights, backend = backend,
-                threads = threads, devices = devices, units = units, progress = progress)
+                threads = threads, devices = devices, units = units, progress = progress, discretize = discretize)
 }
 
 selection_methods <- c("jmi", "mim", "mrmr", "mifs", "cife", "condred", "betagamma", "icap", "cmim",
@@ -122,7 +127,7 @@ ratio_methods <- c("disr", "njmim")
 weighted_methods <- c("mim", "jmi", "disr", "cmim", "cmi")
 
 run_selection <- function(input, k, method, nbins, beta, gamma, fixed, min_score, weights, backend, threads,
-                          devices, units, progress) {
+                          devices, units, progress, discretize = NULL) {
   if (!is.character(method) || length(method) != 1 || !method %in% selection_methods)
     stop("method must be one of ", quote_list(selection_methods), call. = FALSE)
   k <- check_count(k, "k", max = input$n_features, what = "the number of features")
@@ -135,6 +140,7 @@ run_selection <- function(input, k, method, nbins, beta, gamma, fixed, min_score
                                         call. = FALSE)
     backend <- "cpu"
   }
+  input <- apply_discretization(input, discretize, nbins, backend, threads, devices)
   run <- resolve_run(input, nbins, backend, threads, devices, units, steps = k)
   if (is.null(min_score)) min_score <- if (method %in% never_negative_methods) 0 else -Inf
   if (!is.numeric(min_score) || length(min_score) != 1 || is.na(min_score))
@@ -155,7 +161,8 @@ run_selection <- function(input, k, method, nbins, beta, gamma, fixed, min_score
                            index = res$features, score = ifelse(in_units, res$scores * run$scale, res$scores),
                            fixed = seq_len(n) <= length(fixed), stringsAsFactors = FALSE),
     method = method, k = k, beta = coef$shown_beta, gamma = coef$shown_gamma, min_score = min_score,
-    weighted = !is.null(weights), nbins = run$nbins, units = run$units, backend = run$backend,
+    weighted = !is.null(weights), nbins = run$nbins, discretization = input$discretization, units = run$units,
+    backend = run$backend,
     threads = run$threads, devices = run$devices,
     n_samples = input$n_samples, n_features = input$n_features, classes = input$classes,
     elapsed = elapsed, timings = res$timings, stopped_early = n < k
@@ -226,10 +233,10 @@ print.fsgpu_selection <- function(x, n = 10, ...) {
   }
   params <- c(if (!is.null(x$beta)) sprintf("beta = %g", x$beta), if (!is.null(x$gamma)) sprintf("gamma = %g", x$gamma),
               if (isTRUE(x$weighted)) "weighted")
-  cat(sprintf("%s%s selection: %d of %s features (%s samples, %d classes, %d bins)\n",
+  cat(sprintf("%s%s selection: %d of %s features (%s samples, %d classes, %s)\n",
               toupper(x$method), if (length(params)) paste0(" (", paste(params, collapse = ", "), ")") else "",
               nrow(x$selection), format(x$n_features, big.mark = ","),
-              format(x$n_samples, big.mark = ","), length(x$classes), x$nbins))
+              format(x$n_samples, big.mark = ","), length(x$classes), binning_label(x$nbins, x$discretization)))
   cat(sprintf("%s, %.3g s\n", where, x$elapsed))
   if (x$stopped_early)
     cat(sprintf("Stopped after %d of k = %d: no remaining feature scores above %g.\n", nrow(x$selection), x$k,
@@ -240,6 +247,12 @@ print.fsgpu_selection <- function(x, n = 10, ...) {
   print(shown, row.names = FALSE)
   if (nrow(x$selection) > n) cat(sprintf("... and %d more\n", nrow(x$selection) - n))
   invisible(x)
+}
+
+# How numeric columns were cut, for printing.
+binning_label <- function(nbins, discretization) {
+  if (is.null(discretization)) return(sprintf("%d bins", nbins))
+  sprintf("%s intervals, median %s", method_label(discretization$method), stats::median(discretization$features$intervals))
 }
 
 #' @export
