@@ -13,6 +13,14 @@ fsgpu_discretize_codes <- function(x, n_samples, cuts, lo, hi, method, nbins, th
     .Call(`_fsgpu_fsgpu_discretize_codes`, x, n_samples, cuts, lo, hi, method, nbins, threads)
 }
 
+fsgpu_knn <- function(x, query, k, metric, backend, threads, devices, memory_limit) {
+    .Call(`_fsgpu_fsgpu_knn`, x, query, k, metric, backend, threads, devices, memory_limit)
+}
+
+fsgpu_snn_edges <- function(index, type, threads) {
+    .Call(`_fsgpu_fsgpu_snn_edges`, index, type, threads)
+}
+
 fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices) {
     .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices)
 }

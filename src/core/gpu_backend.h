@@ -10,6 +10,7 @@
 
 #include "code_matrix.h"
 #include "discretize.h"
+#include "knn.h"
 #include "engine.h"
 #include "pairs.h"
 
@@ -36,6 +37,7 @@ GpuStatus gpu_status();
 struct GpuOptions {
   std::vector<int> devices;    // CUDA device ids; features are split across them
   int64_t memory_limit = 0;    // bytes of codes per device before streaming; 0 = from free memory
+  int host_threads = 1;        // CPU threads for host-side steps
 };
 
 // A selection engine whose codes and feature states live on the devices (streamed in feature blocks when they do not fit).
@@ -64,5 +66,19 @@ struct GpuDiscretizePhases {
 std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask& task, const GpuOptions& options,
                                         const std::function<void()>& between_chunks,
                                         GpuDiscretizePhases* phases = nullptr);
+
+// Where a GPU kNN search spent its time (seconds, summed over devices) and how many candidates the
+// single-precision pass kept per query for the exact distances (rows whose candidates did not fit
+// were searched exactly on the device instead: exact_rows).
+struct GpuKnnPhases {
+  double upload = 0, candidates = 0, rerank = 0, download = 0;
+  double candidates_per_query = 0;
+  int64_t exact_rows = 0;
+};
+
+// The exact kNN of knn.h on the devices, with the CPU engine's results: the query rows are split
+// across devices; reference points that do not fit a device's memory are streamed in blocks.
+KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, const GpuOptions& options,
+                  const std::function<void()>& between_blocks, GpuKnnPhases* phases = nullptr);
 
 }  // namespace fsgpu

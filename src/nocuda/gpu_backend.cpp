@@ -27,4 +27,9 @@ std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask&, const GpuOptions&
   throw std::runtime_error(gpu_status().problem);
 }
 
+KnnResult gpu_knn(const KnnPoints&, const KnnPoints*, int32_t, const GpuOptions&, const std::function<void()>&,
+                  GpuKnnPhases*) {
+  throw std::runtime_error(gpu_status().problem);
+}
+
 }  // namespace fsgpu

@@ -19,3 +19,6 @@ extern int failures, checks;
 
 // Discretization: CPU thread counts, and the GPU against the CPU (test_discretize.cpp).
 void discretize_tests(const fsgpu::GpuStatus& gpu);
+
+// kNN: the CPU against brute force, the GPU against the CPU (test_knn.cpp).
+void knn_tests(const fsgpu::GpuStatus& gpu);

@@ -290,6 +290,7 @@ int main() {
     }
   }
   discretize_tests(gpu);
+  knn_tests(gpu);
   std::printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;
 }

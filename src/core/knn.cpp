@@ -1,0 +1,317 @@
+// The CPU kNN engine: every pair's distance by knn_distance(), blocked so that a block of
+// reference rows stays in cache while a block of queries runs over it, a bounded heap per query.
+#include "knn.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "knn_metric.h"
+#include "parallel.h"
+
+// The same roundings as the GPU's: no contraction of a * b + c into an fma on this file's code.
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+namespace fsgpu {
+
+namespace {
+
+// A sum in four running sums, as knn_distance() adds (the preparation needs only to be the same
+// on every run: it happens on the host).
+double sum4(const double* v, int32_t n) {
+  double s[4] = {0, 0, 0, 0};
+  for (int32_t t = 0; t < n; ++t) s[t % 4] += v[t];
+  return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+// Ranks 1..n of v, ties averaged (as R's rank()).
+void average_ranks(const double* v, int32_t n, std::vector<int32_t>& order, double* ranks) {
+  order.resize(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return v[a] < v[b] || (v[a] == v[b] && a < b); });
+  for (int32_t i = 0; i < n;) {
+    int32_t j = i;
+    while (j + 1 < n && v[order[j + 1]] == v[order[i]]) ++j;
+    const double rank = (i + j) / 2.0 + 1;  // positions i..j hold ranks i+1..j+1
+    for (int32_t p = i; p <= j; ++p) ranks[order[p]] = rank;
+    i = j + 1;
+  }
+}
+
+// Scales a row to unit length; false (and zeros) when it has none.
+bool unit_length(double* row, int32_t dim, std::vector<double>& squares) {
+  squares.resize(dim);
+  for (int32_t t = 0; t < dim; ++t) squares[t] = row[t] * row[t];
+  const double norm = std::sqrt(sum4(squares.data(), dim));
+  if (!(norm > 0)) {
+    std::fill(row, row + dim, 0.0);
+    return false;
+  }
+  for (int32_t t = 0; t < dim; ++t) row[t] /= norm;
+  return true;
+}
+
+// The best k (distance, index) pairs seen, worst on top.
+class NeighbourHeap {
+ public:
+  void reset(int32_t k) {
+    k_ = k;
+    items_.clear();
+  }
+  // The distance a candidate must beat (or tie with a lower index) to enter.
+  double bound() const { return static_cast<int32_t>(items_.size()) < k_ ? kInf : items_.front().first; }
+  void offer(double d, int32_t j) {
+    if (static_cast<int32_t>(items_.size()) < k_) {
+      items_.emplace_back(d, j);
+      std::push_heap(items_.begin(), items_.end(), worse);
+    } else if (knn_before(d, j, items_.front().first, items_.front().second)) {
+      std::pop_heap(items_.begin(), items_.end(), worse);
+      items_.back() = {d, j};
+      std::push_heap(items_.begin(), items_.end(), worse);
+    }
+  }
+  // Nearest first.
+  void write(int32_t* index, double* distance) {
+    std::sort_heap(items_.begin(), items_.end(), worse);
+    for (size_t r = 0; r < items_.size(); ++r) {
+      index[r] = items_[r].second;
+      distance[r] = items_[r].first;
+    }
+  }
+
+ private:
+  static bool worse(const std::pair<double, int32_t>& a, const std::pair<double, int32_t>& b) {
+    return knn_before(a.first, a.second, b.first, b.second);
+  }
+  static constexpr double kInf = std::numeric_limits<double>::infinity();
+  int32_t k_ = 0;
+  std::vector<std::pair<double, int32_t>> items_;
+};
+
+constexpr int64_t kQueryBlock = 32;   // queries that share a pass over a reference block
+constexpr int64_t kReferenceBlock = 256;
+
+}  // namespace
+
+KnnPoints prepare_points(const double* x, int64_t n, int32_t dim, KnnMetric metric, int threads) {
+  if (n < 1 || dim < 1) throw std::invalid_argument("no points or no dimensions");
+  KnnPoints p;
+  p.metric = metric;
+  p.n = n;
+  p.dim = dim;
+  p.stride = (dim + 3) / 4 * 4;
+  p.rows.assign(static_cast<size_t>(n) * p.stride, 0.0);
+  if (metric == KnnMetric::spearman) {
+    if (dim > (1 << 16)) throw std::invalid_argument("spearman takes at most 65,536 dimensions");  // exact sums
+    p.norms.assign(n, 0.0);
+  }
+  std::vector<int64_t> constant(std::max(threads, 1), 0);
+  parallel_for(n, threads, 64, [&](int64_t begin, int64_t end, int worker) {
+    for (int32_t t = 0; t < dim; ++t)  // a block of rows from the column-major input
+      for (int64_t i = begin; i < end; ++i) p.rows[i * p.stride + t] = x[t * n + i];
+    std::vector<double> squares, ranks(dim);
+    std::vector<int32_t> order;
+    for (int64_t i = begin; i < end; ++i) {
+      double* row = p.rows.data() + i * p.stride;
+      for (int32_t t = 0; t < dim; ++t)
+        if (!std::isfinite(row[t]))
+          throw std::runtime_error("point " + std::to_string(i + 1) + " has a missing or infinite value");
+      if (metric == KnnMetric::spearman) {
+        // 2 rank - (dim + 1): integers (average ranks are halves) summing to 0.
+        average_ranks(row, dim, order, ranks.data());
+        double length = 0;
+        for (int32_t t = 0; t < dim; ++t) {
+          row[t] = 2 * ranks[t] - (dim + 1);
+          length += row[t] * row[t];  // exact: integers below 2^53
+        }
+        p.norms[i] = std::sqrt(length);
+        if (length == 0) ++constant[worker];
+        continue;
+      }
+      if (metric == KnnMetric::pearson) {
+        const double mean = sum4(row, dim) / dim;
+        for (int32_t t = 0; t < dim; ++t) row[t] -= mean;
+      }
+      if (is_correlation(metric) && !unit_length(row, dim, squares)) ++constant[worker];
+    }
+  });
+  for (int64_t c : constant) p.constant_rows += c;
+  return p;
+}
+
+KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, int threads,
+                  const std::function<void()>& between_blocks) {
+  const bool self = queries == nullptr;
+  const KnnPoints& q = self ? reference : *queries;
+  if (q.metric != reference.metric || q.stride != reference.stride)
+    throw std::invalid_argument("queries and reference points differ in metric or dimension");
+  if (k < 1 || k > reference.n - (self ? 1 : 0))
+    throw std::invalid_argument("k must be between 1 and the number of other points");
+  KnnResult out;
+  out.n_queries = q.n;
+  out.k = k;
+  out.index.resize(static_cast<size_t>(q.n) * k);
+  out.distance.resize(out.index.size());
+  const KnnMetric m = reference.metric;
+  const int32_t stride = reference.stride;
+  const int64_t n_blocks = (q.n + kQueryBlock - 1) / kQueryBlock;
+  // Slices of about 2^30 terms between interrupt checks.
+  const int64_t slices = std::clamp<int64_t>(q.n * reference.n * stride / (int64_t(1) << 30), 1, 4096);
+  std::vector<std::vector<NeighbourHeap>> heaps(std::max(threads, 1), std::vector<NeighbourHeap>(kQueryBlock));
+  sliced_parallel_for(n_blocks, slices, threads, 1, between_blocks, [&](int64_t block, int worker) {
+    const int64_t first = block * kQueryBlock, last = std::min(q.n, first + kQueryBlock);
+    std::vector<NeighbourHeap>& heap = heaps[worker];
+    for (int64_t i = first; i < last; ++i) heap[i - first].reset(k);
+    for (int64_t r0 = 0; r0 < reference.n; r0 += kReferenceBlock) {
+      const int64_t r1 = std::min(reference.n, r0 + kReferenceBlock);
+      for (int64_t i = first; i < last; ++i) {
+        const double* a = q.rows.data() + i * stride;
+        NeighbourHeap& h = heap[i - first];
+        for (int64_t j = r0; j < r1; ++j) {
+          if (self && j == i) continue;
+          const double d = knn_distance(m, a, reference.rows.data() + j * stride, stride, q.norm(i), reference.norm(j));
+          if (d <= h.bound()) h.offer(d, static_cast<int32_t>(j));
+        }
+      }
+    }
+    for (int64_t i = first; i < last; ++i) heap[i - first].write(&out.index[i * k], &out.distance[i * k]);
+  });
+  return out;
+}
+
+KnnFloatRows knn_float_rows(const KnnPoints& p, const double* centre, int32_t stride32, int threads) {
+  KnnFloatRows out;
+  out.rows.assign(static_cast<size_t>(p.n) * stride32, 0.0f);
+  out.size32.assign(p.n, 1.0);
+  out.size64.assign(p.n, 1.0);
+  const bool magnitudes = !is_correlation(p.metric);
+  const bool squares = p.metric == KnnMetric::euclidean;
+  parallel_for(p.n, threads, 1024, [&](int64_t begin, int64_t end, int) {
+    for (int64_t i = begin; i < end; ++i) {
+      const double* row = p.rows.data() + i * p.stride;
+      float* out_row = out.rows.data() + i * stride32;
+      const double scale = p.norm(i) > 0 ? 1 / p.norm(i) : 0.0;
+      double s32 = 0, s64 = 0;
+      for (int32_t t = 0; t < p.dim; ++t) {
+        out_row[t] = static_cast<float>((row[t] - (centre ? centre[t] : 0.0)) * scale);
+        const double f = out_row[t];
+        s32 += squares ? f * f : std::fabs(f);
+        s64 += squares ? row[t] * row[t] : std::fabs(row[t]);
+      }
+      if (magnitudes) {  // with room for the rounding of these sums
+        out.size32[i] = s32 * (1 + 1e-12);
+        out.size64[i] = s64 * (1 + 1e-12);
+      }
+    }
+  });
+  return out;
+}
+
+void rerank_candidates(const KnnPoints& reference, const KnnPoints& queries, bool self, int64_t first, int64_t n,
+                       const KnnCandidate* candidates, const int32_t* size, int32_t capacity, const double* bound,
+                       KnnResult& out, int threads, int64_t* exact_rows) {
+  const int32_t k = out.k, stride = reference.stride;
+  const KnnMetric m = reference.metric;
+  std::vector<int64_t> exact(std::max(threads, 1), 0);
+  parallel_for(n, threads, 16, [&](int64_t begin, int64_t end, int worker) {
+    std::vector<KnnCandidate> c;
+    std::vector<std::pair<double, int32_t>> best;
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t row = first + r;
+      const double* q = queries.rows.data() + row * stride;
+      c.assign(candidates + r * capacity, candidates + r * capacity + size[r]);
+      std::sort(c.begin(), c.end(), [](const KnnCandidate& a, const KnnCandidate& b) {
+        return a.score < b.score || (a.score == b.score && a.index < b.index);
+      });
+      const double limit = static_cast<double>(c[std::min<size_t>(k, c.size()) - 1].score) + bound[r];
+      size_t close = 0;
+      while (close < c.size() && static_cast<double>(c[close].score) <= limit) ++close;
+      best.clear();
+      if (size[r] == capacity && close == c.size()) {
+        ++exact[worker];
+        for (int64_t j = 0; j < reference.n; ++j)
+          if (!(self && j == row))
+            best.emplace_back(knn_distance(m, q, reference.rows.data() + j * stride, stride, queries.norm(row),
+                                           reference.norm(j)), j);
+      } else {
+        for (size_t i = 0; i < close; ++i)
+          best.emplace_back(knn_distance(m, q, reference.rows.data() + int64_t(c[i].index) * stride, stride,
+                                         queries.norm(row), reference.norm(c[i].index)), c[i].index);
+      }
+      std::partial_sort(best.begin(), best.begin() + k, best.end(), [](const auto& a, const auto& b) {
+        return knn_before(a.first, a.second, b.first, b.second);
+      });
+      for (int32_t i = 0; i < k; ++i) {
+        out.index[row * k + i] = best[i].second;
+        out.distance[row * k + i] = best[i].first;
+      }
+    }
+  });
+  for (int64_t e : exact) *exact_rows += e;
+}
+
+WeightedEdges snn_edges(const KnnResult& knn, SnnType type, int threads) {
+  const int64_t n = knn.n_queries;
+  const int32_t k = knn.k;
+  // members[node]: the (point, rank) whose neighbour sets hold node, the node itself first.
+  std::vector<int64_t> start(n + 1, 0);
+  for (int32_t j : knn.index) ++start[j + 1];
+  for (int64_t i = 0; i < n; ++i) start[i + 1] += start[i] + 1;
+  std::vector<std::pair<int32_t, int32_t>> members(start[n]);
+  std::vector<int64_t> fill(start.begin(), start.end() - 1);
+  for (int64_t i = 0; i < n; ++i) members[fill[i]++] = {static_cast<int32_t>(i), 0};
+  for (int64_t i = 0; i < n; ++i)
+    for (int32_t r = 0; r < k; ++r) members[fill[knn.index[i * k + r]]++] = {static_cast<int32_t>(i), r + 1};
+  // Per point, its edges to higher-numbered points, in order.
+  std::vector<WeightedEdges> per_point(n);
+  std::vector<std::vector<int32_t>> scores(std::max(threads, 1));
+  parallel_for(n, threads, 256, [&](int64_t begin, int64_t end, int worker) {
+    std::vector<int32_t>& score = scores[worker];  // -1 where no shared node was seen
+    if (score.empty()) score.assign(n, -1);
+    std::vector<int32_t> touched;
+    for (int64_t i = begin; i < end; ++i) {
+      touched.clear();
+      for (int32_t r = 0; r <= k; ++r) {
+        const int32_t node = r == 0 ? static_cast<int32_t>(i) : knn.index[i * k + r - 1];
+        for (int64_t e = start[node]; e < start[node + 1]; ++e) {
+          const auto [other, other_rank] = members[e];
+          if (other <= i) continue;
+          if (score[other] < 0) {
+            touched.push_back(other);
+            score[other] = type == SnnType::rank ? r + other_rank : 1;
+          } else {
+            score[other] = type == SnnType::rank ? std::min(score[other], r + other_rank) : score[other] + 1;
+          }
+        }
+      }
+      std::sort(touched.begin(), touched.end());
+      WeightedEdges& w = per_point[i];
+      for (int32_t other : touched) {
+        const double s = score[other];
+        w.from.push_back(static_cast<int32_t>(i));
+        w.to.push_back(other);
+        w.weight.push_back(type == SnnType::rank     ? std::max(k - 0.5 * s, 1e-6)
+                           : type == SnnType::number ? s
+                                                     : s / (2.0 * (k + 1) - s));
+        score[other] = -1;
+      }
+    }
+  });
+  WeightedEdges out;
+  for (WeightedEdges& w : per_point) {
+    out.from.insert(out.from.end(), w.from.begin(), w.from.end());
+    out.to.insert(out.to.end(), w.to.begin(), w.to.end());
+    out.weight.insert(out.weight.end(), w.weight.begin(), w.weight.end());
+  }
+  return out;
+}
+
+}  // namespace fsgpu

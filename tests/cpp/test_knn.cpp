@@ -1,0 +1,134 @@
+// kNN without R: the CPU engine against every pair's knn_distance() sorted, thread counts, ties
+// and duplicates, k = n - 1, queries, and (on a GPU) the GPU engine against the CPU bitwise,
+// resident and streamed, on one device and on two. Distances against R's are checked in
+// tests/testthat/test-knn-graph.R.
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "core/knn.h"
+#include "core/knn_metric.h"
+
+using namespace fsgpu;
+
+namespace {
+
+// n points of dim values, column-major, in clusters, with exact duplicates and tied distances.
+std::vector<double> make_points(uint32_t seed, int64_t n, int32_t dim) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(0, 1);
+  std::vector<double> centres(8 * dim);
+  for (double& c : centres) c = 3 * normal(rng);
+  std::vector<double> x(n * dim);
+  for (int64_t i = 0; i < n; ++i)
+    for (int32_t t = 0; t < dim; ++t) x[t * n + i] = centres[(i % 8) * dim + t] + normal(rng) + 5.0;
+  for (int64_t i = 0; i + 7 < n; i += 7)  // duplicates
+    for (int32_t t = 0; t < dim; ++t) x[t * n + i + 1] = x[t * n + i];
+  for (int32_t t = 0; t < dim && n > 3; ++t) x[t * n + n - 1] = t % 2 ? 1.0 : 2.0;  // a row of two values
+  for (int32_t t = 0; t < dim && n > 3; ++t) x[t * n + n - 2] = 4.0;                // constant
+  return x;
+}
+
+KnnResult brute_force(const KnnPoints& ref, const KnnPoints* queries, int32_t k) {
+  const KnnPoints& q = queries ? *queries : ref;
+  KnnResult r;
+  r.n_queries = q.n;
+  r.k = k;
+  for (int64_t i = 0; i < q.n; ++i) {
+    std::vector<std::pair<double, int32_t>> all;
+    for (int64_t j = 0; j < ref.n; ++j)
+      if (queries || j != i)
+        all.emplace_back(knn_distance(ref.metric, q.rows.data() + i * q.stride, ref.rows.data() + j * ref.stride,
+                                      ref.stride, q.norm(i), ref.norm(j)), int32_t(j));
+    std::sort(all.begin(), all.end());
+    for (int32_t c = 0; c < k; ++c) {
+      r.index.push_back(all[c].second);
+      r.distance.push_back(all[c].first);
+    }
+  }
+  return r;
+}
+
+bool same(const KnnResult& a, const KnnResult& b) {
+  return a.index == b.index && a.distance.size() == b.distance.size() &&
+         !std::memcmp(a.distance.data(), b.distance.data(), a.distance.size() * sizeof(double));
+}
+
+}  // namespace
+
+void knn_tests(const GpuStatus& gpu) {
+  const KnnMetric metrics[] = {KnnMetric::pearson, KnnMetric::spearman, KnnMetric::cosine, KnnMetric::euclidean,
+                               KnnMetric::manhattan};
+  const char* names[] = {"pearson", "spearman", "cosine", "euclidean", "manhattan"};
+  struct Case { uint32_t seed; int64_t n; int32_t dim; int32_t k; };
+  const Case cases[] = {{91, 40, 5, 39}, {92, 300, 17, 10}, {93, 700, 33, 64}, {94, 1500, 8, 5}};
+  for (const Case& c : cases) {
+    const std::vector<double> x = make_points(c.seed, c.n, c.dim);
+    const std::vector<double> qx = make_points(c.seed + 100, 37, c.dim);
+    for (KnnMetric m : metrics) {
+      const char* name = names[int(m)];
+      const KnnPoints p = prepare_points(x.data(), c.n, c.dim, m, 2);
+      const KnnPoints qp = prepare_points(qx.data(), 37, c.dim, m, 2);
+      const KnnResult ref = brute_force(p, nullptr, c.k);
+      const KnnResult cpu = cpu_knn(p, nullptr, c.k, 1, nullptr);
+      EXPECT(same(ref, cpu), "case %u %s: cpu against brute force", c.seed, name);
+      EXPECT(same(cpu, cpu_knn(p, nullptr, c.k, 3, nullptr)), "case %u %s: threads", c.seed, name);
+      const KnnResult qref = brute_force(p, &qp, c.k);
+      EXPECT(same(qref, cpu_knn(p, &qp, c.k, 2, nullptr)), "case %u %s: queries", c.seed, name);
+      // Duplicates are each other's nearest neighbours (at distance 0, or its rounding: 1 - sum z^2).
+      EXPECT(cpu.index[1 * c.k] == 0 && cpu.index[0] == 1 && cpu.distance[0] == cpu.distance[1 * c.k] &&
+             cpu.distance[0] < 1e-15, "case %u %s: duplicates", c.seed, name);
+      if (gpu.devices.empty()) continue;
+      for (int64_t limit : {int64_t(0), int64_t(1) << 18}) {  // resident; streamed in blocks
+        GpuOptions options;
+        options.devices.push_back(0);
+        options.memory_limit = limit;
+        options.host_threads = 2;
+        GpuKnnPhases phases;
+        EXPECT(same(cpu, gpu_knn(p, nullptr, c.k, options, nullptr, &phases)), "case %u %s: gpu (limit %lld)", c.seed,
+               name, (long long)limit);
+        EXPECT(same(qref, gpu_knn(p, &qp, c.k, options, nullptr, nullptr)), "case %u %s: gpu queries (limit %lld)",
+               c.seed, name, (long long)limit);
+      }
+      if (gpu.devices.size() > 1) {
+        GpuOptions options;
+        options.devices = std::vector<int>(2);
+        options.devices[1] = 1;
+        EXPECT(same(cpu, gpu_knn(p, nullptr, c.k, options, nullptr, nullptr)), "case %u %s: two gpus", c.seed, name);
+      }
+    }
+  }
+  // Many exact ties (a lattice): the exact fallback of the GPU must agree too.
+  {
+    const int64_t n = 2000;
+    std::vector<double> x(n * 4);
+    for (int64_t i = 0; i < n; ++i)
+      for (int32_t t = 0; t < 4; ++t) x[t * n + i] = double((i >> (2 * t)) % 4);
+    for (KnnMetric m : {KnnMetric::euclidean, KnnMetric::manhattan, KnnMetric::cosine}) {
+      const KnnPoints p = prepare_points(x.data(), n, 4, m, 2);
+      const KnnResult cpu = cpu_knn(p, nullptr, 12, 2, nullptr);
+      EXPECT(same(brute_force(p, nullptr, 12), cpu), "lattice %s: cpu", names[int(m)]);
+      if (gpu.devices.empty()) continue;
+      GpuOptions options;
+      options.devices.push_back(0);
+      GpuKnnPhases phases;
+      EXPECT(same(cpu, gpu_knn(p, nullptr, 12, options, nullptr, &phases)), "lattice %s: gpu", names[int(m)]);
+      EXPECT(phases.exact_rows > 0, "lattice %s: ties sent rows to the exact search", names[int(m)]);
+    }
+  }
+  // SNN weights on a tiny graph checked by hand: 0 - 1 - 2 in a line, k = 1.
+  {
+    KnnResult r;
+    r.n_queries = 3;
+    r.k = 1;
+    r.index = {1, 0, 1};
+    const WeightedEdges e = snn_edges(r, SnnType::rank, 1);
+    // 0 and 1 share 0 (ranks 0 + 1) and 1 (1 + 0): r = 1, weight 0.5; 0 and 2 share 1 (1 + 1): r = 2,
+    // weight 0 -> 1e-6; 1 and 2 share 1 (0 + 1): weight 0.5.
+    EXPECT(e.from == (std::vector<int32_t>{0, 0, 1}) && e.to == (std::vector<int32_t>{1, 2, 2}), "snn edges");
+    EXPECT(e.weight.size() == 3 && e.weight[0] == 0.5 && e.weight[1] == 1e-6 && e.weight[2] == 0.5, "snn weights");
+  }
+}

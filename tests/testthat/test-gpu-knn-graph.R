@@ -1,0 +1,47 @@
+# knn_graph() on the GPU against its CPU twin: neighbours and distances must be identical,
+# resident and streamed, for self and query searches. Skips without a usable GPU.
+
+skip_unless_gpu_knn <- function() skip_if_not(isTRUE(fsgpu::backend_info()$gpu_available), "no GPU")
+
+expect_gpu_knn_equals_cpu <- function(x, ..., devices = NULL, info = NULL) {
+  gpu <- knn_graph(x, ..., backend = "gpu", devices = devices)
+  cpu <- knn_graph(x, ..., backend = "cpu")
+  expect_identical(attr(gpu, "backend"), "gpu", info = info)
+  expect_identical(unclass(gpu)[1:2], unclass(cpu)[1:2], info = info)
+  invisible(cpu)
+}
+
+test_that("GPU neighbours equal the CPU's for every metric and k", {
+  skip_unless_gpu_knn()
+  x <- data_knn(n = 700, dim = 37, seed = 63)
+  for (metric in c("pearson", "spearman", "cosine", "euclidean", "manhattan"))
+    for (k in c(1, 10, 150)) expect_gpu_knn_equals_cpu(x, k = k, metric = metric, info = paste(metric, k))
+  expect_gpu_knn_equals_cpu(data_knn(n = 40, dim = 5), k = 39, metric = "pearson", info = "k = n - 1")
+})
+
+test_that("GPU equals CPU for queries, ties, a large k, streaming and every device", {
+  skip_unless_gpu_knn()
+  x <- data_knn(n = 1200, dim = 20, seed = 64)
+  q <- x[1:50, ] + 0.05
+  for (metric in c("pearson", "euclidean", "manhattan"))
+    expect_gpu_knn_equals_cpu(x, k = 12, metric = metric, query = q, info = paste("query", metric))
+  lattice <- as.matrix(expand.grid(0:4, 0:4, 0:4, 0:3))  # many exactly tied distances
+  for (metric in c("euclidean", "manhattan", "cosine"))
+    expect_gpu_knn_equals_cpu(lattice, k = 15, metric = metric, info = paste("lattice", metric))
+  expect_gpu_knn_equals_cpu(x, k = 1000, metric = "pearson", info = "k = 1000")
+  old <- options(fsgpu.gpu_memory_limit = 2^21)  # reference rows stream through in blocks
+  on.exit(options(old))
+  for (metric in c("pearson", "euclidean"))
+    expect_gpu_knn_equals_cpu(x, k = 9, metric = metric, info = paste("streamed", metric))
+  options(old)
+  ids <- fsgpu::backend_info()$devices$id
+  expect_gpu_knn_equals_cpu(x, k = 9, devices = ids, info = "all devices")
+})
+
+test_that("GPU SNN and mutual graphs equal the CPU's", {
+  skip_unless_gpu_knn()
+  x <- data_knn(n = 500, seed = 65)
+  for (args in list(list(snn = "rank"), list(mutual = TRUE)))
+    expect_identical(do.call(knn_graph, c(list(x, k = 8, output = "edges", backend = "gpu"), args)),
+                     do.call(knn_graph, c(list(x, k = 8, output = "edges", backend = "cpu"), args)))
+})
