@@ -269,6 +269,7 @@ __global__ void __launch_bounds__(kThreads) mdlp_kernel(FeatureArgs a) {
     typename BlockScan::TempStorage scan;
   } temp;
   __shared__ int32_t first_shared, last_shared, n_open;
+  __shared__ bool done;
   __shared__ long long remaining;
   extern __shared__ double totals[];
   const int64_t f = blockIdx.x;
@@ -293,13 +294,19 @@ __global__ void __launch_bounds__(kThreads) mdlp_kernel(FeatureArgs a) {
     remaining = 0;
   }
   __syncthreads();
-  while (n_open > 0) {
+  for (;;) {
+    // Thread 0 alone reads and changes the stack, between barriers: a warp that read n_open
+    // after thread 0 popped would leave the loop early.
     if (threadIdx.x == 0) {
-      const int2 top = open[--n_open];
-      first_shared = top.x;
-      last_shared = top.y;
+      done = n_open == 0;
+      if (!done) {
+        const int2 top = open[--n_open];
+        first_shared = top.x;
+        last_shared = top.y;
+      }
     }
     __syncthreads();
+    if (done) break;
     const int32_t first = first_shared, last = last_shared;
     Split mine{LLONG_MAX, -1};
     int32_t k1, k2;
