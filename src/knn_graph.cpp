@@ -68,7 +68,8 @@ Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> 
     timings.push_back(phases.rerank, "gpu_rerank");
     timings.push_back(phases.download, "gpu_download");
     timings.push_back(static_cast<double>(phases.candidates_per_query), "candidates_per_query");
-    timings.push_back(static_cast<double>(phases.exact_rows), "exact_fallback_rows");
+    timings.push_back(static_cast<double>(phases.retried_rows), "single_precision_rows");
+    timings.push_back(static_cast<double>(phases.exact_rows), "exact_rows");
   }
   return Rcpp::List::create(Rcpp::Named("index") = index, Rcpp::Named("distance") = distance,
                             Rcpp::Named("backend") = backend,

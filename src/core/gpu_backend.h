@@ -67,13 +67,13 @@ std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask& task, const GpuOpt
                                         const std::function<void()>& between_chunks,
                                         GpuDiscretizePhases* phases = nullptr);
 
-// Where a GPU kNN search spent its time (seconds, summed over devices) and how many candidates the
-// single-precision pass kept per query for the exact distances (rows whose candidates did not fit
-// were searched exactly on the device instead: exact_rows).
+// Where a GPU kNN search spent its time (seconds, summed over devices), how many candidates its
+// passes kept per query, and how many queries a half-precision pass left unsure (searched again
+// in single precision: retried_rows) or any pass did (searched exactly: exact_rows).
 struct GpuKnnPhases {
   double upload = 0, candidates = 0, rerank = 0, download = 0;
   double candidates_per_query = 0;
-  int64_t exact_rows = 0;
+  int64_t retried_rows = 0, exact_rows = 0;
 };
 
 // The exact kNN of knn.h on the devices, with the CPU engine's results: the query rows are split

@@ -1,27 +1,31 @@
 // The exact kNN search on GPUs, with the neighbours and distances of the CPU engine (knn.h).
 //
-//   1. candidates_kernel: a block owns 128 query rows and runs over the reference rows 128 at a
-//      time, scoring each tile in single precision (8 x 8 per thread, operands staged in shared
-//      memory) and fusing the selection into it: a score that beats its row's worst kept
-//      candidate goes through a small shared queue into the row's heap of the k + 32 best
-//      candidates (in global memory). No distance matrix is ever written.
-//   2. rerank_kernel, a block per query: the candidates sorted; every one that the
-//      single-precision error bound cannot rule out gets knn_distance() in double precision,
-//      and the k best by (distance, index) are the answer. When the heap's last candidate is
-//      itself within the bound of the k-th, a point outside the heap could still belong: the
-//      row is marked, and exact_kernel computes its distance to every reference point in double
-//      precision, sorted by CUB.
-// Reference points that do not fit the device stream through step 1 in blocks (the heaps carry
-// over) and step 2 runs on the host (rerank_candidates() in core/knn.cpp, the same steps).
-// Several GPUs split the query rows.
+//   1. A candidate pass: a block owns 128 query rows and runs over the reference rows 128 at a
+//      time, scoring each tile and fusing the selection into it: a score that beats its row's
+//      worst kept candidate goes through a small shared queue into the row's heap of candidates
+//      (in global memory). No distance matrix is ever written. The correlation metrics are
+//      scored on tensor cores in half precision (candidates_mma_kernel, mma.sync m16n8k16, on
+//      sm_80 and later), the others, and the rows that need it, in single precision
+//      (candidates_kernel, 8 x 8 scores per thread).
+//   2. rerank_kernel, a block per query: the candidates sorted; every one that the pass's error
+//      bound cannot rule out gets knn_distance() in double precision, and the k best by
+//      (distance, index) are the answer. When the heap's last candidate is itself within the
+//      bound of the k-th, a point outside the heap could still belong: the row is marked and
+//      searched again, in single precision after a half-precision pass, and otherwise by
+//      exact_kernel (every distance in double precision, sorted by CUB).
+// Reference points that do not fit the device stream through a single-precision pass in blocks
+// (the heaps carry over) and step 2 runs on the host (rerank_candidates() in core/knn.cpp, the
+// same steps). Several GPUs split the query rows.
 //
-// The error bound (twice_bound): inputs rounded to float lose at most u = 2^-24 relative each,
-// and a float sum of m terms at most m u of the sum of the terms' magnitudes; for the unit rows
-// of the correlation metrics that magnitude is at most 1; for euclidean it is at most
-// 2 (|a|^2 + |b|^2) and for manhattan |a|_1 + |b|_1, of the rows centred on the reference mean
-// (which changes no distance and shrinks the bound). The double computation adds its own
-// (m 2^-53 of the uncentred rows' magnitudes).
+// The error bounds (score_bound): an input rounded to float (half) loses at most u = 2^-24
+// (2^-11) of itself, a half below 2^-14 up to 2^-25 absolutely, and a sum of m terms at most
+// m u of the sum of the terms' magnitudes (2 m u on tensor cores, which may truncate); for the
+// unit rows of the correlation metrics that magnitude is at most 1; for euclidean it is at
+// most 2 (|a|^2 + |b|^2) and for manhattan |a|_1 + |b|_1 of the rows centred on the reference
+// mean (which changes no distance and shrinks the bound). The double computation adds its own
+// m 2^-53 of the uncentred rows' magnitudes.
 #include <cub/cub.cuh>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <atomic>
@@ -42,13 +46,18 @@ namespace fsgpu {
 namespace {
 
 constexpr int kTile = 128;      // query rows of a block, and reference rows of a tile
-constexpr int kThreads = 256;   // 16 x 16 threads, 8 x 8 scores each
-constexpr int kChunk = 8;       // dimensions staged per step
-constexpr int kQueue = 24;      // shared queue per query row and round (shared memory stays under 48 KB)
-constexpr int kExtra = 32;      // candidates kept beyond k
+constexpr int kThreads = 256;   // 8 warps; 64 scores per thread
+constexpr int kChunk = 8;       // floats staged per step (single precision)
+constexpr int kChunk16 = 32;    // halves staged per step (tensor cores)
+constexpr int kRowPad16 = kChunk16 + 8;  // a staged row of halves: 80 bytes, so ldmatrix rows hit distinct banks
+constexpr int kQueue = 24;      // shared queue per query row and round
+constexpr int kExtra32 = 32;    // candidates kept beyond k: single precision
+constexpr int kExtra16 = 96;    // half precision, whose bound is wider
 constexpr int kMaxGpuK = 4096;
 
 using KnnCand = KnnCandidate;  // ordered by score, then index
+
+enum class Precision { half, single };
 
 __device__ __forceinline__ bool before(float s, int32_t j, float s2, int32_t j2) { return s < s2 || (s == s2 && j < j2); }
 
@@ -79,17 +88,95 @@ __device__ void heap_offer(KnnCand* heap, int32_t& size, int32_t capacity, KnnCa
   heap[i] = c;
 }
 
+// The query rows of a launch: local row r is query ids[r], or first + r without ids. Query data
+// are indexed by query id; heaps, sizes and outputs by local row.
+struct QueryRows {
+  const int32_t* ids;
+  int64_t first, count;
+  __device__ int64_t id(int64_t r) const { return ids ? ids[r] : first + r; }
+};
+
 struct CandidateArgs {
-  const float* queries;     // n_queries x stride32, prepared (euclidean, manhattan: centred)
-  const float* refs;        // the reference block: n_block x stride32
-  int64_t n_queries, first_query;  // this launch's query rows: first_query ..
-  int64_t n_block, first_ref;      // reference rows of the block: global indices first_ref ..
-  int32_t stride32;
-  bool self;                // queries are the reference points: skip i == j
-  KnnCand* heaps;         // per query row (global index - first_query) `capacity` candidates
+  QueryRows rows;
+  const void* queries;      // float or half rows of `stride` elements, by query id
+  const void* refs;         // the reference block's rows
+  int64_t n_block, first_ref;  // reference rows of the block: global indices first_ref ..
+  int32_t stride;
+  bool self;                // queries are the reference points: skip id == index
+  KnnCand* heaps;           // per local row `capacity` candidates
   int32_t* sizes;
   int32_t capacity;
 };
+
+// A block's per-row state in shared memory for the fused selection.
+struct SelectionState {
+  KnnCand queue[kTile][kQueue];
+  int32_t queued[kTile];
+  KnnCand worst[kTile];     // each row's heap top: what a score must beat
+  int64_t id[kTile];        // each row's query id (-1 past the end)
+};
+
+__device__ void load_selection_state(const CandidateArgs& a, SelectionState& st) {
+  if (threadIdx.x < kTile) {
+    const int64_t local = int64_t(blockIdx.x) * kTile + threadIdx.x;
+    const bool valid = local < a.rows.count;
+    const int32_t size = valid ? a.sizes[local] : 0;
+    st.id[threadIdx.x] = valid ? a.rows.id(local) : -1;
+    st.worst[threadIdx.x] = size < a.capacity ? KnnCand{INFINITY, INT_MAX} : a.heaps[local * a.capacity];
+    st.queued[threadIdx.x] = 0;
+  }
+  __syncthreads();
+}
+
+// Offers a thread's 64 scores of the tile at reference row r0 (position(e, row, col) places
+// score e in the tile) to their rows' heaps: those that beat the row's worst kept candidate go
+// through the queues, in rounds until none is left. Called by every thread of the block.
+template <class Position>
+__device__ void offer_scores(const CandidateArgs& a, SelectionState& st, int64_t r0, const float* score,
+                             Position position) {
+  uint64_t pending = 0;
+#pragma unroll
+  for (int e = 0; e < 64; ++e) {
+    int row, col;
+    position(e, row, col);
+    const int64_t id = st.id[row];
+    if (id >= 0 && r0 + col < a.n_block && !(a.self && id == a.first_ref + r0 + col)) pending |= uint64_t(1) << e;
+  }
+  while (__syncthreads_or(pending != 0)) {
+#pragma unroll
+    for (int e = 0; e < 64; ++e) {
+      const uint64_t bit = uint64_t(1) << e;
+      if (!(pending & bit)) continue;
+      int row, col;
+      position(e, row, col);
+      const int32_t index = static_cast<int32_t>(a.first_ref + r0 + col);
+      if (!before(score[e], index, st.worst[row].score, st.worst[row].index)) {
+        pending &= ~bit;
+        continue;
+      }
+      const int slot = atomicAdd(&st.queued[row], 1);
+      if (slot < kQueue) {
+        st.queue[row][slot] = KnnCand{score[e], index};
+        pending &= ~bit;
+      }
+    }
+    __syncthreads();
+    if (threadIdx.x < kTile) {
+      const int row = threadIdx.x;
+      const int32_t n_queued = min(st.queued[row], kQueue);
+      if (n_queued > 0) {
+        const int64_t local = int64_t(blockIdx.x) * kTile + row;
+        KnnCand* heap = a.heaps + local * a.capacity;
+        int32_t size = a.sizes[local];
+        for (int q = 0; q < n_queued; ++q) heap_offer(heap, size, a.capacity, st.queue[row][q]);
+        a.sizes[local] = size;
+        st.worst[row] = size < a.capacity ? KnnCand{INFINITY, INT_MAX} : heap[0];
+      }
+      st.queued[row] = 0;
+    }
+    __syncthreads();
+  }
+}
 
 // The single-precision terms of the three kinds of metric (a compile-time choice: the tile loop
 // must not branch).
@@ -102,28 +189,22 @@ __device__ __forceinline__ float tile_term(float a, float b, float acc) {
   return Kind == TileKind::squared_difference ? fmaf(d, d, acc) : acc + fabsf(d);
 }
 
+// Single precision: thread (tx, ty) scores rows ty*8.. x columns tx*8.. of each tile.
 template <TileKind Kind>
 __global__ void __launch_bounds__(kThreads) candidates_kernel(CandidateArgs a) {
   __shared__ float as[2][kChunk][kTile], bs[2][kChunk][kTile];
-  __shared__ KnnCand queue[kTile][kQueue];
-  __shared__ int32_t queued[kTile];
-  __shared__ KnnCand worst[kTile];  // each row's heap top: what a score must beat
+  __shared__ SelectionState st;
   const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-  const int64_t q0 = a.first_query + int64_t(blockIdx.x) * kTile;
-  const bool correlation = Kind == TileKind::dot;
-  if (threadIdx.x < kTile) {
-    const int64_t row = q0 - a.first_query + threadIdx.x;
-    const int32_t size = row < a.n_queries ? a.sizes[row] : 0;
-    worst[threadIdx.x] = size < a.capacity ? KnnCand{INFINITY, INT_MAX} : a.heaps[row * a.capacity];
-    queued[threadIdx.x] = 0;
-  }
+  const float* queries = static_cast<const float*>(a.queries);
+  const float* refs = static_cast<const float*>(a.refs);
+  load_selection_state(a, st);
   // Staging: thread t loads row t / 2's floats 4 (t % 2) .. + 3 of the chunk, for A and B.
   const int load_row = threadIdx.x / 2, load_col = (threadIdx.x % 2) * 4;
   auto stage = [&](int buffer, int32_t k0, int64_t r0) {
-    const int64_t qrow = q0 + load_row - a.first_query, rrow = r0 + load_row;
+    const int64_t id = st.id[load_row], rrow = r0 + load_row;
     float4 va = make_float4(0, 0, 0, 0), vb = va;
-    if (qrow < a.n_queries) va = *reinterpret_cast<const float4*>(a.queries + qrow * a.stride32 + k0 + load_col);
-    if (rrow < a.n_block) vb = *reinterpret_cast<const float4*>(a.refs + rrow * a.stride32 + k0 + load_col);
+    if (id >= 0) va = *reinterpret_cast<const float4*>(queries + id * a.stride + k0 + load_col);
+    if (rrow < a.n_block) vb = *reinterpret_cast<const float4*>(refs + rrow * a.stride + k0 + load_col);
     as[buffer][load_col][load_row] = va.x;
     as[buffer][load_col + 1][load_row] = va.y;
     as[buffer][load_col + 2][load_row] = va.z;
@@ -134,14 +215,13 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(CandidateArgs a) {
     bs[buffer][load_col + 3][load_row] = vb.w;
   };
   for (int64_t r0 = 0; r0 < a.n_block; r0 += kTile) {
-    float acc[8][8];
-    for (int i = 0; i < 8; ++i)
-      for (int j = 0; j < 8; ++j) acc[i][j] = 0;
+    float acc[64];
+    for (int e = 0; e < 64; ++e) acc[e] = 0;
     __syncthreads();
     stage(0, 0, r0);
     __syncthreads();
-    for (int32_t k0 = 0, buffer = 0; k0 < a.stride32; k0 += kChunk, buffer ^= 1) {
-      if (k0 + kChunk < a.stride32) stage(buffer ^ 1, k0 + kChunk, r0);
+    for (int32_t k0 = 0, buffer = 0; k0 < a.stride; k0 += kChunk, buffer ^= 1) {
+      if (k0 + kChunk < a.stride) stage(buffer ^ 1, k0 + kChunk, r0);
       for (int kk = 0; kk < kChunk; ++kk) {
         float va[8], vb[8];
         *reinterpret_cast<float4*>(va) = *reinterpret_cast<const float4*>(&as[buffer][kk][ty * 8]);
@@ -149,72 +229,133 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(CandidateArgs a) {
         *reinterpret_cast<float4*>(vb) = *reinterpret_cast<const float4*>(&bs[buffer][kk][tx * 8]);
         *reinterpret_cast<float4*>(vb + 4) = *reinterpret_cast<const float4*>(&bs[buffer][kk][tx * 8 + 4]);
         for (int i = 0; i < 8; ++i)
-          for (int j = 0; j < 8; ++j) acc[i][j] = tile_term<Kind>(va[i], vb[j], acc[i][j]);
+          for (int j = 0; j < 8; ++j) acc[i * 8 + j] = tile_term<Kind>(va[i], vb[j], acc[i * 8 + j]);
       }
       __syncthreads();
     }
-    // Scores that beat their row's worst kept candidate go to the heaps, through the queues, in
-    // rounds until none is left (a queue holds kQueue per row and round).
-    uint64_t pending = 0;
-    for (int i = 0; i < 8; ++i)
-      for (int j = 0; j < 8; ++j) {
-        const int64_t qi = q0 + ty * 8 + i, rj = a.first_ref + r0 + tx * 8 + j;
-        const bool valid = qi - a.first_query < a.n_queries && r0 + tx * 8 + j < a.n_block && !(a.self && qi == rj);
-        if (correlation) acc[i][j] = 1.0f - acc[i][j];
-        if (valid) pending |= uint64_t(1) << (i * 8 + j);
-      }
-    while (__syncthreads_or(pending != 0)) {
-      for (int i = 0; i < 8; ++i)
-        for (int j = 0; j < 8; ++j) {
-          const uint64_t bit = uint64_t(1) << (i * 8 + j);
-          if (!(pending & bit)) continue;
-          const int row = ty * 8 + i;
-          const int32_t rj = static_cast<int32_t>(a.first_ref + r0 + tx * 8 + j);
-          if (!before(acc[i][j], rj, worst[row].score, worst[row].index)) {
-            pending &= ~bit;
-            continue;
-          }
-          const int slot = atomicAdd(&queued[row], 1);
-          if (slot < kQueue) {
-            queue[row][slot] = KnnCand{acc[i][j], rj};
-            pending &= ~bit;
-          }
-        }
-      __syncthreads();
-      if (threadIdx.x < kTile) {
-        const int row = threadIdx.x;
-        const int32_t n_queued = min(queued[row], kQueue);
-        if (n_queued > 0) {
-          const int64_t h = q0 - a.first_query + row;
-          KnnCand* heap = a.heaps + h * a.capacity;
-          int32_t size = a.sizes[h];
-          for (int s = 0; s < n_queued; ++s) heap_offer(heap, size, a.capacity, queue[row][s]);
-          a.sizes[h] = size;
-          worst[row] = size < a.capacity ? KnnCand{INFINITY, INT_MAX} : heap[0];
-        }
-        queued[row] = 0;
-      }
-      __syncthreads();
-    }
+    if (Kind == TileKind::dot)
+      for (int e = 0; e < 64; ++e) acc[e] = 1.0f - acc[e];
+    offer_scores(a, st, r0, acc, [&](int e, int& row, int& col) {
+      row = ty * 8 + e / 8;
+      col = tx * 8 + e % 8;
+    });
   }
+}
+
+__device__ __forceinline__ void cp_async16(void* shared, const void* global, bool valid) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(global), "r"(valid ? 16 : 0));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* shared) {
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(s));
+}
+
+// Half precision on tensor cores (correlation metrics; sm_80 and later): 8 warps as 2 x 4, each
+// scoring 64 rows x 32 columns of the tile with mma.sync m16n8k16 (half inputs, float sums);
+// operands staged by cp.async into two buffers.
+__global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs a) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  extern __shared__ __align__(16) unsigned char staged[];
+  typedef __half Staged[kTile][kRowPad16];
+  Staged* as = reinterpret_cast<Staged*>(staged);  // [2]
+  Staged* bs = as + 2;                              // [2]
+  __shared__ SelectionState st;
+  const __half* queries = static_cast<const __half*>(a.queries);
+  const __half* refs = static_cast<const __half*>(a.refs);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp_m = warp / 4, warp_n = warp % 4, g = lane / 4, t = lane % 4;
+  load_selection_state(a, st);
+  // Each thread copies two 16-byte pieces of A and two of B per step: piece p is row p / 4's
+  // halves 8 (p % 4) .. + 7.
+  auto stage = [&](int buffer, int32_t k0, int64_t r0) {
+    for (int i = 0; i < 2; ++i) {
+      const int p = threadIdx.x + i * kThreads, row = p / 4, part = (p % 4) * 8;
+      const int64_t id = st.id[row], rrow = r0 + row;
+      cp_async16(&as[buffer][row][part], queries + (id >= 0 ? id : 0) * a.stride + k0 + part, id >= 0);
+      cp_async16(&bs[buffer][row][part], refs + (rrow < a.n_block ? rrow : 0) * a.stride + k0 + part,
+                 rrow < a.n_block);
+    }
+    asm volatile("cp.async.commit_group;\n" ::);
+  };
+  const int chunks = a.stride / kChunk16;
+  for (int64_t r0 = 0; r0 < a.n_block; r0 += kTile) {
+    float acc[64];  // (m tile, n tile, fragment element)
+#pragma unroll
+    for (int e = 0; e < 64; ++e) acc[e] = 0;
+    __syncthreads();  // the last tile's operands are no longer read
+    stage(0, 0, r0);
+    for (int c = 0; c < chunks; ++c) {
+      if (c + 1 < chunks) {
+        stage((c + 1) & 1, (c + 1) * kChunk16, r0);
+        asm volatile("cp.async.wait_group 1;\n" ::);
+      } else {
+        asm volatile("cp.async.wait_group 0;\n" ::);
+      }
+      __syncthreads();
+      const int buffer = c & 1;
+#pragma unroll
+      for (int kk = 0; kk < kChunk16; kk += 16) {
+        uint32_t af[4][4], bf[2][4];
+#pragma unroll
+        for (int mi = 0; mi < 4; ++mi)
+          ldmatrix_x4(af[mi], &as[buffer][warp_m * 64 + mi * 16 + lane % 16][kk + (lane / 16) * 8]);
+#pragma unroll
+        for (int nj = 0; nj < 2; ++nj) {
+          const int matrix = lane / 8;
+          ldmatrix_x4(bf[nj], &bs[buffer][warp_n * 32 + nj * 16 + (matrix / 2) * 8 + lane % 8][kk + (matrix % 2) * 8]);
+        }
+#pragma unroll
+        for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+          for (int ni = 0; ni < 4; ++ni) {
+            float* d = &acc[(mi * 4 + ni) * 4];
+            asm volatile(
+                "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                "{%0,%1,%2,%3};\n"
+                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                : "r"(af[mi][0]), "r"(af[mi][1]), "r"(af[mi][2]), "r"(af[mi][3]), "r"(bf[ni / 2][(ni % 2) * 2]),
+                  "r"(bf[ni / 2][(ni % 2) * 2 + 1]));
+          }
+      }
+      __syncthreads();  // the buffer is refilled by the step after next
+    }
+#pragma unroll
+    for (int e = 0; e < 64; ++e) acc[e] = 1.0f - acc[e];
+    offer_scores(a, st, r0, acc, [&](int e, int& row, int& col) {
+      const int mi = e / 16, ni = (e / 4) % 4, c = e % 4;
+      row = warp_m * 64 + mi * 16 + g + (c >= 2 ? 8 : 0);
+      col = warp_n * 32 + ni * 8 + 2 * t + (c & 1);
+    });
+  }
+#endif
+}
+
+__global__ void to_half_kernel(const float* in, __half* out, int64_t n_rows, int32_t stride32, int32_t stride16) {
+  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (i >= n_rows * stride16) return;
+  const int64_t row = i / stride16, col = i % stride16;
+  out[i] = __float2half_rn(col < stride32 ? in[row * stride32 + col] : 0.0f);
 }
 
 struct RerankArgs {
   KnnMetric metric;
-  const double* queries64;  // n_queries x stride, prepared (knn.h)
-  const double* refs64;     // n_refs x stride
+  QueryRows rows;
+  const double* queries64;  // by query id, stride each (knn.h's prepared rows)
+  const double* refs64;
   const double *query_norms, *ref_norms;  // spearman's row lengths (null: 1)
+  const double* bound;      // by query id: twice the pass's error bound, in score units
   int32_t stride;
-  int64_t n_queries, first_query;
-  bool self;
-  const KnnCand* heaps;
+  const KnnCand* heaps;     // by local row
   const int32_t* sizes;
   int32_t capacity, k;
-  const double* bound;      // per query: twice the single-precision error bound, in score units
-  int32_t* out_index;       // n_queries x k
+  int32_t* out_index;       // by local row, k each
   double* out_distance;
-  int32_t* exact_rows;      // rows whose candidates could miss a neighbour, appended
-  int32_t* n_exact;
+  int32_t* unsure;          // query ids whose candidates could miss a neighbour, appended
+  int32_t* n_unsure;
 };
 
 // Sorts n (key, index) pairs ascending in shared memory (bitonic over the next power of two).
@@ -249,15 +390,16 @@ __device__ void block_sort(Key* key, int32_t* index, int32_t n, Key pad) {
 
 __global__ void rerank_kernel(RerankArgs a) {
   extern __shared__ unsigned char shared[];
-  const int32_t pow2 = [&] { int32_t s = 1; while (s < a.capacity) s *= 2; return s; }();
+  int32_t pow2 = 1;
+  while (pow2 < a.capacity) pow2 *= 2;
   float* score = reinterpret_cast<float*>(shared);
   int32_t* index = reinterpret_cast<int32_t*>(score + pow2);
   double* exact = reinterpret_cast<double*>(index + pow2);
   int32_t* exact_index = reinterpret_cast<int32_t*>(exact + pow2);
   __shared__ int32_t n_close;
-  const int64_t row = blockIdx.x;  // within this launch
-  const int32_t size = a.sizes[row];
-  const KnnCand* heap = a.heaps + row * a.capacity;
+  const int64_t local = blockIdx.x, id = a.rows.id(local);
+  const int32_t size = a.sizes[local];
+  const KnnCand* heap = a.heaps + local * a.capacity;
   for (int32_t i = threadIdx.x; i < size; i += blockDim.x) {
     score[i] = heap[i].score;
     index[i] = heap[i].index;
@@ -265,35 +407,35 @@ __global__ void rerank_kernel(RerankArgs a) {
   __syncthreads();
   block_sort(score, index, size, INFINITY);
   // Every candidate within the bound of the k-th score may be among the k nearest.
-  const float kth = score[min(a.k, size) - 1];
-  const double limit = double(kth) + a.bound[row];
+  const double limit = double(score[min(a.k, size) - 1]) + a.bound[id];
   if (threadIdx.x == 0) {
     n_close = 0;
     while (n_close < size && double(score[n_close]) <= limit) ++n_close;
-    if (size == a.capacity && n_close == size) a.exact_rows[atomicAdd(a.n_exact, 1)] = int32_t(a.first_query + row);
+    if (size == a.capacity && n_close == size) a.unsure[atomicAdd(a.n_unsure, 1)] = static_cast<int32_t>(id);
   }
   __syncthreads();
-  const double* q = a.queries64 + (a.first_query + row) * a.stride;
+  const double* q = a.queries64 + id * a.stride;
+  const double q_norm = a.query_norms ? a.query_norms[id] : 1.0;
   for (int32_t i = threadIdx.x; i < n_close; i += blockDim.x) {
-    exact[i] = knn_distance(a.metric, q, a.refs64 + int64_t(index[i]) * a.stride, a.stride,
-                            a.query_norms ? a.query_norms[row] : 1.0, a.ref_norms ? a.ref_norms[index[i]] : 1.0);
+    exact[i] = knn_distance(a.metric, q, a.refs64 + int64_t(index[i]) * a.stride, a.stride, q_norm,
+                            a.ref_norms ? a.ref_norms[index[i]] : 1.0);
     exact_index[i] = index[i];
   }
   __syncthreads();
   block_sort(exact, exact_index, n_close, double(INFINITY));
   for (int32_t r = threadIdx.x; r < a.k; r += blockDim.x) {
-    a.out_index[row * a.k + r] = exact_index[r];
-    a.out_distance[row * a.k + r] = exact[r];
+    a.out_index[local * a.k + r] = exact_index[r];
+    a.out_distance[local * a.k + r] = exact[r];
   }
 }
 
-// Exact distances of a batch of query rows to every reference point (the host skips self).
+// Exact distances of some queries (by id) to every reference point (the host skips self).
 __global__ void exact_kernel(KnnMetric m, const double* queries64, const double* refs64, const double* query_norms,
-                             const double* ref_norms, int32_t stride, int64_t n_refs, const int32_t* rows,
+                             const double* ref_norms, int32_t stride, int64_t n_refs, const int32_t* ids,
                              double* distance, int32_t* index) {
-  const int32_t row = rows[blockIdx.y];
-  const double* q = queries64 + int64_t(row) * stride;
-  const double qn = query_norms ? query_norms[row] : 1.0;
+  const int32_t id = ids[blockIdx.y];
+  const double* q = queries64 + int64_t(id) * stride;
+  const double qn = query_norms ? query_norms[id] : 1.0;
   for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < n_refs; j += int64_t(gridDim.x) * blockDim.x) {
     const int64_t at = int64_t(blockIdx.y) * n_refs + j;
     distance[at] = knn_distance(m, q, refs64 + j * stride, stride, qn, ref_norms ? ref_norms[j] : 1.0);
@@ -301,43 +443,52 @@ __global__ void exact_kernel(KnnMetric m, const double* queries64, const double*
   }
 }
 
-// Twice the bound on |single-precision score - knn_distance()| (in score units) for a query
-// against any reference row, from the magnitudes of the float rows and of the double rows.
-double twice_bound(KnnMetric m, int32_t terms, double size32, double max_size32, double size64, double max_size64) {
-  const double u = std::ldexp(1.0, -24), u64 = std::ldexp(1.0, -53);
-  const double per_term = is_correlation(m) ? 1 : m == KnnMetric::euclidean ? 2 : 1;
-  const double f = per_term * (terms + 10) * u * (size32 + max_size32);
-  const double d = per_term * (terms + 4) * u64 * (size64 + max_size64);
-  return 2 * (f + d) * (1 + 1e-6);
+// Twice the bound on |pass score - knn_distance()| (in score units) for a query against any
+// reference row, from the magnitudes of the single-precision and of the double rows (see the top).
+double score_bound(KnnMetric m, Precision p, int32_t terms, double size32, double max_size32, double size64,
+                   double max_size64) {
+  const double u32 = std::ldexp(1.0, -24), u64 = std::ldexp(1.0, -53);
+  const double per_term = m == KnnMetric::euclidean ? 2 : 1;
+  double pass;
+  if (p == Precision::single) {
+    pass = per_term * (terms + 10) * u32 * (size32 + max_size32);
+  } else {  // unit rows: double -> float -> half rounding, subnormal halves, tensor-core sums
+    const double u16 = std::ldexp(1.0, -11) + u32;
+    pass = 2 * u16 + u16 * u16 + 2 * std::sqrt(double(terms)) * std::ldexp(1.0, -25) + (2 * terms + 8) * u32;
+  }
+  const double exact = per_term * (terms + 4) * u64 * (size64 + max_size64);
+  return 2 * (pass + exact) * (1 + 1e-6);
 }
 
+// One device's copies of the points and its working buffers.
 struct KnnDevice {
   std::unique_ptr<Stream> stream;
   DeviceBuffer<float> queries32, refs32;
-  DeviceBuffer<double> queries64, refs64, query_norms, ref_norms, bound, out_distance, exact_distance, exact_distance_alt;
+  DeviceBuffer<__half> queries16, refs16;
+  DeviceBuffer<double> queries64, refs64, query_norms, ref_norms, bound16, bound32, out_distance;
+  DeviceBuffer<double> exact_distance, exact_distance_alt;
   DeviceBuffer<KnnCand> heaps;
-  DeviceBuffer<int32_t> sizes, out_index, exact_rows, n_exact, exact_index, exact_index_alt, offsets, rows;
+  DeviceBuffer<int32_t> sizes, out_index, unsure, n_unsure, ids, exact_index, exact_index_alt, offsets;
   DeviceBuffer<unsigned char> sort_temp;
 };
 
-// Device-side exact fallback for rows (positions in the query buffer) whose candidates could miss
-// a neighbour: every distance, a stable segmented sort, the first k that are not the row itself.
-void exact_rows_on_device(KnnDevice& dev, cudaStream_t s, KnnMetric m, const double* queries64,
-                          const double* query_norms, int64_t n_refs,
-                          int32_t stride, int32_t k, const std::vector<int32_t>& buffer_rows,
-                          const std::vector<int64_t>& global_rows, bool self, KnnResult& out) {
+// The exact search of some queries (ids) on the device: every distance, a stable segmented sort
+// (ties stay in index order), the first k that are not the query itself.
+void exact_on_device(KnnDevice& dev, cudaStream_t s, KnnMetric m, const double* queries64, const double* query_norms,
+                     const double* ref_norms, int64_t n_refs, int32_t stride, int32_t k, const std::vector<int32_t>& ids,
+                     bool self, KnnResult& out) {
   const int64_t per_sort = std::max<int64_t>(1, (int64_t(1) << 27) / n_refs);
-  for (size_t e0 = 0; e0 < buffer_rows.size(); e0 += per_sort) {
-    const int32_t ne = static_cast<int32_t>(std::min<int64_t>(per_sort, buffer_rows.size() - e0));
+  for (size_t e0 = 0; e0 < ids.size(); e0 += per_sort) {
+    const int32_t ne = static_cast<int32_t>(std::min<int64_t>(per_sort, ids.size() - e0));
     const int64_t total = int64_t(ne) * n_refs;
-    dev.rows.upload(buffer_rows.data() + e0, ne, s);
+    dev.ids.upload(ids.data() + e0, ne, s);
     dev.exact_distance.reserve(total);
     dev.exact_distance_alt.reserve(total);
     dev.exact_index.reserve(total);
     dev.exact_index_alt.reserve(total);
     exact_kernel<<<dim3(static_cast<unsigned>(std::min<int64_t>((n_refs + 255) / 256, 4096)), ne), 256, 0, s>>>(
-        m, queries64, dev.refs64.data(), query_norms, dev.ref_norms.size() ? dev.ref_norms.data() : nullptr, stride,
-        n_refs, dev.rows.data(), dev.exact_distance.data(), dev.exact_index.data());
+        m, queries64, dev.refs64.data(), query_norms, ref_norms, stride, n_refs, dev.ids.data(),
+        dev.exact_distance.data(), dev.exact_index.data());
     check_launch("exact_kernel");
     std::vector<int32_t> offsets(ne + 1);
     for (int32_t r = 0; r <= ne; ++r) offsets[r] = static_cast<int32_t>(int64_t(r) * n_refs);
@@ -359,13 +510,13 @@ void exact_rows_on_device(KnnDevice& dev, cudaStream_t s, KnnMetric m, const dou
                                        take * sizeof(int32_t), ne, cudaMemcpyDeviceToHost, s));
     FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));
     for (int32_t r = 0; r < ne; ++r) {
-      const int64_t global = global_rows[e0 + r];
+      const int64_t id = ids[e0 + r];
       int32_t written = 0;
       for (int32_t c = 0; c < take && written < k; ++c) {
         const int32_t j = idx[size_t(r) * take + c];
-        if (self && j == global) continue;
-        out.index[global * k + written] = j;
-        out.distance[global * k + written] = dist[size_t(r) * take + c];
+        if (self && j == id) continue;
+        out.index[id * k + written] = j;
+        out.distance[id * k + written] = dist[size_t(r) * take + c];
         ++written;
       }
     }
@@ -386,12 +537,14 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
   if (k > kMaxGpuK)
     throw std::runtime_error("the GPU search takes k up to " + std::to_string(kMaxGpuK) + ", not " + std::to_string(k) +
                              "; use backend = \"cpu\"");
-  if (reference.n > INT_MAX) throw std::runtime_error("more than 2^31 reference points");
+  if (reference.n > INT_MAX || q.n > INT_MAX) throw std::runtime_error("more than 2^31 points");
   const KnnMetric m = reference.metric;
   const int32_t stride = reference.stride, stride32 = (reference.dim + kChunk - 1) / kChunk * kChunk;
-  const int32_t capacity = static_cast<int32_t>(std::min<int64_t>(k + kExtra, reference.n));
+  const int32_t stride16 = (reference.dim + kChunk16 - 1) / kChunk16 * kChunk16;
+  const int32_t capacity32 = static_cast<int32_t>(std::min<int64_t>(k + kExtra32, reference.n));
+  const int32_t capacity16 = static_cast<int32_t>(std::min<int64_t>(k + kExtra16, reference.n));
 
-  // Single-precision rows, centred for euclidean and manhattan, and each query's error bound.
+  // Single-precision rows (centred for euclidean and manhattan) and each query's error bounds.
   std::vector<double> centre;
   if (!is_correlation(m)) {
     centre.assign(reference.dim, 0.0);
@@ -405,8 +558,11 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
   const KnnFloatRows& q32 = self ? refs32 : own32;
   const double max32 = *std::max_element(refs32.size32.begin(), refs32.size32.end());
   const double max64 = *std::max_element(refs32.size64.begin(), refs32.size64.end());
-  std::vector<double> bound(q.n);
-  for (int64_t i = 0; i < q.n; ++i) bound[i] = twice_bound(m, stride32, q32.size32[i], max32, q32.size64[i], max64);
+  std::vector<double> bound16(q.n), bound32(q.n);
+  for (int64_t i = 0; i < q.n; ++i) {
+    bound16[i] = score_bound(m, Precision::half, stride16, q32.size32[i], max32, q32.size64[i], max64);
+    bound32[i] = score_bound(m, Precision::single, stride32, q32.size32[i], max32, q32.size64[i], max64);
+  }
 
   KnnResult out;
   out.n_queries = q.n;
@@ -418,12 +574,12 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
   // to fill the device, about a second of work each (for interrupts).
   const size_t n_devices = std::min<size_t>(options.devices.size(), static_cast<size_t>((q.n + kTile - 1) / kTile));
   const int64_t per_device = (q.n + int64_t(n_devices) - 1) / int64_t(n_devices);
-  const double pair_work = static_cast<double>(reference.n) * stride32;
   std::atomic<bool> cancel(false);
   std::vector<GpuKnnPhases> device_phases(n_devices);
   auto work = [&](size_t d) {
     KnnDevice dev;
-    ScopedDevice on(options.devices[d]);
+    const int device = options.devices[d];
+    ScopedDevice on(device);
     dev.stream = std::make_unique<Stream>();
     cudaStream_t s = dev.stream->get();
     GpuKnnPhases& ph = device_phases[d];
@@ -434,142 +590,191 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
       phase += std::chrono::duration<double>(now - clock).count();
       clock = now;
     };
-    int multiprocessors = 0;
-    FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, options.devices[d]));
+    int multiprocessors = 0, major = 0;
+    FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+    FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    const int64_t first = int64_t(d) * per_device, last = std::min(q.n, first + per_device);
+    const double pair_work = static_cast<double>(reference.n) * stride32;
     const int64_t batch = std::clamp<int64_t>(int64_t(4e13 / pair_work) / kTile * kTile,
                                               int64_t(4) * multiprocessors * kTile, int64_t(1) << 20);
-    const int64_t first = int64_t(d) * per_device, last = std::min(q.n, first + per_device);
     const int64_t rows = std::min(batch, last - first);
+    const int32_t max_capacity = std::max(capacity16, capacity32);
     size_t free_bytes = 0, total_bytes = 0;
     FSGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
     const int64_t budget = options.memory_limit > 0 ? options.memory_limit : static_cast<int64_t>(free_bytes * 0.8);
-    const int64_t query_bytes = self ? 0 : (last - first) * (stride32 * 4 + stride * 8);
-    const int64_t batch_bytes = rows * (capacity * 8 + 4 + k * 12 + 12);
-    const int64_t ref_bytes = reference.n * (int64_t(stride32) * 4 + int64_t(stride) * 8);
-    // Resident: every reference row on the device, the rerank there too. Otherwise blocks of
-    // float rows stream through the candidate pass and the host reranks.
-    const bool resident = ref_bytes + query_bytes + batch_bytes <= budget;
-    const int64_t block = resident ? reference.n
-                                   : std::max<int64_t>(kTile, (budget - batch_bytes) / 2 / (int64_t(stride32) * 4) /
-                                                                  kTile * kTile);
+    const int64_t point_bytes = int64_t(stride32) * 4 + int64_t(stride16) * 2 + int64_t(stride) * 8 + 8;
+    const int64_t batch_bytes = rows * (int64_t(max_capacity) * 8 + 4 + int64_t(k) * 12 + 8);
+    const int64_t needed = reference.n * point_bytes + (self ? 0 : q.n * point_bytes) + q.n * 16 + batch_bytes;
+    // Resident: every point on the device, the rerank there too. Otherwise blocks of float
+    // reference rows stream through a single-precision pass, and the host reranks.
+    const bool resident = needed <= budget;
+    const bool tensor = resident && is_correlation(m) && major >= 8;
+    const int64_t block =
+        resident ? reference.n
+                 : std::max<int64_t>(kTile, (budget - batch_bytes - (last - first) * int64_t(stride32) * 4) / 2 /
+                                                (int64_t(stride32) * 4) / kTile * kTile);
+    // Query data by query id (ids index them; in streaming mode only this device's rows, from first).
+    const int64_t query_base = resident ? 0 : first;
     if (resident) {
       dev.refs32.upload(refs32.rows.data(), refs32.rows.size(), s);
       dev.refs64.upload(reference.rows.data(), reference.rows.size(), s);
       dev.ref_norms.upload(reference.norms.data(), reference.norms.size(), s);
       if (!self) {
-        dev.queries64.upload(q.rows.data() + first * stride, (last - first) * stride, s);
-        if (!q.norms.empty()) dev.query_norms.upload(q.norms.data() + first, last - first, s);
+        dev.queries32.upload(q32.rows.data(), q32.rows.size(), s);
+        dev.queries64.upload(q.rows.data(), q.rows.size(), s);
+        dev.query_norms.upload(q.norms.data(), q.norms.size(), s);
+      }
+      dev.bound16.upload(bound16.data(), bound16.size(), s);
+      dev.bound32.upload(bound32.data(), bound32.size(), s);
+      if (tensor) {
+        dev.refs16.resize(reference.n * stride16);
+        to_half_kernel<<<static_cast<unsigned>((reference.n * stride16 + 255) / 256), 256, 0, s>>>(
+            dev.refs32.data(), dev.refs16.data(), reference.n, stride32, stride16);
+        check_launch("to_half_kernel");
+        if (!self) {
+          dev.queries16.resize(q.n * stride16);
+          to_half_kernel<<<static_cast<unsigned>((q.n * stride16 + 255) / 256), 256, 0, s>>>(
+              dev.queries32.data(), dev.queries16.data(), q.n, stride32, stride16);
+          check_launch("to_half_kernel");
+        }
       }
     } else {
       dev.refs32.resize(block * stride32);
+      dev.queries32.upload(q32.rows.data() + first * stride32, (last - first) * stride32, s);
     }
-    if (!self || !resident) dev.queries32.upload(q32.rows.data() + first * stride32, (last - first) * stride32, s);
-    dev.bound.upload(bound.data() + first, last - first, s);
-    dev.heaps.resize(rows * capacity);
+    dev.heaps.resize(rows * max_capacity);
     dev.sizes.resize(rows);
     dev.out_index.resize(rows * k);
     dev.out_distance.resize(rows * k);
-    dev.exact_rows.resize(rows);
-    dev.n_exact.resize(1);
+    dev.unsure.resize(rows);
+    dev.n_unsure.resize(1);
+    dev.ids.resize(rows);
     mark(ph.upload);
-    // Query buffers hold rows first.. (self and resident: the reference buffers, all rows).
-    const bool queries_are_refs = self && resident;
-    const float* queries32 = queries_are_refs ? dev.refs32.data() : dev.queries32.data();
+    const float* queries32 = self && resident ? dev.refs32.data() : dev.queries32.data();
+    const __half* queries16 = self ? dev.refs16.data() : dev.queries16.data();
     const double* queries64 = self ? dev.refs64.data() : dev.queries64.data();
     const double* ref_norms = reference.norms.empty() ? nullptr : dev.ref_norms.data();
     const double* query_norms = reference.norms.empty() ? nullptr : self ? ref_norms : dev.query_norms.data();
-    const int64_t buffer_first = queries_are_refs ? 0 : first;
-    std::vector<KnnCand> heaps;
-    std::vector<int32_t> sizes, exact_buffer_rows;
-    std::vector<int64_t> exact_global_rows;
-    for (int64_t b0 = first; b0 < last && !cancel; b0 += batch) {
-      const int64_t b1 = std::min(last, b0 + batch), nb = b1 - b0;
-      FSGPU_CUDA_CHECK(cudaMemsetAsync(dev.sizes.data(), 0, nb * sizeof(int32_t), s));
+    const size_t mma_shared = 4 * size_t(kTile) * kRowPad16 * sizeof(__half);
+    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(candidates_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(mma_shared)));
+
+    // A pass over some queries (ids, or first.. without): candidates, then (resident) the rerank
+    // on the device, whose unsure ids are returned, or (streaming) the rerank on the host.
+    auto pass = [&](Precision precision, const int32_t* ids_host, int64_t first_id, int64_t count,
+                    std::vector<int32_t>& unsure) {
+      const int32_t capacity = precision == Precision::half ? capacity16 : capacity32;
+      if (ids_host) dev.ids.upload(ids_host, count, s);
+      const QueryRows rows_of{ids_host ? dev.ids.data() : nullptr, first_id - query_base, count};
+      FSGPU_CUDA_CHECK(cudaMemsetAsync(dev.sizes.data(), 0, count * sizeof(int32_t), s));
+      const unsigned blocks = static_cast<unsigned>((count + kTile - 1) / kTile);
       for (int64_t r0 = 0; r0 < reference.n; r0 += block) {
         const int64_t nr = std::min(block, reference.n - r0);
         if (!resident) dev.refs32.upload(refs32.rows.data() + r0 * stride32, nr * stride32, s);
         CandidateArgs ca{};
-        ca.queries = queries32 + (b0 - buffer_first) * stride32;
-        ca.refs = dev.refs32.data();
-        ca.n_queries = nb;
-        ca.first_query = b0;
+        ca.rows = rows_of;
         ca.n_block = nr;
         ca.first_ref = r0;
-        ca.stride32 = stride32;
         ca.self = self;
         ca.heaps = dev.heaps.data();
         ca.sizes = dev.sizes.data();
         ca.capacity = capacity;
-        const unsigned blocks = static_cast<unsigned>((nb + kTile - 1) / kTile);
-        if (is_correlation(m)) candidates_kernel<TileKind::dot><<<blocks, kThreads, 0, s>>>(ca);
-        else if (m == KnnMetric::euclidean) candidates_kernel<TileKind::squared_difference><<<blocks, kThreads, 0, s>>>(ca);
-        else candidates_kernel<TileKind::absolute_difference><<<blocks, kThreads, 0, s>>>(ca);
-        check_launch("candidates_kernel");
+        if (precision == Precision::half) {
+          ca.queries = queries16;
+          ca.refs = dev.refs16.data();
+          ca.stride = stride16;
+          candidates_mma_kernel<<<blocks, kThreads, mma_shared, s>>>(ca);
+        } else {
+          ca.queries = queries32;
+          ca.refs = dev.refs32.data();
+          ca.stride = stride32;
+          if (is_correlation(m)) candidates_kernel<TileKind::dot><<<blocks, kThreads, 0, s>>>(ca);
+          else if (m == KnnMetric::euclidean) candidates_kernel<TileKind::squared_difference><<<blocks, kThreads, 0, s>>>(ca);
+          else candidates_kernel<TileKind::absolute_difference><<<blocks, kThreads, 0, s>>>(ca);
+        }
+        check_launch("candidates kernel");
       }
       mark(ph.candidates);
-      sizes.resize(nb);
-      FSGPU_CUDA_CHECK(cudaMemcpyAsync(sizes.data(), dev.sizes.data(), nb * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
+      std::vector<int32_t> sizes(count);
+      FSGPU_CUDA_CHECK(cudaMemcpyAsync(sizes.data(), dev.sizes.data(), count * sizeof(int32_t), cudaMemcpyDeviceToHost, s));
       if (!resident) {
-        heaps.resize(size_t(nb) * capacity);
+        std::vector<KnnCand> heaps(size_t(count) * capacity);
         FSGPU_CUDA_CHECK(cudaMemcpyAsync(heaps.data(), dev.heaps.data(), heaps.size() * sizeof(KnnCand),
                                          cudaMemcpyDeviceToHost, s));
         mark(ph.download);
-        rerank_candidates(reference, q, self, b0, nb, heaps.data(), sizes.data(), capacity, bound.data() + b0, out,
-                          options.host_threads, &ph.exact_rows);
+        rerank_candidates(reference, q, self, first_id, count, heaps.data(), sizes.data(), capacity,
+                          bound32.data() + first_id, out, options.host_threads, &ph.exact_rows);
         mark(ph.rerank);
       } else {
         RerankArgs ra{};
         ra.metric = m;
-        ra.queries64 = queries64 + (b0 - (self ? 0 : first)) * stride;
+        ra.rows = rows_of;
+        ra.queries64 = queries64;
         ra.refs64 = dev.refs64.data();
-        ra.query_norms = query_norms ? query_norms + (b0 - (self ? 0 : first)) : nullptr;
+        ra.query_norms = query_norms;
         ra.ref_norms = ref_norms;
+        ra.bound = precision == Precision::half ? dev.bound16.data() : dev.bound32.data();
         ra.stride = stride;
-        ra.n_queries = nb;
-        ra.first_query = 0;
-        ra.self = self;
         ra.heaps = dev.heaps.data();
         ra.sizes = dev.sizes.data();
         ra.capacity = capacity;
         ra.k = k;
-        ra.bound = dev.bound.data() + (b0 - first);
         ra.out_index = dev.out_index.data();
         ra.out_distance = dev.out_distance.data();
-        ra.exact_rows = dev.exact_rows.data();
-        ra.n_exact = dev.n_exact.data();
-        FSGPU_CUDA_CHECK(cudaMemsetAsync(dev.n_exact.data(), 0, sizeof(int32_t), s));
+        ra.unsure = dev.unsure.data();
+        ra.n_unsure = dev.n_unsure.data();
+        FSGPU_CUDA_CHECK(cudaMemsetAsync(dev.n_unsure.data(), 0, sizeof(int32_t), s));
         int32_t pow2 = 1;
         while (pow2 < capacity) pow2 *= 2;
         const size_t shared = size_t(pow2) * (sizeof(float) + sizeof(int32_t) + sizeof(double) + sizeof(int32_t));
         FSGPU_CUDA_CHECK(cudaFuncSetAttribute(rerank_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               static_cast<int>(shared)));
-        rerank_kernel<<<static_cast<unsigned>(nb), 128, shared, s>>>(ra);
+        rerank_kernel<<<static_cast<unsigned>(count), 128, shared, s>>>(ra);
         check_launch("rerank_kernel");
-        int32_t n_exact = 0;
-        FSGPU_CUDA_CHECK(cudaMemcpyAsync(&n_exact, dev.n_exact.data(), sizeof n_exact, cudaMemcpyDeviceToHost, s));
+        int32_t n_unsure = 0;
+        FSGPU_CUDA_CHECK(cudaMemcpyAsync(&n_unsure, dev.n_unsure.data(), sizeof n_unsure, cudaMemcpyDeviceToHost, s));
         mark(ph.rerank);
-        FSGPU_CUDA_CHECK(cudaMemcpyAsync(out.index.data() + b0 * k, dev.out_index.data(), nb * k * sizeof(int32_t),
+        std::vector<int32_t> index(size_t(count) * k);
+        std::vector<double> distance(index.size());
+        FSGPU_CUDA_CHECK(cudaMemcpyAsync(index.data(), dev.out_index.data(), index.size() * sizeof(int32_t),
                                          cudaMemcpyDeviceToHost, s));
-        FSGPU_CUDA_CHECK(cudaMemcpyAsync(out.distance.data() + b0 * k, dev.out_distance.data(),
-                                         nb * k * sizeof(double), cudaMemcpyDeviceToHost, s));
-        exact_buffer_rows.resize(n_exact);
-        if (n_exact)
-          FSGPU_CUDA_CHECK(cudaMemcpyAsync(exact_buffer_rows.data(), dev.exact_rows.data(), n_exact * sizeof(int32_t),
+        FSGPU_CUDA_CHECK(cudaMemcpyAsync(distance.data(), dev.out_distance.data(), distance.size() * sizeof(double),
+                                         cudaMemcpyDeviceToHost, s));
+        unsure.resize(n_unsure);
+        if (n_unsure)
+          FSGPU_CUDA_CHECK(cudaMemcpyAsync(unsure.data(), dev.unsure.data(), n_unsure * sizeof(int32_t),
                                            cudaMemcpyDeviceToHost, s));
         mark(ph.download);
-        if (n_exact) {
-          exact_global_rows.resize(n_exact);
-          for (int32_t e = 0; e < n_exact; ++e) {
-            exact_global_rows[e] = b0 + exact_buffer_rows[e];
-            exact_buffer_rows[e] += static_cast<int32_t>(b0 - (self ? 0 : first));
-          }
-          exact_rows_on_device(dev, s, m, queries64, query_norms, reference.n, stride, k, exact_buffer_rows,
-                               exact_global_rows, self, out);
-          ph.exact_rows += n_exact;
-          mark(ph.rerank);
+        for (int64_t r = 0; r < count; ++r) {  // local rows to query ids
+          const int64_t id = ids_host ? ids_host[r] : first_id + r;
+          std::copy(index.begin() + r * k, index.begin() + (r + 1) * k, out.index.begin() + id * k);
+          std::copy(distance.begin() + r * k, distance.begin() + (r + 1) * k, out.distance.begin() + id * k);
         }
       }
       for (int32_t v : sizes) ph.candidates_per_query += v;
+    };
+
+    std::vector<int32_t> unsure, all_unsure;
+    for (int64_t b0 = first; b0 < last && !cancel; b0 += batch) {
+      const int64_t nb = std::min(last, b0 + batch) - b0;
+      pass(tensor ? Precision::half : Precision::single, nullptr, b0, nb, unsure);
+      all_unsure.insert(all_unsure.end(), unsure.begin(), unsure.end());
+    }
+    // Rows a half-precision pass could not settle: again in single precision; then exactly.
+    if (tensor && !all_unsure.empty() && !cancel) {
+      std::vector<int32_t> again;
+      for (size_t e = 0; e < all_unsure.size(); e += rows) {
+        const int64_t n = std::min<int64_t>(rows, all_unsure.size() - e);
+        pass(Precision::single, all_unsure.data() + e, 0, n, unsure);
+        again.insert(again.end(), unsure.begin(), unsure.end());
+      }
+      ph.retried_rows += static_cast<int64_t>(all_unsure.size());
+      all_unsure.swap(again);
+    }
+    if (!all_unsure.empty() && !cancel) {
+      exact_on_device(dev, s, m, queries64, query_norms, ref_norms, reference.n, stride, k, all_unsure, self, out);
+      ph.exact_rows += static_cast<int64_t>(all_unsure.size());
+      mark(ph.rerank);
     }
   };
   std::vector<std::future<void>> running;
@@ -599,6 +804,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
       phases->rerank += p.rerank;
       phases->download += p.download;
       phases->candidates_per_query += p.candidates_per_query;
+      phases->retried_rows += p.retried_rows;
       phases->exact_rows += p.exact_rows;
     }
     phases->candidates_per_query /= static_cast<double>(q.n);
