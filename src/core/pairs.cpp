@@ -40,7 +40,9 @@ int64_t PairTask::n_pairs() const {
 }
 
 PairCollector::PairCollector(int64_t top, bool has_min, int64_t min_key)
-    : top_(top), has_min_(has_min), min_key_(min_key) {}
+    : top_(top), has_min_(has_min), min_key_(min_key) {
+  if (top == 0) throw std::invalid_argument("a pair collector needs top > 0 (or top < 0: no limit)");
+}
 
 namespace {
 bool record_before(const PairRecord& a, const PairRecord& b) { return pair_before(a.key, a.i, a.j, b.key, b.i, b.j); }

@@ -92,7 +92,8 @@ FSGPU_HD inline bool passes(const PairFilter& f, int64_t key, int32_t i, int32_t
 }
 
 // Keeps the best `top` pairs (top < 0: no limit) among those with key >= min_key (when
-// has_min), in pair_before order.
+// has_min), in pair_before order. top = 0 would keep nothing and has no cut-off pair to filter
+// by: the constructor throws std::invalid_argument.
 class PairCollector {
  public:
   PairCollector(int64_t top, bool has_min, int64_t min_key);

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "core/cpu_engine.h"
@@ -216,8 +217,20 @@ void pair_tests(uint32_t seed, const CodeMatrix& x, const CodeMatrix& x_sparse, 
   }
 }
 
+// The collector alone: top = 0 is refused.
+void collector_tests() {
+  bool refused = false;
+  try {
+    PairCollector none(0, false, 0);
+  } catch (const std::invalid_argument&) {
+    refused = true;
+  }
+  EXPECT(refused, "a collector with top = 0 is refused");
+}
+
 int main() {
   const GpuStatus gpu = gpu_status();
+  collector_tests();
   std::printf("GPU: %s\n", gpu.devices.empty() ? gpu.problem.c_str() : gpu.devices[0].name.c_str());
   struct Case { uint32_t seed; int32_t n, p, classes; double zeros; int nbins; };
   const Case cases[] = {{1, 60, 40, 3, 0.3, 8}, {2, 300, 120, 12, 0.9, 16}, {3, 1000, 50, 2, 0.5, 64},
