@@ -1,6 +1,7 @@
 #include "pairs.h"
 
 #include <algorithm>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -141,6 +142,18 @@ struct PairScratch {
   int32_t row = -1;
 };
 
+// Records a worker gathers before handing them to its collector (or the shared one).
+constexpr int64_t kWorkerBatch = 4096;
+
+// A worker of the CPU search: its scratch, its passing pairs not yet handed on, and (in a
+// bounded search) its own best pairs with their filter.
+struct PairWorker {
+  PairScratch scratch;
+  std::vector<PairRecord> batch;
+  PairCollector best;
+  PairFilter filter;
+};
+
 // n(a, b, y) for one pair. Small tables (the usual binned data) are counted in one pass over
 // (b, a, y) cells and scanned; large ones (many categories) class by class and cleared by
 // revisiting what was counted, so that their cost does not depend on the number of levels.
@@ -207,27 +220,47 @@ PairSums count_pair(const PairData& d, int32_t i, int32_t j, const PlogpTable& p
 }  // namespace
 
 void cpu_pair_search(const PairData& d, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,
-                     int threads, const std::function<void()>& between_slices) {
+                     int threads, const std::function<void()>& between_slices, int64_t slice_work) {
   const int64_t max_levels = d.x->max_levels();
   if (max_levels * max_levels > kMaxPairCells)
     throw std::runtime_error("features with " + std::to_string(max_levels) +
                              " levels are too many for pair tables; bin or merge categories first");
   const int64_t n_rows = static_cast<int64_t>(task.rows.size());
-  const int64_t slices = std::clamp<int64_t>(task.n_pairs() / (1 << 16), 1, 64);
   threads = std::max(1, threads);
-  std::vector<std::vector<PairRecord>> found(threads);
-  std::vector<PairScratch> scratch(threads);
+  // Slices of about slice_work (between them the workers' pairs reach the collector, its
+  // filter is refreshed and the user may interrupt), with enough rows to keep every thread busy.
+  const int64_t work = task.n_pairs() * std::max<int64_t>(d.x->n_samples, 1);
+  const int64_t slices = std::min(work / std::max<int64_t>(slice_work, 1), n_rows / (4 * int64_t(threads)));
+  // A bounded search gives each worker its own collector, consulted with the shared filter and
+  // merged between slices, so that memory stays O(threads * top) however large a slice is.
+  // Without a bound everything that passes is kept (or sunk) anyway: workers hand their
+  // batches straight on, one at a time.
+  const bool bounded = collector.bounded();
+  std::vector<PairWorker> workers;
+  workers.reserve(threads);
+  for (int t = 0; t < threads; ++t) workers.push_back(PairWorker{{}, {}, collector.empty_like(), {}});
+  std::mutex shared;
   PairFilter filter = collector.filter();
+  auto hand_on = [&](PairWorker& w) {
+    if (bounded) {
+      w.best.add(w.batch);
+      w.filter = w.best.filter();
+    } else {
+      std::lock_guard<std::mutex> lock(shared);
+      collector.add(w.batch);
+    }
+  };
   auto row_pairs = [&](int64_t r, int worker) {
+    PairWorker& w = workers[worker];
     const int32_t i = task.rows[r];
     const int32_t first = task.all_pairs ? i + 1 : 0;
     for (int32_t j = first; j < task.n_features; ++j) {
       if (j == i || (!task.all_pairs && task.row_rank[j] >= 0 && task.row_rank[j] <= r)) continue;
-      const PairSums s = count_pair(d, i, j, plogp, scratch[worker]);
+      const PairSums s = count_pair(d, i, j, plogp, w.scratch);
       const int32_t a = std::min(i, j), b = std::max(i, j);
       const int64_t key = pair_key(d.constants, s.joint_class, s.joint, d.sums.relevance[a], d.sums.relevance[b],
                                    d.sums.x_terms[a], d.sums.x_terms[b]);
-      if (!passes(filter, key, a, b)) continue;
+      if (!passes(filter, key, a, b) || (bounded && !passes(w.filter, key, a, b))) continue;
       PairRecord rec;
       rec.i = a;
       rec.j = b;
@@ -235,16 +268,24 @@ void cpu_pair_search(const PairData& d, const PairTask& task, const PlogpTable& 
       rec.joint_class = s.joint_class;
       rec.joint = s.joint;
       rec.cells = s.cells;
-      found[worker].push_back(rec);
+      w.batch.push_back(rec);
+      if (static_cast<int64_t>(w.batch.size()) >= kWorkerBatch) hand_on(w);
     }
   };
   auto merge = [&] {
-    for (auto& f : found) collector.add(f);
+    for (PairWorker& w : workers) {
+      hand_on(w);
+      if (bounded) collector.merge(w.best);
+    }
     filter = collector.filter();
-    if (between_slices) between_slices();
   };
-  sliced_parallel_for(n_rows, slices, threads, 1, merge, row_pairs);
-  for (auto& f : found) collector.add(f);
+  sliced_parallel_for(n_rows, slices, threads, 1,
+                      [&] {
+                        merge();
+                        if (between_slices) between_slices();
+                      },
+                      row_pairs);
+  merge();
 }
 
 }  // namespace fsgpu

@@ -2,6 +2,7 @@
 // I(X;Y), I(X,S;Y) and I(X;Y|S), thread-count independence, dense against sparse, and (built
 // with CUDA, on a GPU) the GPU engine against the CPU engine for every criterion, resident and
 // streamed. The criteria's formulas are checked against pure R in tests/testthat.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -135,11 +136,12 @@ bool same_pairs(const std::vector<PairRecord>& a, const std::vector<PairRecord>&
 }
 
 std::vector<PairRecord> search(const PairData& data, const PairTask& task, int64_t top, bool has_min, int64_t min_key,
-                               int threads, const std::vector<int>& devices = {}) {
+                               int threads, const std::vector<int>& devices = {},
+                               int64_t slice_work = kPairSliceWork, int* slices = nullptr) {
   PlogpTable plogp(data.layout->n_samples);
   PairCollector collector(top, has_min, min_key);
   if (devices.empty()) {
-    cpu_pair_search(data, task, plogp, collector, threads, nullptr);
+    cpu_pair_search(data, task, plogp, collector, threads, [&] { if (slices) ++*slices; }, slice_work);
   } else {
     GpuOptions options;
     options.devices = devices;
@@ -195,6 +197,16 @@ void pair_tests(uint32_t seed, const CodeMatrix& x, const CodeMatrix& x_sparse, 
     const std::vector<PairRecord> best = search(data, all, top, false, 0, 2);
     EXPECT(same_pairs(best, std::vector<PairRecord>(full.begin(), full.begin() + top)), "case %u: top %lld", seed,
            (long long)top);
+    // Many workers' collectors, and many slices (each merging them), keep the same pairs.
+    EXPECT(same_pairs(best, search(data, all, top, false, 0, 16)), "case %u: top with 16 threads", seed);
+    EXPECT(same_pairs(std::vector<PairRecord>(full.begin(), full.begin() + 1), search(data, all, 1, false, 0, 16)),
+           "case %u: top 1 with 16 threads", seed);
+    int slices = 0;
+    EXPECT(same_pairs(best, search(data, all, top, false, 0, 3, {}, 1000, &slices)), "case %u: top, sliced", seed);
+    EXPECT(x.n_features < 24 || slices > 0, "case %u: the sliced search ran in one slice", seed);
+    slices = 0;
+    EXPECT(same_pairs(full, search(data, all, -1, false, 0, 3, {}, 1000, &slices)), "case %u: all pairs, sliced",
+           seed);
     const int64_t cut = full[full.size() / 3].key;
     std::vector<PairRecord> above;
     for (const PairRecord& r : full)
@@ -217,7 +229,8 @@ void pair_tests(uint32_t seed, const CodeMatrix& x, const CodeMatrix& x_sparse, 
   }
 }
 
-// The collector alone: top = 0 is refused.
+// The collector alone: top = 0 is refused; a bounded collector holds at most 2 * top records
+// after each batch; workers' collectors merged in any grouping keep exactly the best top.
 void collector_tests() {
   bool refused = false;
   try {
@@ -226,6 +239,38 @@ void collector_tests() {
     refused = true;
   }
   EXPECT(refused, "a collector with top = 0 is refused");
+
+  std::mt19937 rng(11);
+  std::vector<PairRecord> all(20000);
+  for (size_t k = 0; k < all.size(); ++k) {
+    all[k].i = int32_t(k % 97);
+    all[k].j = int32_t(k);
+    all[k].key = int64_t(rng() % 500);  // many exact ties: the order falls back to (i, j)
+  }
+  std::vector<PairRecord> sorted = all;
+  std::sort(sorted.begin(), sorted.end(), [](const PairRecord& a, const PairRecord& b) {
+    return pair_before(a.key, a.i, a.j, b.key, b.i, b.j);
+  });
+  for (int64_t top : {int64_t(1), int64_t(37), int64_t(1000)}) {
+    PairCollector main(top, false, 0);
+    std::vector<PairCollector> workers;
+    for (int w = 0; w < 5; ++w) workers.push_back(main.empty_like());
+    int64_t most = 0;
+    for (size_t first = 0; first < all.size(); first += 300) {
+      PairCollector& w = workers[(first / 300) % workers.size()];
+      std::vector<PairRecord> batch(all.begin() + first, all.begin() + std::min(all.size(), first + 300));
+      w.add(batch);
+      most = std::max(most, w.held());
+      if (first % 3000 == 0) main.merge(w);
+      most = std::max(most, main.held());
+    }
+    for (PairCollector& w : workers) main.merge(w);
+    EXPECT(most <= 2 * top, "top %lld: a collector held %lld records", (long long)top, (long long)most);
+    const std::vector<PairRecord> best = main.finish();
+    bool same = int64_t(best.size()) == top;
+    for (int64_t k = 0; same && k < top; ++k) same = best[k].i == sorted[k].i && best[k].j == sorted[k].j;
+    EXPECT(same, "top %lld: merged workers' collectors differ from the full sort", (long long)top);
+  }
 }
 
 int main() {
