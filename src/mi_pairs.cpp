@@ -111,13 +111,16 @@ Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::strin
   const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
   const PlogpTable plogp(layout.n_samples);
   const PairData data = PairData::of(codes, layout, plogp, PairMeasure::mutual, threads);
-  PairCollector collector(-1, false, 0);
-  const std::vector<PairRecord> pairs =
-      search_pairs(data, PairTask::all(codes.n_features), plogp, collector, backend, threads, devices);
   const int64_t f = codes.n_features;
   Rcpp::NumericMatrix out(static_cast<int>(f), static_cast<int>(f));
-  for (const PairRecord& r : pairs) out(r.i, r.j) = out(r.j, r.i) = bits_of(r.key, n_samples);
-  for (int64_t a = 0; a < f; ++a) out(a, a) = bits_of(data.constants.plogp_n - data.sums.x_terms[a], n_samples);
+  // Records go straight into the matrix (through a raw pointer: the sink may run on a worker
+  // thread), so no list of the f^2/2 pairs is ever held.
+  double* m = out.begin();
+  PairCollector collector([m, f, n_samples](const PairRecord& r) {
+    m[r.i + f * r.j] = m[r.j + f * r.i] = bits_of(r.key, n_samples);
+  });
+  search_pairs(data, PairTask::all(f), plogp, collector, backend, threads, devices);
+  for (int64_t a = 0; a < f; ++a) m[a + f * a] = bits_of(data.constants.plogp_n - data.sums.x_terms[a], n_samples);
   out.attr("backend") = backend;
   return out;
   FSGPU_GLUE_END

@@ -4,6 +4,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "joint_counts.h"
 #include "parallel.h"
@@ -45,11 +46,20 @@ PairCollector::PairCollector(int64_t top, bool has_min, int64_t min_key)
   if (top == 0) throw std::invalid_argument("a pair collector needs top > 0 (or top < 0: no limit)");
 }
 
+PairCollector::PairCollector(PairSink sink) : top_(-1), has_min_(false), min_key_(0), sink_(std::move(sink)) {
+  if (!sink_) throw std::invalid_argument("a pair collector's sink must be callable");
+}
+
 namespace {
 bool record_before(const PairRecord& a, const PairRecord& b) { return pair_before(a.key, a.i, a.j, b.key, b.i, b.j); }
 }  // namespace
 
 void PairCollector::add(std::vector<PairRecord>& batch) {
+  if (sink_) {
+    for (const PairRecord& r : batch) sink_(r);
+    batch.clear();
+    return;
+  }
   for (const PairRecord& r : batch)
     if (!has_min_ || r.key >= min_key_) kept_.push_back(r);
   batch.clear();
@@ -148,6 +158,7 @@ constexpr int64_t kWorkerBatch = 4096;
 // A worker of the CPU search: its scratch, its passing pairs not yet handed on, and (in a
 // bounded search) its own best pairs with their filter.
 struct PairWorker {
+  explicit PairWorker(PairCollector own) : best(std::move(own)) {}
   PairScratch scratch;
   std::vector<PairRecord> batch;
   PairCollector best;
@@ -238,7 +249,7 @@ void cpu_pair_search(const PairData& d, const PairTask& task, const PlogpTable& 
   const bool bounded = collector.bounded();
   std::vector<PairWorker> workers;
   workers.reserve(threads);
-  for (int t = 0; t < threads; ++t) workers.push_back(PairWorker{{}, {}, collector.empty_like(), {}});
+  for (int t = 0; t < threads; ++t) workers.emplace_back(collector.empty_like());
   std::mutex shared;
   PairFilter filter = collector.filter();
   auto hand_on = [&](PairWorker& w) {

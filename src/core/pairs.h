@@ -91,12 +91,18 @@ FSGPU_HD inline bool passes(const PairFilter& f, int64_t key, int32_t i, int32_t
   return pair_before(key, i, j, f.key, f.i, f.j);
 }
 
+// Where a collector built with one sends every record (mi_matrix writes them into its output).
+using PairSink = std::function<void(const PairRecord&)>;
+
 // Keeps the best `top` pairs (top < 0: no limit) among those with key >= min_key (when
 // has_min), in pair_before order. top = 0 would keep nothing and has no cut-off pair to filter
-// by: the constructor throws std::invalid_argument.
+// by: the constructor throws std::invalid_argument. Built with a sink instead, it keeps
+// nothing: every pair goes to the sink as it arrives (no top, no threshold), and finish()
+// returns no records.
 class PairCollector {
  public:
   PairCollector(int64_t top, bool has_min, int64_t min_key);
+  explicit PairCollector(PairSink sink);
   void add(std::vector<PairRecord>& batch);  // consumes the batch
   PairFilter filter() const;                 // what engines may still skip
   std::vector<PairRecord> finish();          // sorted
@@ -105,7 +111,8 @@ class PairCollector {
   bool bounded() const { return top_ > 0; }
   // Records held now: at most 2 * top after each add() when bounded.
   int64_t held() const { return static_cast<int64_t>(kept_.size()); }
-  // An empty collector with the same top and threshold: a worker's own, merged into this one.
+  // An empty collector with the same top and threshold (and no sink): a worker's own, merged
+  // into this one.
   PairCollector empty_like() const { return PairCollector(top_, has_min_, min_key_); }
   // Takes over everything `other` holds. Its filter stays valid: the pairs it let through are
   // here now, so whatever it still rejects cannot enter this collector's result either.
@@ -116,6 +123,7 @@ class PairCollector {
   int64_t top_;
   bool has_min_;
   int64_t min_key_;
+  PairSink sink_;
   std::vector<PairRecord> kept_;
   bool full_ = false;  // top_ pairs were kept: only pairs beating cut_ can enter
   PairRecord cut_;     // the worst of them

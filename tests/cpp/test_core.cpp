@@ -207,6 +207,15 @@ void pair_tests(uint32_t seed, const CodeMatrix& x, const CodeMatrix& x_sparse, 
     slices = 0;
     EXPECT(same_pairs(full, search(data, all, -1, false, 0, 3, {}, 1000, &slices)), "case %u: all pairs, sliced",
            seed);
+    // A sink gets every pair once (from worker threads, one at a time) and nothing is kept.
+    std::vector<PairRecord> sunk;
+    PairCollector sink([&](const PairRecord& r) { sunk.push_back(r); });
+    cpu_pair_search(data, all, plogp, sink, 3, nullptr, 1000);
+    EXPECT(sink.held() == 0 && sink.finish().empty(), "case %u: a sink collector keeps nothing", seed);
+    std::sort(sunk.begin(), sunk.end(), [](const PairRecord& a, const PairRecord& b) {
+      return pair_before(a.key, a.i, a.j, b.key, b.i, b.j);
+    });
+    EXPECT(same_pairs(full, sunk), "case %u: the sink's pairs differ", seed);
     const int64_t cut = full[full.size() / 3].key;
     std::vector<PairRecord> above;
     for (const PairRecord& r : full)
