@@ -147,7 +147,8 @@ struct PairData {
 constexpr int kMaxGpuPairLevels = 64;
 
 // The CPU engine: evaluates the task's pairs on `threads` threads in slices of rows (by work:
-// about slice_work pair-sample operations each), and hands the passing pairs to the collector.
+// about slice_work pair-sample operations per thread each), and hands the passing pairs to the
+// collector.
 // Bounded (top) searches keep each worker's best in a collector of its own, merged into
 // `collector` between slices, so memory is O(threads * top). Unbounded collectors get each
 // worker's batches as they fill: their add() (and sink) may run on worker threads, one at a
