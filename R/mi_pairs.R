@@ -103,7 +103,7 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   elapsed <- system.time(
     res <- fsgpu_mi_pairs(input$x, input$y, length(input$classes), with, by, top, !is.null(threshold),
                           if (is.null(threshold)) 0 else threshold, run$scale, run$nbins, run$engine,
-                          run$threads, run$devices),
+                          run$threads, run$devices, run$memory_limit),
     gcFirst = FALSE
   )[["elapsed"]]
   run$backend <- res$backend
@@ -199,7 +199,7 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
   if (length(index)) input <- subset_features(input, index)
   if (input$n_features < 2) stop("mi_matrix needs at least two features", call. = FALSE)
   run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
-  m <- fsgpu_mi_matrix(input$x, input$n_samples, run$nbins, run$engine, run$threads, run$devices)
+  m <- fsgpu_mi_matrix(input$x, input$n_samples, run$nbins, run$engine, run$threads, run$devices, run$memory_limit)
   used <- attr(m, "backend")
   m <- m * run$scale
   attr(m, "backend") <- NULL
@@ -209,7 +209,7 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
 
 # resolve_run() for a pair search, whose work grows with features squared; `engine` is what
 # the glue gets: "auto-gpu" lets it fall back to the CPU for features with more levels than the
-# GPU search takes, which only the encoded data reveal.
+# GPU search takes, which only the encoded data reveal, or when the GPU has too little memory.
 resolve_pair_run <- function(input, nbins, backend, threads, devices, units) {
   pairs <- as.numeric(input$n_features) * (input$n_features - 1) / 2
   run <- resolve_run(input, nbins, backend, threads, devices, units, steps = pairs / input$n_features / 4)

@@ -235,6 +235,22 @@ void pair_tests(uint32_t seed, const CodeMatrix& x, const CodeMatrix& x_sparse, 
     EXPECT(same_pairs(involving, search(data, with, -1, false, 0, 0, one)), "case %u: gpu with", seed);
     if (gpu.devices.size() > 1)
       EXPECT(same_pairs(best, search(data, all, top, false, 0, 0, {0, 1})), "case %u: two gpus top", seed);
+    // A memory limit below what the bitmaps need is refused up front, with the reason.
+    GpuOptions small;
+    small.devices = one;
+    small.memory_limit = 1000;
+    const std::string problem = gpu_pair_search_problem(data, all, small);
+    EXPECT(problem.find("needs") != std::string::npos, "case %u: memory problem '%s'", seed, problem.c_str());
+    bool refused = false;
+    try {
+      PairCollector collector(top, false, 0);
+      gpu_pair_search(data, all, plogp, collector, small, nullptr);
+    } catch (const std::runtime_error& e) {
+      refused = problem == e.what();
+    }
+    EXPECT(refused, "case %u: a search beyond the memory limit is refused", seed);
+    small.memory_limit = 0;
+    EXPECT(gpu_pair_search_problem(data, all, small).empty(), "case %u: a small search fits", seed);
   }
 }
 
