@@ -32,6 +32,9 @@
 #' @param by The measure that ranks pairs: `"joint"`, \eqn{I(Y;X_i,X_j)}, or
 #'   `"interaction"`, the interaction information (synergy first).
 #' @param p_adjust A method of [stats::p.adjust()] for the column `p_adjusted`, or `"none"`.
+#'   `"hommel"` is refused when more than 10,000 pairs are tested: its time grows with the
+#'   square of their number (hours for a million pairs); `"hochberg"` rests on the same
+#'   assumptions with slightly less power, and `"BH"` controls the false discovery rate.
 #' @param output `"pairs"` (a data frame) or `"matrix"`: the full symmetric matrix of the `by`
 #'   measure, for up to 10,000 features (`NA` on the diagonal).
 #' @return For `output = "pairs"`, a data frame of class `fsgpu_pairs`, best first, with
@@ -98,7 +101,17 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   }
   top <- if (output == "matrix" || (is.null(top) && !is.null(threshold))) -1 else
     check_count(if (is.null(top)) 1000 else top, "top", max = .Machine$integer.max)
-  n_pairs_all <- choose(input$n_features, 2)
+  # stats::p.adjust's Hommel takes time quadratic in n: hours for a million pairs.
+  n_tested <- if (length(with)) {
+    length(with) * (input$n_features - length(with)) + choose(length(with), 2)
+  } else {
+    choose(input$n_features, 2)
+  }
+  if (output == "pairs" && p_adjust == "hommel" && n_tested > 10000)
+    stop(sprintf(paste0("p_adjust = \"hommel\" takes time quadratic in the number of pairs tested, %s here; ",
+                        "it is for up to 10,000 pairs: use \"hochberg\" (the same Simes-based assumptions, ",
+                        "slightly less power) or \"BH\""), format(n_tested, big.mark = ",", scientific = FALSE)),
+         call. = FALSE)
   run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
   elapsed <- system.time(
     res <- fsgpu_mi_pairs(input$x, input$y, length(input$classes), with, by, top, !is.null(threshold),
@@ -240,12 +253,16 @@ resolve_pair_run <- function(input, nbins, backend, threads, devices, units) {
 #' Edges have positive weight; the diagonal is ignored.
 #'
 #' @inheritParams mi_matrix
-#' @param x Data as for [mi_matrix()], or `NULL` when `mim` is given.
+#' @param x Data as for [mi_matrix()], or `NULL` when `mim` is given (giving both is an error).
 #' @param method `"aracne"`, `"clr"`, `"mrnet"` or `"threshold"`.
-#' @param eps ARACNE's tolerance (in `units`).
-#' @param threshold For `method = "threshold"`: the smallest MI of an edge (in `units`).
+#' @param eps ARACNE's tolerance (in the units of the MI matrix).
+#' @param threshold For `method = "threshold"`: the smallest MI of an edge (in the units of the
+#'   MI matrix).
 #' @param mim A mutual information matrix to use instead of computing one from `x`: a
-#'   symmetric matrix such as [mi_matrix()] or `minet::build.mim()` returns.
+#'   symmetric matrix with unique names (or none), such as [mi_matrix()] or
+#'   `minet::build.mim()` returns. It is used as is: in its own units, its diagonal ignored.
+#' @param units The units of the MI matrix computed from `x`, `"bits"` or `"nats"`. Ignored
+#'   when `mim` is given.
 #' @param output `"igraph"` (an undirected weighted graph; needs the igraph package),
 #'   `"edges"` (a data frame `from`, `to`, `weight`, `mi`) or `"matrix"` (the weights).
 #' @param ... Passed to [mi_matrix()] (`nbins`, `backend`, `threads`, `devices`, `assay`) when
@@ -273,6 +290,7 @@ mi_network <- function(x = NULL, method = c("aracne", "clr", "mrnet", "threshold
     if (is.null(x)) stop("give x (the data) or mim (a mutual information matrix)", call. = FALSE)
     mim <- mi_matrix(x, threads = threads, units = units, ...)
   } else {
+    if (!is.null(x)) stop("give x (the data) or mim (a mutual information matrix), not both", call. = FALSE)
     check_dots_empty(...)
     mim <- check_mim(mim)
   }
@@ -305,7 +323,7 @@ mi_network <- function(x = NULL, method = c("aracne", "clr", "mrnet", "threshold
                                 vertices = data.frame(name = rownames(mim), stringsAsFactors = FALSE))
 }
 
-# A user's MI matrix: square, symmetric, finite, with names (made up when absent).
+# A user's MI matrix: square, symmetric, finite, with unique names (made up when absent).
 check_mim <- function(mim) {
   if (is.data.frame(mim)) mim <- as.matrix(mim)
   if (!is.matrix(mim) || !is.numeric(mim) || nrow(mim) != ncol(mim) || nrow(mim) < 3)
@@ -316,6 +334,9 @@ check_mim <- function(mim) {
   names <- rownames(mim)
   if (is.null(names)) names <- colnames(mim)
   if (is.null(names)) names <- paste0("X", seq_len(nrow(mim)))
+  if (anyDuplicated(names))
+    stop("mim has duplicated names ", quote_list(unique(names[duplicated(names)])),
+         "; the network's vertices need unique names", call. = FALSE)
   dimnames(mim) <- list(names, names)
   mim
 }
