@@ -172,9 +172,15 @@ as.data.frame.fsgpu_pairs <- function(x, ...) {
 #' Mutual information between every pair of features
 #'
 #' `mi_matrix()` computes \eqn{I(X_i;X_j)} for every pair of features (no class involved),
-#' exactly from integer counts, on CPU or GPU with identical results. The matrix is what
-#' `minet::build.mim()` gives with equal-width discretization and the empirical estimator,
-#' except that the diagonal holds each feature's entropy \eqn{H(X_i) = I(X_i;X_i)}.
+#' exactly from integer counts, on CPU or GPU with identical results. The diagonal holds each
+#' feature's entropy \eqn{H(X_i) = I(X_i;X_i)}.
+#'
+#' @section Comparison with minet: The matrix equals
+#'   `minet::build.mim(x, estimator = "mi.empirical", disc = "equalwidth", nbins = b)` only
+#'   when all three of these hold: the values are in nats (`units = "nats"`; minet has no
+#'   bits), both use the same number of bins `b` (minet's default is \eqn{\sqrt{N}} bins,
+#'   fsgpu's the cube root of the number of samples \eqn{N}: give `nbins` to both), and
+#'   fsgpu's diagonal is set to 0 (minet's diagonal is 0).
 #'
 #' @inheritParams select_features
 #' @param x Samples in rows, features in columns (a matrix, data frame or sparse `Matrix`), or
@@ -243,11 +249,14 @@ resolve_pair_run <- function(input, nbins, backend, threads, devices, units) {
 #'     \eqn{I_{ik} - eps > I_{ij}} and \eqn{I_{jk} - eps > I_{ij}}.}
 #'   \item{`clr`}{Weight \eqn{\sqrt{z_i^2 + z_j^2}}, where \eqn{z_i = \max(0, (I_{ij} -
 #'     \mu_i)/\sigma_i)} with the mean and standard deviation of row \eqn{i} off the diagonal
-#'     (minet's `clr(skipDiagonal = 1)`).}
+#'     (minet's `clr(skipDiagonal = 1)`). Where a row's standard deviation is 0 (all its MI
+#'     values equal), its \eqn{z_i} is 0; minet gives `NaN` there.}
 #'   \item{`mrnet`}{For every feature as target, a forward mRMR selection among the others
-#'     (score \eqn{I_{ij} - } the mean MI of \eqn{j} with those already picked; ties to the
-#'     lower index) while the best score is not negative; the weight of \eqn{(i,j)} is the
-#'     larger score with which one picked the other.}
+#'     (score \eqn{I_{ij} - } the mean MI of \eqn{j} with those already picked) while the best
+#'     score is not negative; the weight of \eqn{(i,j)} is the larger score with which one
+#'     picked the other. Ties go to the lowest index at every pick. minet differs on a tie for
+#'     a target's first pick: it does not reset its running argmax between targets, so the
+#'     tie goes to the previous target's last pick when that is among the tied.}
 #'   \item{`threshold`}{Edges where the MI is at least `threshold`.}
 #' }
 #' Edges have positive weight; the diagonal is ignored.
