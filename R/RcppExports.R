@@ -21,12 +21,12 @@ fsgpu_snn_edges <- function(index, type, threads) {
     .Call(`_fsgpu_fsgpu_snn_edges`, index, type, threads)
 }
 
-fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices) {
-    .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices)
+fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit) {
+    .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit)
 }
 
-fsgpu_mi_matrix <- function(x, n_samples, nbins, backend, threads, devices) {
-    .Call(`_fsgpu_fsgpu_mi_matrix`, x, n_samples, nbins, backend, threads, devices)
+fsgpu_mi_matrix <- function(x, n_samples, nbins, backend, threads, devices, memory_limit) {
+    .Call(`_fsgpu_fsgpu_mi_matrix`, x, n_samples, nbins, backend, threads, devices, memory_limit)
 }
 
 fsgpu_mi_network <- function(mim, method, eps, threads) {

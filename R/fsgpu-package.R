@@ -6,7 +6,8 @@
 #'
 #' Options: `fsgpu.backend` (`"auto"`, `"cpu"`, `"gpu"`), `fsgpu.threads`, `fsgpu.devices`,
 #' `fsgpu.gpu_memory_limit` (bytes of codes kept on a GPU before the data are streamed in
-#' feature blocks), `fsgpu.gpu_min_work` (cells times steps from which `"auto"` takes the GPU).
+#' feature blocks; for [mi_pairs()] and [mi_matrix()], the most the pair search may use per
+#' GPU), `fsgpu.gpu_min_work` (cells times steps from which `"auto"` takes the GPU).
 #'
 #' @keywords internal
 #' @useDynLib fsgpu, .registration = TRUE

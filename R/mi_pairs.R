@@ -32,6 +32,9 @@
 #' @param by The measure that ranks pairs: `"joint"`, \eqn{I(Y;X_i,X_j)}, or
 #'   `"interaction"`, the interaction information (synergy first).
 #' @param p_adjust A method of [stats::p.adjust()] for the column `p_adjusted`, or `"none"`.
+#'   `"hommel"` is refused when more than 10,000 pairs are tested: its time grows with the
+#'   square of their number (hours for a million pairs); `"hochberg"` rests on the same
+#'   assumptions with slightly less power, and `"BH"` controls the false discovery rate.
 #' @param output `"pairs"` (a data frame) or `"matrix"`: the full symmetric matrix of the `by`
 #'   measure, for up to 10,000 features (`NA` on the diagonal).
 #' @return For `output = "pairs"`, a data frame of class `fsgpu_pairs`, best first, with
@@ -98,12 +101,22 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   }
   top <- if (output == "matrix" || (is.null(top) && !is.null(threshold))) -1 else
     check_count(if (is.null(top)) 1000 else top, "top", max = .Machine$integer.max)
-  n_pairs_all <- choose(input$n_features, 2)
+  # stats::p.adjust's Hommel takes time quadratic in n: hours for a million pairs.
+  n_tested <- if (length(with)) {
+    length(with) * (input$n_features - length(with)) + choose(length(with), 2)
+  } else {
+    choose(input$n_features, 2)
+  }
+  if (output == "pairs" && p_adjust == "hommel" && n_tested > 10000)
+    stop(sprintf(paste0("p_adjust = \"hommel\" takes time quadratic in the number of pairs tested, %s here; ",
+                        "it is for up to 10,000 pairs: use \"hochberg\" (the same Simes-based assumptions, ",
+                        "slightly less power) or \"BH\""), format(n_tested, big.mark = ",", scientific = FALSE)),
+         call. = FALSE)
   run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
   elapsed <- system.time(
     res <- fsgpu_mi_pairs(input$x, input$y, length(input$classes), with, by, top, !is.null(threshold),
                           if (is.null(threshold)) 0 else threshold, run$scale, run$nbins, run$engine,
-                          run$threads, run$devices),
+                          run$threads, run$devices, run$memory_limit),
     gcFirst = FALSE
   )[["elapsed"]]
   run$backend <- res$backend
@@ -159,9 +172,15 @@ as.data.frame.fsgpu_pairs <- function(x, ...) {
 #' Mutual information between every pair of features
 #'
 #' `mi_matrix()` computes \eqn{I(X_i;X_j)} for every pair of features (no class involved),
-#' exactly from integer counts, on CPU or GPU with identical results. The matrix is what
-#' `minet::build.mim()` gives with equal-width discretization and the empirical estimator,
-#' except that the diagonal holds each feature's entropy \eqn{H(X_i) = I(X_i;X_i)}.
+#' exactly from integer counts, on CPU or GPU with identical results. The diagonal holds each
+#' feature's entropy \eqn{H(X_i) = I(X_i;X_i)}.
+#'
+#' @section Comparison with minet: The matrix equals
+#'   `minet::build.mim(x, estimator = "mi.empirical", disc = "equalwidth", nbins = b)` only
+#'   when all three of these hold: the values are in nats (`units = "nats"`; minet has no
+#'   bits), both use the same number of bins `b` (minet's default is \eqn{\sqrt{N}} bins,
+#'   fsgpu's the cube root of the number of samples \eqn{N}: give `nbins` to both), and
+#'   fsgpu's diagonal is set to 0 (minet's diagonal is 0).
 #'
 #' @inheritParams select_features
 #' @param x Samples in rows, features in columns (a matrix, data frame or sparse `Matrix`), or
@@ -199,7 +218,7 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
   if (length(index)) input <- subset_features(input, index)
   if (input$n_features < 2) stop("mi_matrix needs at least two features", call. = FALSE)
   run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
-  m <- fsgpu_mi_matrix(input$x, input$n_samples, run$nbins, run$engine, run$threads, run$devices)
+  m <- fsgpu_mi_matrix(input$x, input$n_samples, run$nbins, run$engine, run$threads, run$devices, run$memory_limit)
   used <- attr(m, "backend")
   m <- m * run$scale
   attr(m, "backend") <- NULL
@@ -209,7 +228,7 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
 
 # resolve_run() for a pair search, whose work grows with features squared; `engine` is what
 # the glue gets: "auto-gpu" lets it fall back to the CPU for features with more levels than the
-# GPU search takes, which only the encoded data reveal.
+# GPU search takes, which only the encoded data reveal, or when the GPU has too little memory.
 resolve_pair_run <- function(input, nbins, backend, threads, devices, units) {
   pairs <- as.numeric(input$n_features) * (input$n_features - 1) / 2
   run <- resolve_run(input, nbins, backend, threads, devices, units, steps = pairs / input$n_features / 4)
@@ -230,22 +249,29 @@ resolve_pair_run <- function(input, nbins, backend, threads, devices, units) {
 #'     \eqn{I_{ik} - eps > I_{ij}} and \eqn{I_{jk} - eps > I_{ij}}.}
 #'   \item{`clr`}{Weight \eqn{\sqrt{z_i^2 + z_j^2}}, where \eqn{z_i = \max(0, (I_{ij} -
 #'     \mu_i)/\sigma_i)} with the mean and standard deviation of row \eqn{i} off the diagonal
-#'     (minet's `clr(skipDiagonal = 1)`).}
+#'     (minet's `clr(skipDiagonal = 1)`). Where a row's standard deviation is 0 (all its MI
+#'     values equal), its \eqn{z_i} is 0; minet gives `NaN` there.}
 #'   \item{`mrnet`}{For every feature as target, a forward mRMR selection among the others
-#'     (score \eqn{I_{ij} - } the mean MI of \eqn{j} with those already picked; ties to the
-#'     lower index) while the best score is not negative; the weight of \eqn{(i,j)} is the
-#'     larger score with which one picked the other.}
+#'     (score \eqn{I_{ij} - } the mean MI of \eqn{j} with those already picked) while the best
+#'     score is not negative; the weight of \eqn{(i,j)} is the larger score with which one
+#'     picked the other. Ties go to the lowest index at every pick. minet differs on a tie for
+#'     a target's first pick: it does not reset its running argmax between targets, so the
+#'     tie goes to the previous target's last pick when that is among the tied.}
 #'   \item{`threshold`}{Edges where the MI is at least `threshold`.}
 #' }
 #' Edges have positive weight; the diagonal is ignored.
 #'
 #' @inheritParams mi_matrix
-#' @param x Data as for [mi_matrix()], or `NULL` when `mim` is given.
+#' @param x Data as for [mi_matrix()], or `NULL` when `mim` is given (giving both is an error).
 #' @param method `"aracne"`, `"clr"`, `"mrnet"` or `"threshold"`.
-#' @param eps ARACNE's tolerance (in `units`).
-#' @param threshold For `method = "threshold"`: the smallest MI of an edge (in `units`).
+#' @param eps ARACNE's tolerance (in the units of the MI matrix).
+#' @param threshold For `method = "threshold"`: the smallest MI of an edge (in the units of the
+#'   MI matrix).
 #' @param mim A mutual information matrix to use instead of computing one from `x`: a
-#'   symmetric matrix such as [mi_matrix()] or `minet::build.mim()` returns.
+#'   symmetric matrix with unique names (or none), such as [mi_matrix()] or
+#'   `minet::build.mim()` returns. It is used as is: in its own units, its diagonal ignored.
+#' @param units The units of the MI matrix computed from `x`, `"bits"` or `"nats"`. Ignored
+#'   when `mim` is given.
 #' @param output `"igraph"` (an undirected weighted graph; needs the igraph package),
 #'   `"edges"` (a data frame `from`, `to`, `weight`, `mi`) or `"matrix"` (the weights).
 #' @param ... Passed to [mi_matrix()] (`nbins`, `backend`, `threads`, `devices`, `assay`) when
@@ -273,6 +299,7 @@ mi_network <- function(x = NULL, method = c("aracne", "clr", "mrnet", "threshold
     if (is.null(x)) stop("give x (the data) or mim (a mutual information matrix)", call. = FALSE)
     mim <- mi_matrix(x, threads = threads, units = units, ...)
   } else {
+    if (!is.null(x)) stop("give x (the data) or mim (a mutual information matrix), not both", call. = FALSE)
     check_dots_empty(...)
     mim <- check_mim(mim)
   }
@@ -305,7 +332,7 @@ mi_network <- function(x = NULL, method = c("aracne", "clr", "mrnet", "threshold
                                 vertices = data.frame(name = rownames(mim), stringsAsFactors = FALSE))
 }
 
-# A user's MI matrix: square, symmetric, finite, with names (made up when absent).
+# A user's MI matrix: square, symmetric, finite, with unique names (made up when absent).
 check_mim <- function(mim) {
   if (is.data.frame(mim)) mim <- as.matrix(mim)
   if (!is.matrix(mim) || !is.numeric(mim) || nrow(mim) != ncol(mim) || nrow(mim) < 3)
@@ -316,6 +343,9 @@ check_mim <- function(mim) {
   names <- rownames(mim)
   if (is.null(names)) names <- colnames(mim)
   if (is.null(names)) names <- paste0("X", seq_len(nrow(mim)))
+  if (anyDuplicated(names))
+    stop("mim has duplicated names ", quote_list(unique(names[duplicated(names)])),
+         "; the network's vertices need unique names", call. = FALSE)
   dimnames(mim) <- list(names, names)
   mim
 }

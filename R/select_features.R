@@ -190,11 +190,17 @@ resolve_coefficients <- function(method, beta, gamma) {
 }
 
 # Features named or indexed by the user, as 1-based column indices (integer(0) for NULL).
+# A factor stands for its labels; a name shared by several columns is ambiguous.
 resolve_features <- function(features, input, arg) {
   if (is.null(features) || length(features) == 0) return(integer())
+  if (is.factor(features)) features <- as.character(features)
   if (is.character(features)) {
     index <- match(features, input$feature_names)
     if (anyNA(index)) stop(sprintf("%s: no feature named %s", arg, quote_list(features[is.na(index)])), call. = FALSE)
+    shared <- unique(features[features %in% input$feature_names[duplicated(input$feature_names)]])
+    if (length(shared))
+      stop(sprintf("%s: %s names several features; give their indices or make the names unique", arg,
+                   quote_list(shared)), call. = FALSE)
   } else if (is.numeric(features) && !anyNA(features) && all(features == round(features))) {
     bad <- features < 1 | features > input$n_features
     if (any(bad)) stop(sprintf("%s: column indices must be between 1 and %d, not %s", arg, input$n_features,

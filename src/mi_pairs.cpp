@@ -16,16 +16,17 @@ using namespace fsgpu;
 namespace {
 
 // Runs the pair search on the backend the R layer chose ("gpu", "cpu", or "auto-gpu": the GPU
-// unless the features have too many levels for it), checking for interrupts between slices of
-// the work. `backend` becomes the one that ran.
+// unless it cannot take the search, having too many levels or too little memory), checking for
+// interrupts between slices of the work. `backend` becomes the one that ran.
 std::vector<PairRecord> search_pairs(const PairData& data, const PairTask& task, const PlogpTable& plogp,
                                      PairCollector& collector, std::string& backend, int threads,
-                                     const Rcpp::IntegerVector& devices) {
+                                     const Rcpp::IntegerVector& devices, double memory_limit) {
   auto interrupt = [] { Rcpp::checkUserInterrupt(); };
-  if (backend == "auto-gpu") backend = data.x->max_levels() <= kMaxGpuPairLevels ? "gpu" : "cpu";
+  GpuOptions options;
+  options.devices.assign(devices.begin(), devices.end());
+  options.memory_limit = static_cast<int64_t>(memory_limit);
+  if (backend == "auto-gpu") backend = gpu_pair_search_problem(data, task, options).empty() ? "gpu" : "cpu";
   if (backend == "gpu") {
-    GpuOptions options;
-    options.devices.assign(devices.begin(), devices.end());
     gpu_pair_search(data, task, plogp, collector, options, interrupt);
   } else {
     cpu_pair_search(data, task, plogp, collector, threads, interrupt);
@@ -39,11 +40,12 @@ double bits_of(int64_t fixed, int64_t n) { return fixed_to_bits(Wide(fixed), n);
 
 // The best `top` pairs (top < 0: all) by `measure` ("joint" or "interaction"), among those at
 // or above threshold (in bits times scale) when has_threshold; pairs of every feature, or of those in `with`
-// (1-based) with every feature. Values in bits.
+// (1-based) with every feature. Values in bits. memory_limit: the bytes a GPU search may use per
+// device (0: what is free).
 // [[Rcpp::export]]
 Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure,
                           double top, bool has_threshold, double threshold, double scale, int nbins,
-                          std::string backend, int threads, Rcpp::IntegerVector devices) {
+                          std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
@@ -73,7 +75,8 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
   }
   PairCollector collector(top < 0 ? -1 : static_cast<int64_t>(top), has_threshold, min_key);
   t0 = Clock::now();
-  const std::vector<PairRecord> pairs = search_pairs(data, task, plogp, collector, backend, threads, devices);
+  const std::vector<PairRecord> pairs =
+      search_pairs(data, task, plogp, collector, backend, threads, devices, memory_limit);
   const double search_seconds = seconds_since(t0);
 
   const size_t k = pairs.size();
@@ -102,22 +105,26 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
 }
 
 // I(Xi;Xj) for every pair of columns of x, in bits, as a symmetric matrix with the entropies
-// H(Xi) on the diagonal; attribute "backend": the backend that ran.
+// H(Xi) on the diagonal; attribute "backend": the backend that ran. memory_limit as for
+// fsgpu_mi_pairs.
 // [[Rcpp::export]]
 Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads,
-                                    Rcpp::IntegerVector devices) {
+                                    Rcpp::IntegerVector devices, double memory_limit) {
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = ClassLayout::one_class(n_samples);
   const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
   const PlogpTable plogp(layout.n_samples);
   const PairData data = PairData::of(codes, layout, plogp, PairMeasure::mutual, threads);
-  PairCollector collector(-1, false, 0);
-  const std::vector<PairRecord> pairs =
-      search_pairs(data, PairTask::all(codes.n_features), plogp, collector, backend, threads, devices);
   const int64_t f = codes.n_features;
   Rcpp::NumericMatrix out(static_cast<int>(f), static_cast<int>(f));
-  for (const PairRecord& r : pairs) out(r.i, r.j) = out(r.j, r.i) = bits_of(r.key, n_samples);
-  for (int64_t a = 0; a < f; ++a) out(a, a) = bits_of(data.constants.plogp_n - data.sums.x_terms[a], n_samples);
+  // Records go straight into the matrix (through a raw pointer: the sink may run on a worker
+  // thread), so no list of the f^2/2 pairs is ever held.
+  double* m = out.begin();
+  PairCollector collector([m, f, n_samples](const PairRecord& r) {
+    m[r.i + f * r.j] = m[r.j + f * r.i] = bits_of(r.key, n_samples);
+  });
+  search_pairs(data, PairTask::all(f), plogp, collector, backend, threads, devices, memory_limit);
+  for (int64_t a = 0; a < f; ++a) m[a + f * a] = bits_of(data.constants.plogp_n - data.sums.x_terms[a], n_samples);
   out.attr("backend") = backend;
   return out;
   FSGPU_GLUE_END

@@ -36,7 +36,9 @@ GpuStatus gpu_status();
 
 struct GpuOptions {
   std::vector<int> devices;    // CUDA device ids; features are split across them
-  int64_t memory_limit = 0;    // bytes of codes per device before streaming; 0 = from free memory
+  // Selection: bytes of codes per device before streaming. Pair search, discretization, kNN:
+  // the most bytes they may use per device. 0 = from free memory.
+  int64_t memory_limit = 0;
   int host_threads = 1;        // CPU threads for host-side steps
 };
 
@@ -44,8 +46,16 @@ struct GpuOptions {
 std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix& x, const ClassLayout& layout,
                                                  const GpuOptions& options);
 
+// Why gpu_pair_search cannot run `task` with `options`, or "" when it can: features with more
+// than kMaxGpuPairLevels levels, no device, or more memory than a device has free (less some
+// room for the runtime) or than options.memory_limit. The memory is the search's exact peak:
+// bitmaps, codes while the bitmaps are built, sums and the output list of the largest batch.
+// The glue asks before an automatic choice of the GPU, so that it can take the CPU instead.
+std::string gpu_pair_search_problem(const PairData& data, const PairTask& task, const GpuOptions& options);
+
 // The pair search of pairs.h on the devices (they split the batches of rows): each batch's
-// passing pairs go to the collector; between_batches runs on the calling thread.
+// passing pairs go to the collector; between_batches runs on the calling thread. Throws
+// gpu_pair_search_problem()'s reason, when there is one, before allocating anything.
 void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,
                      const GpuOptions& options, const std::function<void()>& between_batches);
 

@@ -91,20 +91,39 @@ FSGPU_HD inline bool passes(const PairFilter& f, int64_t key, int32_t i, int32_t
   return pair_before(key, i, j, f.key, f.i, f.j);
 }
 
+// Where a collector built with one sends every record (mi_matrix writes them into its output).
+using PairSink = std::function<void(const PairRecord&)>;
+
 // Keeps the best `top` pairs (top < 0: no limit) among those with key >= min_key (when
-// has_min), in pair_before order.
+// has_min), in pair_before order. top = 0 would keep nothing and has no cut-off pair to filter
+// by: the constructor throws std::invalid_argument. Built with a sink instead, it keeps
+// nothing: every pair goes to the sink as it arrives (no top, no threshold), and finish()
+// returns no records.
 class PairCollector {
  public:
   PairCollector(int64_t top, bool has_min, int64_t min_key);
+  explicit PairCollector(PairSink sink);
   void add(std::vector<PairRecord>& batch);  // consumes the batch
   PairFilter filter() const;                 // what engines may still skip
   std::vector<PairRecord> finish();          // sorted
+
+  // Whether at most `top` pairs are kept (top > 0), so that held() stays bounded.
+  bool bounded() const { return top_ > 0; }
+  // Records held now: at most 2 * top after each add() when bounded.
+  int64_t held() const { return static_cast<int64_t>(kept_.size()); }
+  // An empty collector with the same top and threshold (and no sink): a worker's own, merged
+  // into this one.
+  PairCollector empty_like() const { return PairCollector(top_, has_min_, min_key_); }
+  // Takes over everything `other` holds. Its filter stays valid: the pairs it let through are
+  // here now, so whatever it still rejects cannot enter this collector's result either.
+  void merge(PairCollector& other) { add(other.kept_); }
 
  private:
   void trim();
   int64_t top_;
   bool has_min_;
   int64_t min_key_;
+  PairSink sink_;
   std::vector<PairRecord> kept_;
   bool full_ = false;  // top_ pairs were kept: only pairs beating cut_ can enter
   PairRecord cut_;     // the worst of them
@@ -127,9 +146,15 @@ struct PairData {
 // levels squared, and features with more levels are counted faster on the CPU.
 constexpr int kMaxGpuPairLevels = 64;
 
-// The CPU engine: evaluates the task's pairs in slices of rows on `threads` threads, handing
-// each slice's passing pairs to the collector; between_slices runs on the calling thread.
+// The CPU engine: evaluates the task's pairs on `threads` threads in slices of rows (by work:
+// about slice_work pair-sample operations per thread each), and hands the passing pairs to the
+// collector.
+// Bounded (top) searches keep each worker's best in a collector of its own, merged into
+// `collector` between slices, so memory is O(threads * top). Unbounded collectors get each
+// worker's batches as they fill: their add() (and sink) may run on worker threads, one at a
+// time. between_slices runs on the calling thread.
+constexpr int64_t kPairSliceWork = int64_t(1) << 26;  // about 0.1 s of a core
 void cpu_pair_search(const PairData& data, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,
-                     int threads, const std::function<void()>& between_slices);
+                     int threads, const std::function<void()>& between_slices, int64_t slice_work = kPairSliceWork);
 
 }  // namespace fsgpu

@@ -43,13 +43,14 @@ void parallel_for(int64_t n, int threads, int64_t grain, Body&& body) {
   if (error) std::rethrow_exception(error);
 }
 
-// parallel_for over [0, n) in `slices` consecutive slices (at most 64, at least 1), calling
-// between_slices (when set) on the calling thread between them: where a long pass lets the
-// user interrupt. body(i, worker) runs once per index.
+// parallel_for over [0, n) in `slices` consecutive slices (at least 1, at most n and
+// kMaxSlices), calling between_slices (when set) on the calling thread between them: where a
+// long pass lets the user interrupt. body(i, worker) runs once per index.
+constexpr int64_t kMaxSlices = int64_t(1) << 16;  // slices of a fraction of a second even in passes of hours
 template <class Body>
 void sliced_parallel_for(int64_t n, int64_t slices, int threads, int64_t grain,
                          const std::function<void()>& between_slices, Body&& body) {
-  slices = std::clamp<int64_t>(slices, 1, 64);
+  slices = std::clamp<int64_t>(slices, 1, std::clamp<int64_t>(n, 1, kMaxSlices));
   for (int64_t slice = 0; slice < slices; ++slice) {
     if (slice > 0 && between_slices) between_slices();
     const int64_t first = n * slice / slices, last = n * (slice + 1) / slices;

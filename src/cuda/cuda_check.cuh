@@ -97,6 +97,32 @@ class Stream {
   cudaStream_t stream_ = nullptr;
 };
 
+// Page-locked host memory for n elements of T. A device-to-host cudaMemcpyAsync into it
+// returns at once; into pageable memory it waits for the stream, which serialises launches
+// meant to run on several devices together.
+template <class T>
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(size_t n) {
+    if (n) FSGPU_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&data_), n * sizeof(T)));
+  }
+  ~PinnedBuffer() {
+    if (data_) cudaFreeHost(data_);
+  }
+  PinnedBuffer(PinnedBuffer&& other) noexcept { std::swap(data_, other.data_); }
+  PinnedBuffer& operator=(PinnedBuffer&& other) noexcept {
+    std::swap(data_, other.data_);
+    return *this;
+  }
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  T* data() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+};
+
 // Pins host memory that is copied to the device every step; unpinned copies still work,
 // only slower, so a refusal is not an error.
 class PinnedRegion {

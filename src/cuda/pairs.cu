@@ -9,7 +9,10 @@
 // pairs.h through the same fixed-point plogp table as the CPU, so the two agree bitwise.
 // Pairs that pass the collector's filter are appended to an output list (warp-aggregated).
 #include <algorithm>
+#include <cstdio>
 #include <memory>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/gpu_backend.h"
@@ -25,6 +28,11 @@ constexpr int kPairsPerSide = kPairTile / kPairSide;  // pairs per thread per si
 constexpr int kPairThreads = kPairSide * kPairSide;
 // Pairs evaluated per batch bound the output list (records of 40 bytes).
 constexpr int64_t kBatchPairs = int64_t(1) << 23;
+// Popcounts per batch (pairs x levels^2 x words): between batches the collector's filter is
+// refreshed and the user may interrupt, so a batch stays well under a second on one GPU.
+constexpr int64_t kBatchPopcounts = int64_t(1000000) * 1000000;
+// Free device memory the search leaves alone: the runtime's own and allocation rounding.
+constexpr int64_t kMemoryHeadroom = int64_t(256) << 20;
 
 struct PairKernelArgs {
   const uint32_t* bits;
@@ -40,35 +48,37 @@ struct PairKernelArgs {
   const int32_t* row_rank;
   int32_t n_rows, n_features;
   bool all_pairs;
-  int32_t first_row_tile;
+  int32_t first_row_tile, first_col_tile;
   PairConstants constants;
   PairFilter filter;
   PairRecord* out;
   unsigned long long* n_out;
 };
 
-// One thread per output word: bit k of bits[(a * words + w) * stride + f] is whether feature f
-// has code a at the k-th sample of that word.
+// One thread per feature and word: bit k of bits[(a * words + w) * stride + f] is whether
+// feature f has code a at the k-th sample of that word. Words are strided over grid.y, which
+// cannot exceed 65,535 (2 million samples).
 __global__ void build_bitmaps_kernel(const uint16_t* codes, int32_t n_samples, int64_t n_features, int64_t stride,
                                      int32_t words, int32_t levels, const int32_t* class_start,
                                      const int32_t* class_words, int32_t n_classes, uint32_t* bits) {
   const int64_t f = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-  const int32_t w = blockIdx.y;
   if (f >= stride) return;
-  int32_t c = 0;
-  while (w >= class_words[c + 1]) ++c;
-  const int32_t first = class_start[c] + (w - class_words[c]) * 32;
-  const int32_t last = min(first + 32, class_start[c + 1]);
-  for (int32_t a = 0; a < levels; ++a) {
-    uint32_t word = 0;
-    if (f < n_features)
-      for (int32_t p = first; p < last; ++p) word |= uint32_t(codes[f * n_samples + p] == a) << (p - first);
-    bits[(int64_t(a) * words + w) * stride + f] = word;
+  int32_t c = 0;  // the class of word w; words only grow, so the search resumes where it was
+  for (int32_t w = blockIdx.y; w < words; w += gridDim.y) {
+    while (w >= class_words[c + 1]) ++c;
+    const int32_t first = class_start[c] + (w - class_words[c]) * 32;
+    const int32_t last = min(first + 32, class_start[c + 1]);
+    for (int32_t a = 0; a < levels; ++a) {
+      uint32_t word = 0;
+      if (f < n_features)
+        for (int32_t p = first; p < last; ++p) word |= uint32_t(codes[f * n_samples + p] == a) << (p - first);
+      bits[(int64_t(a) * words + w) * stride + f] = word;
+    }
   }
 }
 
 __global__ void __launch_bounds__(kPairThreads) pair_kernel(PairKernelArgs a) {
-  const int row_tile = a.first_row_tile + blockIdx.y, col_tile = blockIdx.x;
+  const int row_tile = a.first_row_tile + blockIdx.y, col_tile = a.first_col_tile + blockIdx.x;
   if (a.all_pairs && col_tile < row_tile) return;  // the lower triangle: counted from the other side
   const int tx = threadIdx.x % kPairSide, ty = threadIdx.x / kPairSide;
   int32_t row_pos[kPairsPerSide], fi[kPairsPerSide], fj[kPairsPerSide];
@@ -143,101 +153,191 @@ struct PairDevice {
   DeviceBuffer<int64_t> plogp, relevance, x_terms;
   DeviceBuffer<PairRecord> out;
   DeviceBuffer<unsigned long long> n_out;
-  unsigned long long n_host = 0;
+  PinnedBuffer<unsigned long long> n_host;  // pinned: its copy does not hold up the other devices
 };
 
+// Row tiles [first_row_tile, + n_row_tiles) against column tiles [first_col_tile, + n_col_tiles).
 struct Batch {
-  int32_t first_tile = 0, n_tiles = 0;
+  int32_t first_row_tile = 0, n_row_tiles = 0, first_col_tile = 0, n_col_tiles = 0;
 };
+
+// How a search is laid out on the devices and cut into batches, and the memory it needs.
+struct PairPlan {
+  int32_t levels = 0, words = 0, n_col_tiles = 0;
+  int64_t stride = 0;                 // features, padded to whole tiles
+  std::vector<int32_t> class_words;   // n_classes + 1 word offsets
+  std::vector<Batch> batches;
+  int64_t capacity = 0;               // records of the largest batch
+  size_t n_devices = 0;               // devices used: no more than batches
+  int64_t device_bytes = 0;           // what each of them holds at most
+
+  static PairPlan of(const PairData& data, const PairTask& task, size_t n_devices);
+};
+
+PairPlan PairPlan::of(const PairData& data, const PairTask& task, size_t n_devices) {
+  const CodeMatrix& x = *data.x;
+  const ClassLayout& layout = *data.layout;
+  PairPlan p;
+  p.levels = x.max_levels();
+  const int64_t n_features = x.n_features;
+  p.stride = (n_features + kPairTile - 1) / kPairTile * kPairTile;
+  p.class_words.assign(layout.n_classes + 1, 0);
+  for (int32_t c = 0; c < layout.n_classes; ++c)
+    p.class_words[c + 1] = p.class_words[c] + (layout.class_start[c + 1] - layout.class_start[c] + 31) / 32;
+  p.words = p.class_words.back();
+  p.n_col_tiles = static_cast<int32_t>(p.stride / kPairTile);
+  const int32_t n_rows = static_cast<int32_t>(task.rows.size());
+  const int32_t n_row_tiles = (n_rows + kPairTile - 1) / kPairTile;
+
+  // Batches of row tiles evaluating at most kBatchPairs pairs (so that the output list cannot
+  // overflow) and kBatchPopcounts popcounts; a row tile whose columns alone exceed that is
+  // split into ranges of column tiles. The first batch of each device is one row tile, so that
+  // a top-k search learns its cut-off early. With all pairs, row tile t starts at column tile
+  // t: its blocks left of the diagonal would have nothing to count.
+  constexpr int64_t tile = int64_t(kPairTile) * kPairTile;
+  const int64_t per_pair = std::max<int64_t>(1, int64_t(p.levels) * p.levels * p.words);
+  const int64_t max_tiles = std::max<int64_t>(1, std::min(kBatchPairs, kBatchPopcounts / per_pair) / tile);
+  auto first_col = [&](int32_t t) { return task.all_pairs ? t : 0; };
+  for (int32_t t = 0; t < n_row_tiles;) {
+    const int32_t c0 = first_col(t), cols = p.n_col_tiles - c0;
+    if (cols > max_tiles) {
+      for (int32_t c = c0; c < p.n_col_tiles; c += static_cast<int32_t>(max_tiles))
+        p.batches.push_back({t, 1, c, static_cast<int32_t>(std::min<int64_t>(max_tiles, p.n_col_tiles - c))});
+      ++t;
+      continue;
+    }
+    Batch b{t, 0, c0, cols};
+    int64_t tiles = 0;
+    const bool first_round = p.batches.size() < n_devices;
+    while (t < n_row_tiles &&
+           (b.n_row_tiles == 0 || (!first_round && tiles + p.n_col_tiles - first_col(t) <= max_tiles))) {
+      tiles += p.n_col_tiles - first_col(t);
+      ++b.n_row_tiles;
+      ++t;
+    }
+    p.batches.push_back(b);
+  }
+  for (const Batch& b : p.batches) {
+    int64_t tiles = 0;  // tiles with pairs to count: those not left of the diagonal
+    for (int32_t t = b.first_row_tile; t < b.first_row_tile + b.n_row_tiles; ++t)
+      tiles += b.first_col_tile + b.n_col_tiles - std::max(first_col(t), b.first_col_tile);
+    p.capacity = std::max(p.capacity, tiles * tile);
+  }
+  p.n_devices = std::min(n_devices, p.batches.size());
+
+  // Peak bytes on a device: the bitmaps throughout; first the codes they are built from, then
+  // (the codes freed) the sums, rows and output list of the search.
+  const int64_t n = x.n_samples;
+  const int64_t bitmaps = int64_t(p.levels) * p.words * p.stride * int64_t(sizeof(uint32_t));
+  const int64_t build = n * n_features * int64_t(sizeof(uint16_t)) + (layout.n_classes + 1) * int64_t(sizeof(int32_t));
+  const int64_t search = (n + 1 + 2 * n_features) * int64_t(sizeof(int64_t)) +
+                         (n_rows + (task.all_pairs ? 0 : n_features)) * int64_t(sizeof(int32_t)) +
+                         p.capacity * int64_t(sizeof(PairRecord)) + int64_t(sizeof(unsigned long long));
+  p.device_bytes = bitmaps + (layout.n_classes + 1) * int64_t(sizeof(int32_t)) + std::max(build, search);
+  return p;
+}
+
+std::string gigabytes(int64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.2f GB", static_cast<double>(bytes) / (1 << 30));
+  return text;
+}
+
+// Why the plan cannot run on the first plan.n_devices of `devices`, or "".
+std::string memory_problem(const PairPlan& plan, const PairData& data, const GpuOptions& options) {
+  const std::string needs = "the GPU pair search needs " + gigabytes(plan.device_bytes) +
+                            " per device for the bitmaps of " + std::to_string(data.x->n_features) + " features (" +
+                            std::to_string(plan.levels) + " levels x " + std::to_string(data.x->n_samples) +
+                            " samples) and its buffers";
+  const std::string advice = "; use backend = \"cpu\" or fewer features";
+  if (options.memory_limit > 0 && plan.device_bytes > options.memory_limit)
+    return needs + ", above the memory limit of " + gigabytes(options.memory_limit) + advice;
+  for (size_t d = 0; d < plan.n_devices; ++d) {
+    ScopedDevice on(options.devices[d]);
+    size_t free_bytes = 0, total_bytes = 0;
+    FSGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    if (plan.device_bytes + kMemoryHeadroom > static_cast<int64_t>(free_bytes))
+      return needs + "; device " + std::to_string(options.devices[d]) + " has " +
+             gigabytes(static_cast<int64_t>(free_bytes)) + " free" + advice;
+  }
+  return "";
+}
+
+std::string levels_problem(const PairData& data) {
+  const int32_t levels = data.x->max_levels();
+  if (levels <= kMaxGpuPairLevels) return "";
+  return "the GPU pair search takes features with up to " + std::to_string(kMaxGpuPairLevels) + " levels, not " +
+         std::to_string(levels) + "; use backend = \"cpu\" or fewer bins";
+}
 
 }  // namespace
+
+std::string gpu_pair_search_problem(const PairData& data, const PairTask& task, const GpuOptions& options) {
+  std::string problem = levels_problem(data);
+  if (!problem.empty()) return problem;
+  if (options.devices.empty()) return "no GPU device given";
+  if (task.rows.empty() || task.n_pairs() == 0) return "";
+  return memory_problem(PairPlan::of(data, task, options.devices.size()), data, options);
+}
 
 void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,
                      const GpuOptions& options, const std::function<void()>& between_batches) {
   const CodeMatrix& x = *data.x;
   const ClassLayout& layout = *data.layout;
-  const int32_t levels = x.max_levels();
-  if (levels > kMaxGpuPairLevels)
-    throw std::runtime_error("the GPU pair search takes features with up to " + std::to_string(kMaxGpuPairLevels) +
-                             " levels, not " + std::to_string(levels) + "; use backend = \"cpu\" or fewer bins");
-  if (options.devices.empty()) throw std::runtime_error("no GPU device given");
+  const std::string problem = gpu_pair_search_problem(data, task, options);
+  if (!problem.empty()) throw std::runtime_error(problem);
   const int32_t n_rows = static_cast<int32_t>(task.rows.size());
   if (n_rows == 0 || task.n_pairs() == 0) return;
   const int64_t n_features = x.n_features;
-  const int64_t stride = (n_features + kPairTile - 1) / kPairTile * kPairTile;
-  std::vector<int32_t> class_words(layout.n_classes + 1, 0);
-  for (int32_t c = 0; c < layout.n_classes; ++c)
-    class_words[c + 1] = class_words[c] + (layout.class_start[c + 1] - layout.class_start[c] + 31) / 32;
-  const int32_t words = class_words.back();
+  const PairPlan plan = PairPlan::of(data, task, options.devices.size());
 
-  // Batches of row tiles, each evaluating at most kBatchPairs pairs (so its output list
-  // cannot overflow); the first batch of each device is one tile, so that a top-k search
-  // learns its cut-off early.
-  const int32_t n_row_tiles = (n_rows + kPairTile - 1) / kPairTile;
-  const int32_t n_col_tiles = static_cast<int32_t>(stride / kPairTile);
-  auto tile_pairs = [&](int32_t t) {
-    return int64_t(kPairTile) * kPairTile * (task.all_pairs ? n_col_tiles - t : n_col_tiles);
-  };
-  const size_t n_devices = options.devices.size();
-  std::vector<Batch> batches;
-  for (int32_t t = 0; t < n_row_tiles;) {
-    Batch b{t, 0};
-    int64_t pairs = 0;
-    const bool first_round = batches.size() < n_devices;
-    while (t < n_row_tiles && (b.n_tiles == 0 || (!first_round && pairs + tile_pairs(t) <= kBatchPairs))) {
-      pairs += tile_pairs(t);
-      ++b.n_tiles;
-      ++t;
-    }
-    batches.push_back(b);
-  }
-  int64_t capacity = 0;
-  for (const Batch& b : batches) {
-    int64_t pairs = 0;
-    for (int32_t t = b.first_tile; t < b.first_tile + b.n_tiles; ++t) pairs += tile_pairs(t);
-    capacity = std::max(capacity, pairs);
-  }
-
-  std::vector<PairDevice> devices(std::min(n_devices, batches.size()));
+  std::vector<PairDevice> devices(plan.n_devices);
   for (size_t d = 0; d < devices.size(); ++d) {
     PairDevice& dev = devices[d];
     dev.id = options.devices[d];
     ScopedDevice on(dev.id);
     dev.stream = std::make_unique<Stream>();
     cudaStream_t s = dev.stream->get();
-    DeviceBuffer<uint16_t> codes;
-    DeviceBuffer<int32_t> class_start;
-    codes.upload(data.codes.data(), data.codes.size(), s);
-    class_start.upload(layout.class_start.data(), layout.class_start.size(), s);
-    dev.class_words.upload(class_words.data(), class_words.size(), s);
-    dev.bits.resize(static_cast<size_t>(levels) * words * stride);
-    const dim3 grid(static_cast<unsigned>((stride + 255) / 256), static_cast<unsigned>(words));
-    build_bitmaps_kernel<<<grid, 256, 0, s>>>(codes.data(), x.n_samples, n_features, stride, words, levels,
-                                              class_start.data(), dev.class_words.data(), layout.n_classes,
-                                              dev.bits.data());
-    check_launch("build_bitmaps_kernel");
+    dev.class_words.upload(plan.class_words.data(), plan.class_words.size(), s);
+    dev.bits.resize(static_cast<size_t>(plan.levels) * plan.words * plan.stride);
+    {  // the codes only while the bitmaps are built: the plan's peak counts them before the rest
+      DeviceBuffer<uint16_t> codes;
+      DeviceBuffer<int32_t> class_start;
+      codes.upload(data.codes.data(), data.codes.size(), s);
+      class_start.upload(layout.class_start.data(), layout.class_start.size(), s);
+      const dim3 grid(static_cast<unsigned>((plan.stride + 255) / 256),
+                      static_cast<unsigned>(std::min<int32_t>(plan.words, 65535)));
+      build_bitmaps_kernel<<<grid, 256, 0, s>>>(codes.data(), x.n_samples, n_features, plan.stride, plan.words,
+                                                plan.levels, class_start.data(), dev.class_words.data(),
+                                                layout.n_classes, dev.bits.data());
+      check_launch("build_bitmaps_kernel");
+      FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));
+    }
     dev.plogp.upload(plogp.data(), plogp.size(), s);
     dev.relevance.upload(data.sums.relevance.data(), data.sums.relevance.size(), s);
     dev.x_terms.upload(data.sums.x_terms.data(), data.sums.x_terms.size(), s);
     dev.rows.upload(task.rows.data(), task.rows.size(), s);
     if (!task.all_pairs) dev.row_rank.upload(task.row_rank.data(), task.row_rank.size(), s);
-    dev.out.resize(static_cast<size_t>(capacity));
+    dev.out.resize(static_cast<size_t>(plan.capacity));
     dev.n_out.resize(1);
-    FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));  // codes and class_start are freed at scope exit
+    dev.n_host = PinnedBuffer<unsigned long long>(1);
+    FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));  // host vectors stay alive anyway; errors surface here
   }
 
   PairKernelArgs args{};
-  args.stride = stride;
-  args.words = words;
-  args.levels = levels;
+  args.stride = plan.stride;
+  args.words = plan.words;
+  args.levels = plan.levels;
   args.n_classes = layout.n_classes;
   args.n_rows = n_rows;
   args.n_features = static_cast<int32_t>(n_features);
   args.all_pairs = task.all_pairs;
   args.constants = data.constants;
   std::vector<PairRecord> found;
+  const std::vector<Batch>& batches = plan.batches;
   for (size_t next = 0; next < batches.size();) {
-    // A round: one batch per device, all with the filter the collector has now.
+    // A round: one batch per device, all with the filter the collector has now. Every launch
+    // and count copy is queued before any device is waited for, so the devices run together.
     args.filter = collector.filter();
     const size_t round = std::min(devices.size(), batches.size() - next);
     for (size_t d = 0; d < round; ++d) {
@@ -252,22 +352,24 @@ void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTabl
       args.x_terms = dev.x_terms.data();
       args.rows = dev.rows.data();
       args.row_rank = dev.row_rank.data();
-      args.first_row_tile = b.first_tile;
+      args.first_row_tile = b.first_row_tile;
+      args.first_col_tile = b.first_col_tile;
       args.out = dev.out.data();
       args.n_out = dev.n_out.data();
       FSGPU_CUDA_CHECK(cudaMemsetAsync(dev.n_out.data(), 0, sizeof(unsigned long long), s));
-      pair_kernel<<<dim3(n_col_tiles, b.n_tiles), kPairThreads, 0, s>>>(args);
+      pair_kernel<<<dim3(b.n_col_tiles, b.n_row_tiles), kPairThreads, 0, s>>>(args);
       check_launch("pair_kernel");
-      FSGPU_CUDA_CHECK(cudaMemcpyAsync(&dev.n_host, dev.n_out.data(), sizeof(unsigned long long),
+      FSGPU_CUDA_CHECK(cudaMemcpyAsync(dev.n_host.data(), dev.n_out.data(), sizeof(unsigned long long),
                                        cudaMemcpyDeviceToHost, s));
     }
     for (size_t d = 0; d < round; ++d) {
       PairDevice& dev = devices[d];
       ScopedDevice on(dev.id);
       FSGPU_CUDA_CHECK(cudaStreamSynchronize(dev.stream->get()));
-      found.resize(dev.n_host);
-      if (dev.n_host)
-        FSGPU_CUDA_CHECK(cudaMemcpy(found.data(), dev.out.data(), dev.n_host * sizeof(PairRecord),
+      const unsigned long long n_found = *dev.n_host.data();
+      found.resize(n_found);
+      if (n_found)
+        FSGPU_CUDA_CHECK(cudaMemcpy(found.data(), dev.out.data(), n_found * sizeof(PairRecord),
                                     cudaMemcpyDeviceToHost));
       collector.add(found);
     }

@@ -17,6 +17,10 @@ std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix&, const ClassL
   throw std::runtime_error(gpu_status().problem);
 }
 
+std::string gpu_pair_search_problem(const PairData&, const PairTask&, const GpuOptions&) {
+  return gpu_status().problem;
+}
+
 void gpu_pair_search(const PairData&, const PairTask&, const PlogpTable&, PairCollector&, const GpuOptions&,
                      const std::function<void()>&) {
   throw std::runtime_error(gpu_status().problem);

@@ -2,11 +2,13 @@
 // I(X;Y), I(X,S;Y) and I(X;Y|S), thread-count independence, dense against sparse, and (built
 // with CUDA, on a GPU) the GPU engine against the CPU engine for every criterion, resident and
 // streamed. The criteria's formulas are checked against pure R in tests/testthat.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
 #include <string>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "core/cpu_engine.h"
@@ -125,11 +127,12 @@ bool same_pairs(const std::vector<PairRecord>& a, const std::vector<PairRecord>&
 }
 
 std::vector<PairRecord> search(const PairData& data, const PairTask& task, int64_t top, bool has_min, int64_t min_key,
-                               int threads, const std::vector<int>& devices = {}) {
+                               int threads, const std::vector<int>& devices = {},
+                               int64_t slice_work = kPairSliceWork, int* slices = nullptr) {
   PlogpTable plogp(data.layout->n_samples);
   PairCollector collector(top, has_min, min_key);
   if (devices.empty()) {
-    cpu_pair_search(data, task, plogp, collector, threads, nullptr);
+    cpu_pair_search(data, task, plogp, collector, threads, [&] { if (slices) ++*slices; }, slice_work);
   } else {
     GpuOptions options;
     options.devices = devices;
@@ -185,6 +188,25 @@ void pair_tests(uint32_t seed, const CodeMatrix& x, const CodeMatrix& x_sparse, 
     const std::vector<PairRecord> best = search(data, all, top, false, 0, 2);
     EXPECT(same_pairs(best, std::vector<PairRecord>(full.begin(), full.begin() + top)), "case %u: top %lld", seed,
            (long long)top);
+    // Many workers' collectors, and many slices (each merging them), keep the same pairs.
+    EXPECT(same_pairs(best, search(data, all, top, false, 0, 16)), "case %u: top with 16 threads", seed);
+    EXPECT(same_pairs(std::vector<PairRecord>(full.begin(), full.begin() + 1), search(data, all, 1, false, 0, 16)),
+           "case %u: top 1 with 16 threads", seed);
+    int slices = 0;
+    EXPECT(same_pairs(best, search(data, all, top, false, 0, 3, {}, 1000, &slices)), "case %u: top, sliced", seed);
+    EXPECT(x.n_features < 40 || slices > 0, "case %u: the sliced search ran in one slice", seed);
+    slices = 0;
+    EXPECT(same_pairs(full, search(data, all, -1, false, 0, 3, {}, 1000, &slices)), "case %u: all pairs, sliced",
+           seed);
+    // A sink gets every pair once (from worker threads, one at a time) and nothing is kept.
+    std::vector<PairRecord> sunk;
+    PairCollector sink([&](const PairRecord& r) { sunk.push_back(r); });
+    cpu_pair_search(data, all, plogp, sink, 3, nullptr, 1000);
+    EXPECT(sink.held() == 0 && sink.finish().empty(), "case %u: a sink collector keeps nothing", seed);
+    std::sort(sunk.begin(), sunk.end(), [](const PairRecord& a, const PairRecord& b) {
+      return pair_before(a.key, a.i, a.j, b.key, b.i, b.j);
+    });
+    EXPECT(same_pairs(full, sunk), "case %u: the sink's pairs differ", seed);
     const int64_t cut = full[full.size() / 3].key;
     std::vector<PairRecord> above;
     for (const PairRecord& r : full)
@@ -204,11 +226,72 @@ void pair_tests(uint32_t seed, const CodeMatrix& x, const CodeMatrix& x_sparse, 
     EXPECT(same_pairs(involving, search(data, with, -1, false, 0, 0, one)), "case %u: gpu with", seed);
     if (gpu.devices.size() > 1)
       EXPECT(same_pairs(best, search(data, all, top, false, 0, 0, {0, 1})), "case %u: two gpus top", seed);
+    // A memory limit below what the bitmaps need is refused up front, with the reason.
+    GpuOptions small;
+    small.devices = one;
+    small.memory_limit = 1000;
+    const std::string problem = gpu_pair_search_problem(data, all, small);
+    EXPECT(problem.find("needs") != std::string::npos, "case %u: memory problem '%s'", seed, problem.c_str());
+    bool refused = false;
+    try {
+      PairCollector collector(top, false, 0);
+      gpu_pair_search(data, all, plogp, collector, small, nullptr);
+    } catch (const std::runtime_error& e) {
+      refused = problem == e.what();
+    }
+    EXPECT(refused, "case %u: a search beyond the memory limit is refused", seed);
+    small.memory_limit = 0;
+    EXPECT(gpu_pair_search_problem(data, all, small).empty(), "case %u: a small search fits", seed);
+  }
+}
+
+// The collector alone: top = 0 is refused; a bounded collector holds at most 2 * top records
+// after each batch; workers' collectors merged in any grouping keep exactly the best top.
+void collector_tests() {
+  bool refused = false;
+  try {
+    PairCollector none(0, false, 0);
+  } catch (const std::invalid_argument&) {
+    refused = true;
+  }
+  EXPECT(refused, "a collector with top = 0 is refused");
+
+  std::mt19937 rng(11);
+  std::vector<PairRecord> all(20000);
+  for (size_t k = 0; k < all.size(); ++k) {
+    all[k].i = int32_t(k % 97);
+    all[k].j = int32_t(k);
+    all[k].key = int64_t(rng() % 500);  // many exact ties: the order falls back to (i, j)
+  }
+  std::vector<PairRecord> sorted = all;
+  std::sort(sorted.begin(), sorted.end(), [](const PairRecord& a, const PairRecord& b) {
+    return pair_before(a.key, a.i, a.j, b.key, b.i, b.j);
+  });
+  for (int64_t top : {int64_t(1), int64_t(37), int64_t(1000)}) {
+    PairCollector main(top, false, 0);
+    std::vector<PairCollector> workers;
+    for (int w = 0; w < 5; ++w) workers.push_back(main.empty_like());
+    int64_t most = 0;
+    for (size_t first = 0; first < all.size(); first += 300) {
+      PairCollector& w = workers[(first / 300) % workers.size()];
+      std::vector<PairRecord> batch(all.begin() + first, all.begin() + std::min(all.size(), first + 300));
+      w.add(batch);
+      most = std::max(most, w.held());
+      if (first % 3000 == 0) main.merge(w);
+      most = std::max(most, main.held());
+    }
+    for (PairCollector& w : workers) main.merge(w);
+    EXPECT(most <= 2 * top, "top %lld: a collector held %lld records", (long long)top, (long long)most);
+    const std::vector<PairRecord> best = main.finish();
+    bool same = int64_t(best.size()) == top;
+    for (int64_t k = 0; same && k < top; ++k) same = best[k].i == sorted[k].i && best[k].j == sorted[k].j;
+    EXPECT(same, "top %lld: merged workers' collectors differ from the full sort", (long long)top);
   }
 }
 
 int main() {
   const GpuStatus gpu = gpu_status();
+  collector_tests();
   std::printf("GPU: %s\n", gpu.devices.empty() ? gpu.problem.c_str() : gpu.devices[0].name.c_str());
   struct Case { uint32_t seed; int32_t n, p, classes; double zeros; int nbins; };
   const Case cases[] = {{1, 60, 40, 3, 0.3, 8}, {2, 300, 120, 12, 0.9, 16}, {3, 1000, 50, 2, 0.5, 64},

@@ -86,6 +86,11 @@ test_that("mi_matrix: nats, threads, and a subset of features", {
     index <- if (is.character(features)) match(features, colnames(d$x)) else features
     expect_identical(strip_attributes(got), strip_attributes(bits)[index, index, drop = FALSE])
   }
+  expect_identical(strip_attributes(mi_matrix(d$x, features = factor(c("g12", "g1")), backend = "cpu")),
+                   strip_attributes(bits)[c(12, 1), c(12, 1)])
+  dup <- d$x
+  colnames(dup)[c(3, 5)] <- "g3"
+  expect_error(mi_matrix(dup, features = c("g1", "g3"), backend = "cpu"), "features: 'g3' names several features")
   expect_error(mi_matrix(d$x, features = "nope", backend = "cpu"), "features: no feature named 'nope'")
   expect_error(mi_matrix(d$x, features = 0, backend = "cpu"), "features: column indices must be between 1 and 12")
   expect_error(mi_matrix(d$x, nbins = 0, backend = "cpu"), "nbins must be between")
@@ -275,6 +280,12 @@ test_that("mi_network rejects bad matrices and arguments", {
   inf[2, 3] <- inf[3, 2] <- Inf
   expect_error(mi_network(mim = inf, method = "mrnet", output = "matrix"), "missing or infinite values")
   expect_error(mi_network(method = "aracne"), "give x \\(the data\\) or mim")
+  expect_error(mi_network(matrix(rnorm(60), 20), mim = mim, method = "aracne"), "not both")
+  dup <- mim
+  dimnames(dup) <- list(c("a", "b", "a", "c", "d"), c("a", "b", "a", "c", "d"))
+  expect_error(mi_network(mim = dup, method = "clr"), "mim has duplicated names 'a'")
+  rownames(dup) <- NULL
+  expect_error(mi_network(mim = dup, method = "clr"), "mim has duplicated names 'a'")
   expect_error(mi_network(mim = mim, method = "aracne", eps = -0.1), "eps must not be negative")
   expect_error(mi_network(mim = mim, method = "aracne", eps = NA), "eps must be one finite number")
   expect_error(mi_network(mim = mim, method = "aracne", eps = c(0, 1)), "eps must be one finite number")

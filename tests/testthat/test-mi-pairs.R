@@ -421,6 +421,32 @@ test_that("bad input stops with a clear message", {
   expect_error(mi_pairs(d$x, rep("a", nrow(d$x)), backend = "cpu"), "at least two classes")
 })
 
+test_that("with: a factor stands for its labels, a name of several columns is an error", {
+  d <- data_pairs_categorical(seed = 51)
+  expect_identical(pairs_frame(mi_pairs(d$x, d$y, with = factor(c("g7", "g3")), top = 1000, backend = "cpu")),
+                   pairs_frame(mi_pairs(d$x, d$y, with = c("g7", "g3"), top = 1000, backend = "cpu")))
+  x <- d$x
+  colnames(x)[c(2, 9)] <- "g2"
+  expect_error(mi_pairs(x, d$y, with = "g2", backend = "cpu"), "with: 'g2' names several features")
+  expect_error(mi_pairs(x, d$y, with = factor(c("g1", "g2")), backend = "cpu"), "with: 'g2' names several features")
+  # Unique names and indices still work beside duplicated ones.
+  expect_identical(pairs_frame(mi_pairs(x, d$y, with = "g3", top = 1000, backend = "cpu"))[, -(1:2)],
+                   pairs_frame(mi_pairs(d$x, d$y, with = 3, top = 1000, backend = "cpu"))[, -(1:2)])
+  expect_identical(pairs_frame(mi_pairs(x, d$y, with = 9, top = 1000, backend = "cpu"))[, -(1:2)],
+                   pairs_frame(mi_pairs(d$x, d$y, with = 9, top = 1000, backend = "cpu"))[, -(1:2)])
+})
+
+test_that("p_adjust = 'hommel' is refused beyond 10,000 pairs tested", {
+  d <- data_pairs_categorical(n = 30, p = 150, seed = 52)  # 11,175 pairs
+  expect_error(mi_pairs(d$x, d$y, p_adjust = "hommel", backend = "cpu"),
+               "hommel.*quadratic.*11,175.*\"hochberg\".*\"BH\"")
+  expect_error(mi_pairs(d$x, d$y, top = 5, with = 1:110, p_adjust = "hommel", backend = "cpu"), "10,395 here")
+  few <- mi_pairs(d$x, d$y, with = 1:2, top = 5, p_adjust = "hommel", backend = "cpu")  # 297 pairs
+  expect_identical(attr(few, "n_pairs"), 297)
+  expect_equal(few$p_adjusted, stats::p.adjust(few$p_value, "hommel", n = 297))
+  expect_identical(nrow(mi_pairs(d$x, d$y, top = 5, p_adjust = "hochberg", backend = "cpu")), 5L)
+})
+
 test_that("the print method shows the header and the best pairs", {
   d <- data_pairs_categorical(seed = 48)
   got <- mi_pairs(d$x, d$y, top = 12, backend = "cpu")
