@@ -62,11 +62,11 @@ mi_pairs <- function(x, ...) UseMethod("mi_pairs")
 #' @export
 mi_pairs.default <- function(x, y, top = 1000, threshold = NULL, with = NULL, by = c("joint", "interaction"),
                              p_adjust = "none", output = c("pairs", "matrix"), nbins = NULL, backend = NULL,
-                             threads = NULL, devices = NULL, units = c("bits", "nats"), ...) {
+                             threads = NULL, devices = NULL, units = c("bits", "nats"), discretize = NULL, ...) {
   check_dots_empty(...)
   run_pairs(prepare_input(x, y), top = if (!missing(top)) top, threshold = threshold, with = with, by = by,
             p_adjust = p_adjust, output = output, nbins = nbins, backend = backend, threads = threads,
-            devices = devices, units = units)
+            devices = devices, units = units, discretize = discretize)
 }
 
 #' @rdname mi_pairs
@@ -76,14 +76,16 @@ mi_pairs.default <- function(x, y, top = 1000, threshold = NULL, with = NULL, by
 mi_pairs.SummarizedExperiment <- function(x, class, top = 1000, threshold = NULL, with = NULL,
                                           by = c("joint", "interaction"), p_adjust = "none",
                                           output = c("pairs", "matrix"), assay = 1L, nbins = NULL, backend = NULL,
-                                          threads = NULL, devices = NULL, units = c("bits", "nats"), ...) {
+                                          threads = NULL, devices = NULL, units = c("bits", "nats"),
+                                          discretize = NULL, ...) {
   check_dots_empty(...)
   run_pairs(prepare_se_input(x, class, assay), top = if (!missing(top)) top, threshold = threshold, with = with,
             by = by, p_adjust = p_adjust, output = output, nbins = nbins, backend = backend, threads = threads,
-            devices = devices, units = units)
+            devices = devices, units = units, discretize = discretize)
 }
 
-run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, backend, threads, devices, units) {
+run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, backend, threads, devices, units,
+                      discretize = NULL) {
   by <- match.arg(by, c("joint", "interaction"))
   output <- match.arg(output, c("pairs", "matrix"))
   if (input$n_features < 2) stop("x needs at least two features to form pairs", call. = FALSE)
@@ -112,6 +114,7 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
                         "it is for up to 10,000 pairs: use \"hochberg\" (the same Simes-based assumptions, ",
                         "slightly less power) or \"BH\""), format(n_tested, big.mark = ",", scientific = FALSE)),
          call. = FALSE)
+  input <- apply_discretization(input, discretize, nbins, backend, threads, devices)
   run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
   elapsed <- system.time(
     res <- fsgpu_mi_pairs(input$x, input$y, length(input$classes), with, by, top, !is.null(threshold),
@@ -139,7 +142,8 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   if (p_adjust != "none") out$p_adjusted <- stats::p.adjust(out$p_value, p_adjust, n = max(res$n_pairs, nrow(out)))
   structure(out, class = c("fsgpu_pairs", "data.frame"), n_pairs = res$n_pairs, by = by, p_adjust = p_adjust,
             nbins = run$nbins, units = run$units, backend = run$backend, elapsed = elapsed,
-            timings = res$timings, binned = has_numeric_columns(input), n_samples = input$n_samples, n_features = input$n_features, classes = input$classes)
+            timings = res$timings, binned = has_numeric_columns(input), discretization = input$discretization,
+            n_samples = input$n_samples, n_features = input$n_features, classes = input$classes)
 }
 
 #' @exportS3Method print fsgpu_pairs
@@ -185,6 +189,9 @@ as.data.frame.fsgpu_pairs <- function(x, ...) {
 #' @inheritParams select_features
 #' @param x Samples in rows, features in columns (a matrix, data frame or sparse `Matrix`), or
 #'   a `SummarizedExperiment` (features are the rows of `assay`).
+#' @param discretize `"equal_width"` or `"equal_freq"` (with `nbins`), or a fitted [discretize()]
+#'   result, to cut numeric columns instead of equal-width binning; without a class, the
+#'   supervised methods do not apply.
 #' @param features Features (names or indices) to include; default all.
 #' @param assay For a `SummarizedExperiment`: the assay (name or index).
 #' @return A symmetric features x features matrix (in `units`) with attributes `nbins`,
@@ -200,23 +207,25 @@ mi_matrix <- function(x, ...) UseMethod("mi_matrix")
 #' @rdname mi_matrix
 #' @export
 mi_matrix.default <- function(x, features = NULL, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                              units = c("bits", "nats"), ...) {
+                              units = c("bits", "nats"), discretize = NULL, ...) {
   check_dots_empty(...)
-  run_mi_matrix(prepare_unsupervised_input(x), features, nbins, backend, threads, devices, units)
+  run_mi_matrix(prepare_unsupervised_input(x), features, nbins, backend, threads, devices, units, discretize)
 }
 
 #' @rdname mi_matrix
 #' @export
 mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = 1L, nbins = NULL, backend = NULL,
-                                           threads = NULL, devices = NULL, units = c("bits", "nats"), ...) {
+                                           threads = NULL, devices = NULL, units = c("bits", "nats"),
+                                          discretize = NULL, ...) {
   check_dots_empty(...)
-  run_mi_matrix(prepare_se_input(x, NULL, assay), features, nbins, backend, threads, devices, units)
+  run_mi_matrix(prepare_se_input(x, NULL, assay), features, nbins, backend, threads, devices, units, discretize)
 }
 
-run_mi_matrix <- function(input, features, nbins, backend, threads, devices, units) {
+run_mi_matrix <- function(input, features, nbins, backend, threads, devices, units, discretize = NULL) {
   index <- resolve_features(features, input, "features")
   if (length(index)) input <- subset_features(input, index)
   if (input$n_features < 2) stop("mi_matrix needs at least two features", call. = FALSE)
+  input <- apply_discretization(input, discretize, nbins, backend, threads, devices)
   run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
   m <- fsgpu_mi_matrix(input$x, input$n_samples, run$nbins, run$engine, run$threads, run$devices, run$memory_limit)
   used <- attr(m, "backend")

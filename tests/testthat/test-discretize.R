@@ -214,3 +214,16 @@ test_that("discretize = ... cuts the numeric columns of the other jobs", {
   expect_error(select_features(cbind(x, extra = 1), case$y, k = 2, discretize = d, backend = "cpu"), "no cut points for .extra.")
   expect_error(select_features(x, case$y, k = 2, discretize = "chimerge", backend = "cpu"), "method must be one of")
 })
+
+test_that("mi_pairs and mi_matrix take discretize = too", {
+  case <- data_discretize(n = 150, seed = 54)
+  x <- case$x[, c("shifted", "noise", "rounded", "integers", "tiny")]
+  d <- discretize(x, case$y, method = "mdlp", backend = "cpu")
+  p <- mi_pairs(x, case$y, top = 5, discretize = "mdlp", backend = "cpu")
+  expect_identical(pairs_frame(p), pairs_frame(mi_pairs(d$codes, case$y, top = 5, backend = "cpu")))
+  expect_identical(attr(p, "discretization")$cuts, d$cuts)
+  ef <- discretize(x, method = "equal_freq", nbins = 4, backend = "cpu")
+  expect_identical(strip_attributes(mi_matrix(x, discretize = "equal_freq", nbins = 4, backend = "cpu")),
+                   strip_attributes(mi_matrix(ef$codes, backend = "cpu")))
+  expect_error(mi_matrix(x, discretize = "caim", backend = "cpu"), "needs a class")
+})
