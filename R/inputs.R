@@ -154,9 +154,13 @@ check_finite <- function(input, arg) {
   stop_nonfinite(where$rows, where$cols, input, arg)
 }
 
+#' Whether v holds no NA, NaN or Inf: one pass by sum() (no copy, unlike range()); only a
+#' non-finite sum (a bad value, or an overflow of huge finite ones) looks further.
 #' @noRd
 all_finite <- function(v) {
-  !anyNA(v) && (!is.double(v) || !length(v) || all(is.finite(range(v))))
+  if (!is.double(v)) return(!anyNA(v))
+  if (!length(v) || is.finite(sum(v))) return(TRUE)
+  !anyNA(v) && !any(is.infinite(v))
 }
 
 #' Rows and columns (1-based) of the cells of x where bad(value) is TRUE

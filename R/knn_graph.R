@@ -114,7 +114,7 @@ points_of <- function(x, arg, min_rows = 2) {
     stop(arg, " must be a numeric matrix, a data frame of numeric columns or a Matrix", call. = FALSE)
   if (nrow(x) < min_rows || ncol(x) < 1)
     stop(sprintf("%s needs at least %s and one column", arg, if (min_rows > 1) "two rows" else "one row"), call. = FALSE)
-  storage.mode(x) <- "double"
+  if (!is.double(x)) storage.mode(x) <- "double"
   if (!all_finite(x)) {
     where <- which(!is.finite(x), arr.ind = TRUE)
     rows <- unique(where[, 1])
