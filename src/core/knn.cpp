@@ -1,9 +1,13 @@
-// The CPU kNN engine: every pair's distance by knn_distance(), blocked so that a block of
-// reference rows stays in cache while a block of queries runs over it, a bounded heap per query.
+// The CPU kNN engine: every pair scored in single precision by a vectorised micro-kernel (4
+// queries x 8 reference rows, the reference rows in panels of 8 so that one load feeds four
+// queries), a heap of candidates per query, and the exact rerank that the GPU's streaming path
+// uses too (rerank_candidates). Blocked so that a block of panels stays in cache while a block
+// of queries runs over it.
 #include "knn.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <numeric>
 #include <stdexcept>
@@ -59,45 +63,60 @@ bool unit_length(double* row, int32_t dim, std::vector<double>& squares) {
   return true;
 }
 
-// The best k (distance, index) pairs seen, worst on top.
-class NeighbourHeap {
- public:
-  void reset(int32_t k) {
-    k_ = k;
-    items_.clear();
-  }
-  // The distance a candidate must beat (or tie with a lower index) to enter.
-  double bound() const { return static_cast<int32_t>(items_.size()) < k_ ? kInf : items_.front().first; }
-  void offer(double d, int32_t j) {
-    if (static_cast<int32_t>(items_.size()) < k_) {
-      items_.emplace_back(d, j);
-      std::push_heap(items_.begin(), items_.end(), worse);
-    } else if (knn_before(d, j, items_.front().first, items_.front().second)) {
-      std::pop_heap(items_.begin(), items_.end(), worse);
-      items_.back() = {d, j};
-      std::push_heap(items_.begin(), items_.end(), worse);
+// Single-precision lanes of the micro-kernel (GCC/Clang vector extensions: two SSE registers
+// by default, one AVX register in the avx2 clone).
+typedef float Lanes __attribute__((vector_size(32)));
+typedef int32_t LaneBits __attribute__((vector_size(32)));
+constexpr int kLanes = 8;
+constexpr int kGroup = 4;             // queries per micro-kernel call
+constexpr int64_t kQueryBlock = 64;   // queries per work item
+constexpr int64_t kPanelBlock = 32;   // panels of 8 reference rows that stay in cache together
+constexpr int32_t kExtra = 32;        // candidates kept beyond k
+
+// The scores of kGroup queries (rows of `stride` floats) against a panel of 8 reference rows
+// stored dimension by dimension (panel[t * 8 + j] is row j's value t).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__APPLE__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+void score_panel(KnnMetric m, const float* const* q, const float* panel, int32_t stride, Lanes* out) {
+  Lanes acc[kGroup] = {};
+  for (int32_t t = 0; t < stride; ++t) {
+    Lanes b;
+    std::memcpy(&b, panel + t * kLanes, sizeof b);
+    for (int g = 0; g < kGroup; ++g) {
+      if (m == KnnMetric::euclidean) {
+        const Lanes d = q[g][t] - b;
+        acc[g] += d * d;
+      } else if (m == KnnMetric::manhattan) {
+        LaneBits bits;
+        const Lanes d = q[g][t] - b;
+        std::memcpy(&bits, &d, sizeof bits);
+        bits &= 0x7fffffff;  // |d|
+        Lanes magnitude;
+        std::memcpy(&magnitude, &bits, sizeof magnitude);
+        acc[g] += magnitude;
+      } else {
+        acc[g] += q[g][t] * b;
+      }
     }
   }
-  // Nearest first.
-  void write(int32_t* index, double* distance) {
-    std::sort_heap(items_.begin(), items_.end(), worse);
-    for (size_t r = 0; r < items_.size(); ++r) {
-      index[r] = items_[r].second;
-      distance[r] = items_[r].first;
-    }
-  }
+  for (int g = 0; g < kGroup; ++g) out[g] = is_correlation(m) ? 1.0f - acc[g] : acc[g];
+}
 
- private:
-  static bool worse(const std::pair<double, int32_t>& a, const std::pair<double, int32_t>& b) {
-    return knn_before(a.first, a.second, b.first, b.second);
+// Max-heap of the best candidates by (score, index), worst on top.
+void offer(KnnCandidate* heap, int32_t& size, int32_t capacity, KnnCandidate c) {
+  auto worse = [](const KnnCandidate& a, const KnnCandidate& b) {
+    return a.score < b.score || (a.score == b.score && a.index < b.index);
+  };
+  if (size < capacity) {
+    heap[size++] = c;
+    std::push_heap(heap, heap + size, worse);
+  } else if (worse(c, heap[0])) {
+    std::pop_heap(heap, heap + size, worse);
+    heap[size - 1] = c;
+    std::push_heap(heap, heap + size, worse);
   }
-  static constexpr double kInf = std::numeric_limits<double>::infinity();
-  int32_t k_ = 0;
-  std::vector<std::pair<double, int32_t>> items_;
-};
-
-constexpr int64_t kQueryBlock = 32;   // queries that share a pass over a reference block
-constexpr int64_t kReferenceBlock = 256;
+}
 
 }  // namespace
 
@@ -155,34 +174,73 @@ KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
     throw std::invalid_argument("queries and reference points differ in metric or dimension");
   if (k < 1 || k > reference.n - (self ? 1 : 0))
     throw std::invalid_argument("k must be between 1 and the number of other points");
+  const KnnMetric m = reference.metric;
+  const int32_t stride32 = (reference.dim + kLanes - 1) / kLanes * kLanes;
+  std::vector<double> centre;  // euclidean, manhattan: the reference mean shrinks the rounding
+  if (!is_correlation(m)) {
+    centre.assign(reference.dim, 0.0);
+    for (int64_t i = 0; i < reference.n; ++i)
+      for (int32_t t = 0; t < reference.dim; ++t) centre[t] += reference.rows[i * reference.stride + t];
+    for (double& c : centre) c /= static_cast<double>(reference.n);
+  }
+  const double* centre_data = centre.empty() ? nullptr : centre.data();
+  const KnnFloatRows refs32 = knn_float_rows(reference, centre_data, stride32, threads);
+  const KnnFloatRows own32 = self ? KnnFloatRows() : knn_float_rows(q, centre_data, stride32, threads);
+  const KnnFloatRows& q32 = self ? refs32 : own32;
+  const std::vector<double> bound = knn_score_bounds(m, KnnPrecision::single, stride32, q32, refs32);
+  // Reference rows in panels of 8, dimension by dimension (rows past the end are zeros, skipped).
+  const int64_t n_panels = (reference.n + kLanes - 1) / kLanes;
+  std::vector<float> panels(static_cast<size_t>(n_panels) * stride32 * kLanes, 0.0f);
+  parallel_for(n_panels, threads, 64, [&](int64_t begin, int64_t end, int) {
+    for (int64_t p = begin; p < end; ++p)
+      for (int j = 0; j < kLanes && p * kLanes + j < reference.n; ++j)
+        for (int32_t t = 0; t < stride32; ++t)
+          panels[(p * stride32 + t) * kLanes + j] = refs32.rows[(p * kLanes + j) * stride32 + t];
+  });
+
   KnnResult out;
   out.n_queries = q.n;
   out.k = k;
   out.index.resize(static_cast<size_t>(q.n) * k);
   out.distance.resize(out.index.size());
-  const KnnMetric m = reference.metric;
-  const int32_t stride = reference.stride;
+  const int32_t capacity = static_cast<int32_t>(std::min<int64_t>(k + kExtra, reference.n));
   const int64_t n_blocks = (q.n + kQueryBlock - 1) / kQueryBlock;
-  // Slices of about 2^30 terms between interrupt checks.
-  const int64_t slices = std::clamp<int64_t>(q.n * reference.n * stride / (int64_t(1) << 30), 1, 4096);
-  std::vector<std::vector<NeighbourHeap>> heaps(std::max(threads, 1), std::vector<NeighbourHeap>(kQueryBlock));
+  const int64_t slices = std::clamp<int64_t>(q.n * reference.n * stride32 / (int64_t(1) << 32), 1, 4096);
+  std::vector<std::vector<KnnCandidate>> heaps(std::max(threads, 1));
+  std::vector<std::vector<int32_t>> sizes(std::max(threads, 1));
+  std::vector<int64_t> exact_rows(std::max(threads, 1), 0);
   sliced_parallel_for(n_blocks, slices, threads, 1, between_blocks, [&](int64_t block, int worker) {
-    const int64_t first = block * kQueryBlock, last = std::min(q.n, first + kQueryBlock);
-    std::vector<NeighbourHeap>& heap = heaps[worker];
-    for (int64_t i = first; i < last; ++i) heap[i - first].reset(k);
-    for (int64_t r0 = 0; r0 < reference.n; r0 += kReferenceBlock) {
-      const int64_t r1 = std::min(reference.n, r0 + kReferenceBlock);
-      for (int64_t i = first; i < last; ++i) {
-        const double* a = q.rows.data() + i * stride;
-        NeighbourHeap& h = heap[i - first];
-        for (int64_t j = r0; j < r1; ++j) {
-          if (self && j == i) continue;
-          const double d = knn_distance(m, a, reference.rows.data() + j * stride, stride, q.norm(i), reference.norm(j));
-          if (d <= h.bound()) h.offer(d, static_cast<int32_t>(j));
+    const int64_t first = block * kQueryBlock, count = std::min(q.n, first + kQueryBlock) - first;
+    std::vector<KnnCandidate>& heap = heaps[worker];
+    std::vector<int32_t>& size = sizes[worker];
+    heap.resize(static_cast<size_t>(kQueryBlock) * capacity);
+    size.assign(kQueryBlock, 0);
+    std::vector<float> zero_row(stride32, 0.0f);  // a stand-in for queries past the block's end
+    for (int64_t p0 = 0; p0 < n_panels; p0 += kPanelBlock) {
+      const int64_t p1 = std::min(n_panels, p0 + kPanelBlock);
+      for (int64_t g0 = 0; g0 < count; g0 += kGroup) {
+        const float* rows[kGroup];
+        for (int g = 0; g < kGroup; ++g)
+          rows[g] = g0 + g < count ? q32.rows.data() + (first + g0 + g) * stride32 : zero_row.data();
+        for (int64_t p = p0; p < p1; ++p) {
+          Lanes score[kGroup];
+          score_panel(m, rows, panels.data() + p * stride32 * kLanes, stride32, score);
+          for (int g = 0; g < kGroup && g0 + g < count; ++g) {
+            const int64_t local = g0 + g, i = first + local;
+            KnnCandidate* h = heap.data() + local * capacity;
+            for (int j = 0; j < kLanes; ++j) {
+              const int64_t r = p * kLanes + j;
+              if (r >= reference.n || (self && r == i)) continue;
+              const float s = score[g][j];
+              if (size[local] == capacity && !(s < h[0].score || (s == h[0].score && r < h[0].index))) continue;
+              offer(h, size[local], capacity, KnnCandidate{s, static_cast<int32_t>(r)});
+            }
+          }
         }
       }
     }
-    for (int64_t i = first; i < last; ++i) heap[i - first].write(&out.index[i * k], &out.distance[i * k]);
+    rerank_candidates(reference, q, self, first, count, heap.data(), size.data(), capacity, bound.data() + first, out,
+                      1, &exact_rows[worker]);
   });
   return out;
 }
@@ -213,6 +271,27 @@ KnnFloatRows knn_float_rows(const KnnPoints& p, const double* centre, int32_t st
     }
   });
   return out;
+}
+
+std::vector<double> knn_score_bounds(KnnMetric m, KnnPrecision p, int32_t terms, const KnnFloatRows& queries,
+                                     const KnnFloatRows& reference) {
+  const double u32 = std::ldexp(1.0, -24), u64 = std::ldexp(1.0, -53);
+  const double per_term = m == KnnMetric::euclidean ? 2 : 1;
+  const double max32 = *std::max_element(reference.size32.begin(), reference.size32.end());
+  const double max64 = *std::max_element(reference.size64.begin(), reference.size64.end());
+  std::vector<double> bound(queries.size32.size());
+  for (size_t i = 0; i < bound.size(); ++i) {
+    double pass;
+    if (p == KnnPrecision::single) {
+      pass = per_term * (terms + 10) * u32 * (queries.size32[i] + max32);
+    } else {  // unit rows: double -> float -> half rounding, subnormal halves, tensor-core sums
+      const double u16 = std::ldexp(1.0, -11) + u32;
+      pass = 2 * u16 + u16 * u16 + 2 * std::sqrt(double(terms)) * std::ldexp(1.0, -25) + (2 * terms + 8) * u32;
+    }
+    const double exact = per_term * (terms + 4) * u64 * (queries.size64[i] + max64);
+    bound[i] = 2 * (pass + exact) * (1 + 1e-6);
+  }
+  return bound;
 }
 
 void rerank_candidates(const KnnPoints& reference, const KnnPoints& queries, bool self, int64_t first, int64_t n,

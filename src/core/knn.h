@@ -49,8 +49,10 @@ struct KnnResult {
 };
 
 // The k nearest reference points of each query point. queries == nullptr: the reference points
-// themselves, each excluding itself (then k < n). between_blocks runs on the calling thread
-// between blocks of queries (where the caller may check for an interrupt).
+// themselves, each excluding itself (then k < n). Like the GPU, it scores every pair in single
+// precision (vectorised), keeps the k + 32 best candidates per query and reranks them exactly
+// (rerank_candidates). between_blocks runs on the calling thread between blocks of queries
+// (where the caller may check for an interrupt).
 KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, int threads,
                   const std::function<void()>& between_blocks);
 
@@ -65,7 +67,17 @@ struct KnnFloatRows {
 };
 KnnFloatRows knn_float_rows(const KnnPoints& p, const double* centre, int32_t stride32, int threads);
 
-// A candidate of the GPU's single-precision pass: its score (correlation metrics: 1 - dot;
+// The precision of a candidate pass: half (tensor cores; correlation metrics only) or single.
+enum class KnnPrecision : int32_t { half, single };
+
+// Twice the bound on |candidate score - knn_distance()| (in score units) for each query against
+// any reference row, for a pass over `terms` values per row in the given precision (the
+// analysis is in cuda/knn.cu's header): a candidate whose score is more than this above the
+// k-th best score cannot be among the k nearest.
+std::vector<double> knn_score_bounds(KnnMetric m, KnnPrecision p, int32_t terms, const KnnFloatRows& queries,
+                                     const KnnFloatRows& reference);
+
+// A candidate of a single- or half-precision pass: its score (correlation metrics: 1 - dot;
 // euclidean: the squared distance; manhattan: the distance) and reference index.
 struct KnnCandidate {
   float score;

@@ -57,7 +57,7 @@ constexpr int kMaxGpuK = 4096;
 
 using KnnCand = KnnCandidate;  // ordered by score, then index
 
-enum class Precision { half, single };
+using Precision = KnnPrecision;
 
 __device__ __forceinline__ bool before(float s, int32_t j, float s2, int32_t j2) { return s < s2 || (s == s2 && j < j2); }
 
@@ -443,23 +443,6 @@ __global__ void exact_kernel(KnnMetric m, const double* queries64, const double*
   }
 }
 
-// Twice the bound on |pass score - knn_distance()| (in score units) for a query against any
-// reference row, from the magnitudes of the single-precision and of the double rows (see the top).
-double score_bound(KnnMetric m, Precision p, int32_t terms, double size32, double max_size32, double size64,
-                   double max_size64) {
-  const double u32 = std::ldexp(1.0, -24), u64 = std::ldexp(1.0, -53);
-  const double per_term = m == KnnMetric::euclidean ? 2 : 1;
-  double pass;
-  if (p == Precision::single) {
-    pass = per_term * (terms + 10) * u32 * (size32 + max_size32);
-  } else {  // unit rows: double -> float -> half rounding, subnormal halves, tensor-core sums
-    const double u16 = std::ldexp(1.0, -11) + u32;
-    pass = 2 * u16 + u16 * u16 + 2 * std::sqrt(double(terms)) * std::ldexp(1.0, -25) + (2 * terms + 8) * u32;
-  }
-  const double exact = per_term * (terms + 4) * u64 * (size64 + max_size64);
-  return 2 * (pass + exact) * (1 + 1e-6);
-}
-
 // One device's copies of the points and its working buffers.
 struct KnnDevice {
   std::unique_ptr<Stream> stream;
@@ -556,13 +539,8 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
   const KnnFloatRows refs32 = knn_float_rows(reference, centre_data, stride32, options.host_threads);
   const KnnFloatRows own32 = self ? KnnFloatRows() : knn_float_rows(q, centre_data, stride32, options.host_threads);
   const KnnFloatRows& q32 = self ? refs32 : own32;
-  const double max32 = *std::max_element(refs32.size32.begin(), refs32.size32.end());
-  const double max64 = *std::max_element(refs32.size64.begin(), refs32.size64.end());
-  std::vector<double> bound16(q.n), bound32(q.n);
-  for (int64_t i = 0; i < q.n; ++i) {
-    bound16[i] = score_bound(m, Precision::half, stride16, q32.size32[i], max32, q32.size64[i], max64);
-    bound32[i] = score_bound(m, Precision::single, stride32, q32.size32[i], max32, q32.size64[i], max64);
-  }
+  const std::vector<double> bound16 = knn_score_bounds(m, Precision::half, stride16, q32, refs32);
+  const std::vector<double> bound32 = knn_score_bounds(m, Precision::single, stride32, q32, refs32);
 
   KnnResult out;
   out.n_queries = q.n;
