@@ -1,5 +1,6 @@
 // The CPU discretization engine: features in parallel, each sorted once into distinct values
 // and prefix counts, then cut by its method (criteria in discretize_criteria.h).
+#include "exact_rounding.h"  // first: the pragma covers the inline criteria of the headers below
 #include "discretize.h"
 
 #include <algorithm>
@@ -12,13 +13,6 @@
 #include "discretize_criteria.h"
 #include "parallel.h"
 #include "plogp_table.h"
-
-// The same roundings as the GPU's: no contraction of a * b + c into an fma on this file's code.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
 
 namespace fsgpu {
 

@@ -3,6 +3,7 @@
 // queries), a heap of candidates per query, and the exact rerank that the GPU's streaming path
 // uses too (rerank_candidates). Blocked so that a block of panels stays in cache while a block
 // of queries runs over it.
+#include "exact_rounding.h"  // first: the pragma covers the inline criteria of the headers below
 #include "knn.h"
 
 #include <algorithm>
@@ -16,13 +17,6 @@
 
 #include "knn_metric.h"
 #include "parallel.h"
-
-// The same roundings as the GPU's: no contraction of a * b + c into an fma on this file's code.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
 
 namespace fsgpu {
 
@@ -176,13 +170,7 @@ KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
     throw std::invalid_argument("k must be between 1 and the number of other points");
   const KnnMetric m = reference.metric;
   const int32_t stride32 = (reference.dim + kLanes - 1) / kLanes * kLanes;
-  std::vector<double> centre;  // euclidean, manhattan: the reference mean shrinks the rounding
-  if (!is_correlation(m)) {
-    centre.assign(reference.dim, 0.0);
-    for (int64_t i = 0; i < reference.n; ++i)
-      for (int32_t t = 0; t < reference.dim; ++t) centre[t] += reference.rows[i * reference.stride + t];
-    for (double& c : centre) c /= static_cast<double>(reference.n);
-  }
+  const std::vector<double> centre = knn_centre(reference);
   const double* centre_data = centre.empty() ? nullptr : centre.data();
   const KnnFloatRows refs32 = knn_float_rows(reference, centre_data, stride32, threads);
   const KnnFloatRows own32 = self ? KnnFloatRows() : knn_float_rows(q, centre_data, stride32, threads);
@@ -243,6 +231,16 @@ KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
                       1, &exact_rows[worker]);
   });
   return out;
+}
+
+std::vector<double> knn_centre(const KnnPoints& reference) {
+  std::vector<double> centre;
+  if (is_correlation(reference.metric)) return centre;
+  centre.assign(reference.dim, 0.0);
+  for (int64_t i = 0; i < reference.n; ++i)
+    for (int32_t t = 0; t < reference.dim; ++t) centre[t] += reference.rows[i * reference.stride + t];
+  for (double& c : centre) c /= static_cast<double>(reference.n);
+  return centre;
 }
 
 KnnFloatRows knn_float_rows(const KnnPoints& p, const double* centre, int32_t stride32, int threads) {

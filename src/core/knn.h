@@ -61,6 +61,10 @@ KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
 // or null), which changes no distance and shrinks the rounding error; and per row the magnitude
 // the pass's error bound grows with (1 for the correlation metrics' unit rows; the squared or L1
 // norm for euclidean and manhattan), of the float rows (size32) and of the double rows (size64).
+// The euclidean and manhattan candidate passes' centre: the reference points' mean (empty for
+// the correlation metrics).
+std::vector<double> knn_centre(const KnnPoints& reference);
+
 struct KnnFloatRows {
   std::vector<float> rows;
   std::vector<double> size32, size64;

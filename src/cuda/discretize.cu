@@ -20,7 +20,6 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
-#include <future>
 #include <limits>
 #include <string>
 #include <vector>
@@ -28,6 +27,7 @@
 #include "core/discretize_criteria.h"
 #include "core/gpu_backend.h"
 #include "cuda_check.cuh"
+#include "device_threads.cuh"
 
 namespace fsgpu {
 
@@ -632,28 +632,7 @@ std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask& task, const GpuOpt
       }
     }
   };
-  std::vector<std::future<void>> running;
-  for (size_t d = 0; d < n_devices && int64_t(d) < n_chunks; ++d) running.push_back(std::async(std::launch::async, work, d));
-  // Wait for the devices, letting the caller check for an interrupt; on any error, let the
-  // others finish their chunk, then report the first error.
-  std::exception_ptr error;
-  for (auto& r : running) {
-    while (!error && r.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
-      try {
-        if (between_chunks) between_chunks();
-      } catch (...) {
-        error = std::current_exception();
-        cancel = true;
-      }
-    }
-    try {
-      r.get();
-    } catch (...) {
-      if (!error) error = std::current_exception();
-      cancel = true;
-    }
-  }
-  if (error) std::rethrow_exception(error);
+  run_on_devices(std::min<size_t>(n_devices, static_cast<size_t>(n_chunks)), work, between_chunks, cancel);
   if (phases)
     for (const GpuDiscretizePhases& p : device_phases) {
       phases->setup += p.setup;

@@ -32,7 +32,6 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
-#include <future>
 #include <limits>
 #include <string>
 #include <vector>
@@ -40,6 +39,7 @@
 #include "core/gpu_backend.h"
 #include "core/knn_metric.h"
 #include "cuda_check.cuh"
+#include "device_threads.cuh"
 
 namespace fsgpu {
 
@@ -528,13 +528,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
   const int32_t capacity16 = static_cast<int32_t>(std::min<int64_t>(k + kExtra16, reference.n));
 
   // Single-precision rows (centred for euclidean and manhattan) and each query's error bounds.
-  std::vector<double> centre;
-  if (!is_correlation(m)) {
-    centre.assign(reference.dim, 0.0);
-    for (int64_t i = 0; i < reference.n; ++i)
-      for (int32_t t = 0; t < reference.dim; ++t) centre[t] += reference.rows[i * reference.stride + t];
-    for (double& c : centre) c /= static_cast<double>(reference.n);
-  }
+  const std::vector<double> centre = knn_centre(reference);
   const double* centre_data = centre.empty() ? nullptr : centre.data();
   const KnnFloatRows refs32 = knn_float_rows(reference, centre_data, stride32, options.host_threads);
   const KnnFloatRows own32 = self ? KnnFloatRows() : knn_float_rows(q, centre_data, stride32, options.host_threads);
@@ -755,26 +749,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
       mark(ph.rerank);
     }
   };
-  std::vector<std::future<void>> running;
-  for (size_t d = 0; d < n_devices; ++d) running.push_back(std::async(std::launch::async, work, d));
-  std::exception_ptr error;
-  for (auto& r : running) {
-    while (!error && r.wait_for(std::chrono::milliseconds(100)) != std::future_status::ready) {
-      try {
-        if (between_blocks) between_blocks();
-      } catch (...) {
-        error = std::current_exception();
-        cancel = true;
-      }
-    }
-    try {
-      r.get();
-    } catch (...) {
-      if (!error) error = std::current_exception();
-      cancel = true;
-    }
-  }
-  if (error) std::rethrow_exception(error);
+  run_on_devices(n_devices, work, between_blocks, cancel);
   if (phases) {
     for (const GpuKnnPhases& p : device_phases) {
       phases->upload += p.upload;
