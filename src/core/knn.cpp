@@ -160,14 +160,20 @@ KnnPoints prepare_points(const double* x, int64_t n, int32_t dim, KnnMetric metr
   return p;
 }
 
-KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, int threads,
-                  const std::function<void()>& between_blocks) {
+void check_knn_arguments(const KnnPoints& reference, const KnnPoints* queries, int32_t k) {
   const bool self = queries == nullptr;
   const KnnPoints& q = self ? reference : *queries;
   if (q.metric != reference.metric || q.stride != reference.stride)
     throw std::invalid_argument("queries and reference points differ in metric or dimension");
   if (k < 1 || k > reference.n - (self ? 1 : 0))
     throw std::invalid_argument("k must be between 1 and the number of other points");
+}
+
+KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, int threads,
+                  const std::function<void()>& between_blocks) {
+  check_knn_arguments(reference, queries, k);
+  const bool self = queries == nullptr;
+  const KnnPoints& q = self ? reference : *queries;
   const KnnMetric m = reference.metric;
   const int32_t stride32 = (reference.dim + kLanes - 1) / kLanes * kLanes;
   const std::vector<double> centre = knn_centre(reference);

@@ -48,6 +48,10 @@ struct KnnResult {
   std::vector<double> distance;
 };
 
+// Throws when queries (null: the reference points themselves) and reference points do not fit
+// together or k is not between 1 and the number of other points.
+void check_knn_arguments(const KnnPoints& reference, const KnnPoints* queries, int32_t k);
+
 // The k nearest reference points of each query point. queries == nullptr: the reference points
 // themselves, each excluding itself (then k < n). Like the GPU, it scores every pair in single
 // precision (vectorised), keeps the k + 32 best candidates per query and reranks them exactly

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -141,6 +142,22 @@ class PinnedRegion {
 
  private:
   const void* data_ = nullptr;
+};
+
+// Adds the seconds since the last mark to a phase, once the stream's work is done.
+class PhaseClock {
+ public:
+  explicit PhaseClock(cudaStream_t s) : stream_(s), last_(std::chrono::steady_clock::now()) {}
+  void mark(double& phase) {
+    FSGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    const auto now = std::chrono::steady_clock::now();
+    phase += std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+  }
+
+ private:
+  cudaStream_t stream_;
+  std::chrono::steady_clock::time_point last_;
 };
 
 }  // namespace fsgpu

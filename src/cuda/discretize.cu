@@ -28,6 +28,7 @@
 #include "core/gpu_backend.h"
 #include "cuda_check.cuh"
 #include "device_threads.cuh"
+#include "segmented_sort.cuh"
 
 namespace fsgpu {
 
@@ -401,21 +402,6 @@ struct ChunkResult {
   int32_t max_cuts = 0;
 };
 
-// Adds the seconds since the last mark to a phase, once the stream's work is done.
-class PhaseClock {
- public:
-  explicit PhaseClock(cudaStream_t s) : stream_(s), last_(std::chrono::steady_clock::now()) {}
-  void mark(double& phase) {
-    FSGPU_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    const auto now = std::chrono::steady_clock::now();
-    phase += std::chrono::duration<double>(now - last_).count();
-    last_ = now;
-  }
-
- private:
-  cudaStream_t stream_;
-  std::chrono::steady_clock::time_point last_;
-};
 
 void run_chunk(const DiscretizeTask& task, DiscretizeDevice& dev, int64_t first, int32_t count,
                std::vector<double>& staging, ChunkResult& res, GpuDiscretizePhases& phases) {
@@ -436,17 +422,9 @@ void run_chunk(const DiscretizeTask& task, DiscretizeDevice& dev, int64_t first,
       dev.keys.data(), dev.classes.data(), task.labels ? dev.labels.data() : nullptr, n, total, first,
       dev.infinite.data());
   check_launch("fill_keys_kernel");
-  std::vector<int32_t> offsets(count + 1);
-  for (int32_t f = 0; f <= count; ++f) offsets[f] = f * n;
-  dev.offsets.upload(offsets.data(), offsets.size(), s);
   cub::DoubleBuffer<double> keys(dev.keys.data(), dev.keys_alt.data());
   cub::DoubleBuffer<int32_t> cls(dev.classes.data(), dev.classes_alt.data());
-  size_t temp_bytes = 0;
-  FSGPU_CUDA_CHECK(cub::DeviceSegmentedSort::SortPairs(nullptr, temp_bytes, keys, cls, total, count,
-                                                       dev.offsets.data(), dev.offsets.data() + 1, s));
-  dev.sort_temp.reserve(temp_bytes);
-  FSGPU_CUDA_CHECK(cub::DeviceSegmentedSort::SortPairs(dev.sort_temp.data(), temp_bytes, keys, cls, total, count,
-                                                       dev.offsets.data(), dev.offsets.data() + 1, s));
+  sort_segments(keys, cls, count, n, dev.offsets, dev.sort_temp, s);
   clock.mark(phases.sort);
   const size_t counters = (2 * kWarps + 1) * size_t(classes) * sizeof(int32_t);
   FSGPU_CUDA_CHECK(cudaFuncSetAttribute(distinct_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -40,6 +40,7 @@
 #include "core/knn_metric.h"
 #include "cuda_check.cuh"
 #include "device_threads.cuh"
+#include "segmented_sort.cuh"
 
 namespace fsgpu {
 
@@ -473,17 +474,9 @@ void exact_on_device(KnnDevice& dev, cudaStream_t s, KnnMetric m, const double* 
         m, queries64, dev.refs64.data(), query_norms, ref_norms, stride, n_refs, dev.ids.data(),
         dev.exact_distance.data(), dev.exact_index.data());
     check_launch("exact_kernel");
-    std::vector<int32_t> offsets(ne + 1);
-    for (int32_t r = 0; r <= ne; ++r) offsets[r] = static_cast<int32_t>(int64_t(r) * n_refs);
-    dev.offsets.upload(offsets.data(), offsets.size(), s);
     cub::DoubleBuffer<double> keys(dev.exact_distance.data(), dev.exact_distance_alt.data());
     cub::DoubleBuffer<int32_t> values(dev.exact_index.data(), dev.exact_index_alt.data());
-    size_t temp = 0;
-    FSGPU_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(nullptr, temp, keys, values, total, ne,
-                                                               dev.offsets.data(), dev.offsets.data() + 1, s));
-    dev.sort_temp.reserve(temp);
-    FSGPU_CUDA_CHECK(cub::DeviceSegmentedSort::StableSortPairs(dev.sort_temp.data(), temp, keys, values, total, ne,
-                                                               dev.offsets.data(), dev.offsets.data() + 1, s));
+    sort_segments(keys, values, ne, n_refs, dev.offsets, dev.sort_temp, s);
     const int32_t take = static_cast<int32_t>(std::min<int64_t>(k + 1, n_refs));
     std::vector<double> dist(size_t(ne) * take);
     std::vector<int32_t> idx(dist.size());
@@ -511,12 +504,9 @@ void exact_on_device(KnnDevice& dev, cudaStream_t s, KnnMetric m, const double* 
 KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, const GpuOptions& options,
                   const std::function<void()>& between_blocks, GpuKnnPhases* phases) {
   if (options.devices.empty()) throw std::runtime_error("no GPU device given");
+  check_knn_arguments(reference, queries, k);
   const bool self = queries == nullptr;
   const KnnPoints& q = self ? reference : *queries;
-  if (q.metric != reference.metric || q.stride != reference.stride)
-    throw std::invalid_argument("queries and reference points differ in metric or dimension");
-  if (k < 1 || k > reference.n - (self ? 1 : 0))
-    throw std::invalid_argument("k must be between 1 and the number of other points");
   if (k > kMaxGpuK)
     throw std::runtime_error("the GPU search takes k up to " + std::to_string(kMaxGpuK) + ", not " + std::to_string(k) +
                              "; use backend = \"cpu\"");
@@ -555,13 +545,8 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
     dev.stream = std::make_unique<Stream>();
     cudaStream_t s = dev.stream->get();
     GpuKnnPhases& ph = device_phases[d];
-    auto clock = std::chrono::steady_clock::now();
-    auto mark = [&](double& phase) {
-      FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));
-      const auto now = std::chrono::steady_clock::now();
-      phase += std::chrono::duration<double>(now - clock).count();
-      clock = now;
-    };
+    PhaseClock clock(s);
+    auto mark = [&](double& phase) { clock.mark(phase); };
     int multiprocessors = 0, major = 0;
     FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
     FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
