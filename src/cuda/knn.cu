@@ -243,6 +243,7 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(CandidateArgs a) {
   }
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800  // used only by the tensor-core pass
 __device__ __forceinline__ void cp_async16(void* shared, const void* global, bool valid) {
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(shared));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(global), "r"(valid ? 16 : 0));
@@ -254,6 +255,7 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* shared
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(s));
 }
+#endif
 
 // Half precision on tensor cores (correlation metrics; sm_80 and later): 8 warps as 2 x 4, each
 // scoring 64 rows x 32 columns of the tile with mma.sync m16n8k16 (half inputs, float sums);
