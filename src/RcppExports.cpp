@@ -58,6 +58,63 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_find_interactions
+Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_samples, double n_real_d, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source, double contrast_seed, int dimensions, int divisions, int discretizations, double range, double seed, double pseudo_count, int n_levels, bool missing_level, bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit);
+RcppExport SEXP _fsgpu_fsgpu_find_interactions(SEXP xSEXP, SEXP kindSEXP, SEXP n_samplesSEXP, SEXP n_real_dSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP contrast_sourceSEXP, SEXP contrast_seedSEXP, SEXP dimensionsSEXP, SEXP divisionsSEXP, SEXP discretizationsSEXP, SEXP rangeSEXP, SEXP seedSEXP, SEXP pseudo_countSEXP, SEXP n_levelsSEXP, SEXP missing_levelSEXP, SEXP with_tuplesSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< std::string >::type kind(kindSEXP);
+    Rcpp::traits::input_parameter< int >::type n_samples(n_samplesSEXP);
+    Rcpp::traits::input_parameter< double >::type n_real_d(n_real_dSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type n_classes(n_classesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type contrast_source(contrast_sourceSEXP);
+    Rcpp::traits::input_parameter< double >::type contrast_seed(contrast_seedSEXP);
+    Rcpp::traits::input_parameter< int >::type dimensions(dimensionsSEXP);
+    Rcpp::traits::input_parameter< int >::type divisions(divisionsSEXP);
+    Rcpp::traits::input_parameter< int >::type discretizations(discretizationsSEXP);
+    Rcpp::traits::input_parameter< double >::type range(rangeSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< double >::type pseudo_count(pseudo_countSEXP);
+    Rcpp::traits::input_parameter< int >::type n_levels(n_levelsSEXP);
+    Rcpp::traits::input_parameter< bool >::type missing_level(missing_levelSEXP);
+    Rcpp::traits::input_parameter< bool >::type with_tuples(with_tuplesSEXP);
+    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
+    Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_find_interactions(x, kind, n_samples, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_check_bed
+void fsgpu_check_bed(Rcpp::RawVector head, double size, double n_samples, double n_snps);
+RcppExport SEXP _fsgpu_fsgpu_check_bed(SEXP headSEXP, SEXP sizeSEXP, SEXP n_samplesSEXP, SEXP n_snpsSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::RawVector >::type head(headSEXP);
+    Rcpp::traits::input_parameter< double >::type size(sizeSEXP);
+    Rcpp::traits::input_parameter< double >::type n_samples(n_samplesSEXP);
+    Rcpp::traits::input_parameter< double >::type n_snps(n_snpsSEXP);
+    fsgpu_check_bed(head, size, n_samples, n_snps);
+    return R_NilValue;
+END_RCPP
+}
+// fsgpu_decode_bed
+Rcpp::IntegerMatrix fsgpu_decode_bed(Rcpp::RawVector bytes, int n_samples, Rcpp::IntegerVector snps);
+RcppExport SEXP _fsgpu_fsgpu_decode_bed(SEXP bytesSEXP, SEXP n_samplesSEXP, SEXP snpsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::RawVector >::type bytes(bytesSEXP);
+    Rcpp::traits::input_parameter< int >::type n_samples(n_samplesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type snps(snpsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_decode_bed(bytes, n_samples, snps));
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_knn
 Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> query, int k, std::string metric, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit);
 RcppExport SEXP _fsgpu_fsgpu_knn(SEXP xSEXP, SEXP querySEXP, SEXP kSEXP, SEXP metricSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP) {
@@ -214,6 +271,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_backend_info_raw", (DL_FUNC) &_fsgpu_fsgpu_backend_info_raw, 0},
     {"_fsgpu_fsgpu_discretize", (DL_FUNC) &_fsgpu_fsgpu_discretize, 10},
     {"_fsgpu_fsgpu_discretize_codes", (DL_FUNC) &_fsgpu_fsgpu_discretize_codes, 8},
+    {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 21},
+    {"_fsgpu_fsgpu_check_bed", (DL_FUNC) &_fsgpu_fsgpu_check_bed, 4},
+    {"_fsgpu_fsgpu_decode_bed", (DL_FUNC) &_fsgpu_fsgpu_decode_bed, 3},
     {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 8},
     {"_fsgpu_fsgpu_snn_edges", (DL_FUNC) &_fsgpu_fsgpu_snn_edges, 3},
     {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 14},

@@ -12,6 +12,7 @@
 #include "discretize.h"
 #include "knn.h"
 #include "engine.h"
+#include "interactions.h"
 #include "pairs.h"
 
 namespace fsgpu {
@@ -90,5 +91,16 @@ struct GpuKnnPhases {
 // across devices; reference points that do not fit a device's memory are streamed in blocks.
 KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, const GpuOptions& options,
                   const std::function<void()>& between_blocks, GpuKnnPhases* phases = nullptr);
+
+// Why gpu_interactions cannot run `task`, or "" when it can: the GPU counts 2- and 3-tuples of
+// variables with 2 to 4 levels and no missing values (the CPU takes the rest), on devices with
+// room for the bitmaps.
+std::string gpu_interactions_problem(const InteractionBits& bits, const InteractionTask& task,
+                                     const GpuOptions& options);
+
+// The interaction search of interactions.h on the devices (they split the first variables), with
+// the CPU engine's results bit for bit; between_batches runs on the calling thread.
+InteractionBest gpu_interactions(const InteractionBits& bits, const GainTables& tables, const InteractionTask& task,
+                                 const GpuOptions& options, const std::function<void()>& between_batches);
 
 }  // namespace fsgpu

@@ -36,4 +36,13 @@ KnnResult gpu_knn(const KnnPoints&, const KnnPoints*, int32_t, const GpuOptions&
   throw std::runtime_error(gpu_status().problem);
 }
 
+std::string gpu_interactions_problem(const InteractionBits&, const InteractionTask&, const GpuOptions&) {
+  return gpu_status().problem;
+}
+
+InteractionBest gpu_interactions(const InteractionBits&, const GainTables&, const InteractionTask&, const GpuOptions&,
+                                 const std::function<void()>&) {
+  throw std::runtime_error(gpu_status().problem);
+}
+
 }  // namespace fsgpu

@@ -22,3 +22,7 @@ void discretize_tests(const fsgpu::GpuStatus& gpu);
 
 // kNN: the CPU against brute force, the GPU against the CPU (test_knn.cpp).
 void knn_tests(const fsgpu::GpuStatus& gpu);
+
+// Interaction search: MDFS draws, the CPU against direct gains, the GPU against the CPU
+// (test_interactions.cpp).
+void interaction_tests(const fsgpu::GpuStatus& gpu);

@@ -374,6 +374,7 @@ int main() {
   }
   discretize_tests(gpu);
   knn_tests(gpu);
+  interaction_tests(gpu);
   std::printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;
 }

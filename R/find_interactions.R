@@ -1,0 +1,351 @@
+# Exhaustive interaction (epistasis) search with MDFS's statistic, and its p-values.
+
+#' Exhaustive search for variables that act together (MDFS)
+#'
+#' For every variable, the largest information gain it brings about the class within any
+#' \eqn{k}-tuple of variables (\eqn{k} = `dimensions`, 1 to 5), over every tuple containing it
+#' and over several random discretizations: the statistic of MDFS (Mnich and Rudnicki 2020;
+#' Piliszek et al. 2019). A variable that matters only together with others (epistasis, XOR-like
+#' effects) scores high in 2 or 3 dimensions though it tells nothing alone. p-values correct
+#' for the maximum over tuples with contrast variables, as MDFS does.
+#'
+#' @section The statistic: Each variable is cut into `divisions + 1` levels at randomly
+#'   jittered quantiles (`range` = 0 gives equal frequency); integer-coded input (genotypes
+#'   0/1/2, or any codes with `levels`) keeps its own levels. For a tuple, objects are counted
+#'   per voxel and class, a pseudo-count \eqn{p_c = \xi N_c / N_{min}} (\eqn{\xi} =
+#'   `pseudo_count`) is added to every cell, and the gain of variable \eqn{v} is
+#'   \eqn{IG_v = N [H(Y | tuple \setminus v) - H(Y | tuple)]} in bits (conditional entropies
+#'   weighted by the pseudo-counted totals, exactly as MDFS). The thresholds are drawn as MDFS
+#'   draws them (the same `seed` gives the same levels); the gains are computed in double
+#'   precision (MDFS uses single precision, so values agree to about 6 digits).
+#'
+#' @section p-values: \eqn{2 \ln 2 \cdot IG} is asymptotically \eqn{\chi^2} with
+#'   \eqn{df = (C-1) d (d+1)^{k-1}} degrees of freedom (\eqn{d} = divisions, or levels - 1 for
+#'   integer codes; \eqn{C} classes: MDFS itself takes two, and the statistic and this count
+#'   generalise). The maximum over many tuples is not \eqn{\chi^2}: as MDFS 1.5, the
+#'   distribution of the maximum is fitted on contrast variables (permuted copies of randomly
+#'   chosen variables, scored in tuples with \eqn{k-1} real variables), \eqn{p = 1 -
+#'   F_{\chi^2}(x)^{1/\alpha}}. In one dimension with one discretization the plain
+#'   \eqn{\chi^2} p-value is exact and is used. Without contrast variables the fit uses all
+#'   variables (valid only when few are relevant).
+#'
+#' @section Missing values: `missing = "exclude"` (default) leaves an object out of the tuples
+#'   of the variables it lacks (counts and \eqn{N} per tuple); `missing = "level"` makes a
+#'   missing value a level of its own (integer codes only). The GPU takes data without missing
+#'   values; with them the search runs on the CPU.
+#'
+#' @section Engines: The CPU engine is bit-sliced (AND and popcount over 64 objects at a time)
+#'   and multithreaded; the GPU engine (2- and 3-way, up to 4 levels and 4 classes) keeps the
+#'   counters in registers, computes the gains on the device and splits the work across
+#'   `devices`. Both give bitwise-identical gains and tuples; 4- and 5-way searches run on the
+#'   CPU.
+#'
+#' @inheritParams select_features
+#' @param x Objects in rows, variables in columns: a numeric matrix or data frame (discretized
+#'   at random quantiles), an integer matrix of codes (genotypes 0/1/2), the result of
+#'   [read_plink()], or a `SummarizedExperiment` (variables are the rows of `assay`).
+#' @param y The class, one per object (two or more classes).
+#' @param dimensions The size \eqn{k} of the tuples, 1 to 5.
+#' @param divisions Thresholds per variable (levels = divisions + 1), 1 to 15; ignored for
+#'   integer codes.
+#' @param discretizations How many random discretizations to take the maximum over.
+#' @param range Jitter of the quantile thresholds, 0 to 1; default as MDFS 1.5:
+#'   \eqn{\xi = (3/N)^{1/k}}, range = \eqn{(1 - \xi (d+1)) / (1 - \xi (1-d))} clipped to [0, 1].
+#' @param pseudo_count \eqn{\xi} of the pseudo-counts.
+#' @param seed The discretizations' seed (an integer below \eqn{2^{31}}); by default drawn from
+#'   R's generator, so `set.seed()` makes runs repeatable.
+#' @param levels For integer codes: the number of levels (codes are 0 to levels - 1); default
+#'   the largest code plus one. Giving it for a numeric matrix of whole numbers treats it as codes.
+#' @param contrast Whether to add contrast variables for the p-values.
+#' @param n_contrast How many; default as MDFS, `max(ncol(x), 30)`.
+#' @param p_adjust A method of [stats::p.adjust()] for the adjusted p-values.
+#' @param level Variables with adjusted p-value below it are `relevant`.
+#' @param missing `"exclude"` or `"level"` (see Missing values).
+#' @param return_tuples Return, for every variable, the tuple where its gain is largest (ties:
+#'   the lexicographically first tuple, then the first discretization).
+#' @param top Return the tuples of the `top` variables with the largest gains.
+#' @return An object of class `fsgpu_interactions`: `scores`, a data frame with a row per
+#'   variable (`variable`, `index`, `gain` in bits, `p_value`, `p_adjusted`, `relevant`, and
+#'   with tuples `tuple` (names joined by `" x "`), `tuple_1`..`tuple_k` (indices) and
+#'   `discretization`); `tuples`, the rows of `scores` for `top` (or all, with
+#'   `return_tuples`) sorted by gain; `relevant`, the relevant variables' names; `contrast_gain`;
+#'   `df`, `alpha` (the fitted exponent), `params`, `backend`, `why_cpu` and `timings`.
+#' @references Mnich and Rudnicki (2020), All-relevant feature selection using
+#'   multidimensional filters with exhaustive search, Information Sciences 524. Piliszek,
+#'   Mnich, Migacz, Tabaszewski, Sulkowski, Polewko-Klim and Rudnicki (2019), MDFS:
+#'   MultiDimensional Feature Selection in R, The R Journal 11(1).
+#' @examples
+#' set.seed(1)
+#' x <- matrix(sample(0:2, 400 * 30, replace = TRUE), 400, 30,
+#'             dimnames = list(NULL, paste0("snp", 1:30)))
+#' y <- factor((x[, 4] > 0) != (x[, 9] > 0))  # an interaction of snp4 and snp9
+#' res <- find_interactions(x, y, dimensions = 2, top = 3, backend = "cpu", threads = 1)
+#' res
+#' res$tuples
+#' @export
+find_interactions <- function(x, ...) UseMethod("find_interactions")
+
+#' @rdname find_interactions
+#' @export
+find_interactions.default <- function(x, y, dimensions = 2, divisions = 1, discretizations = 1, range = NULL,
+                                      pseudo_count = 0.25, seed = NULL, levels = NULL, contrast = TRUE,
+                                      n_contrast = NULL, p_adjust = "holm", level = 0.05,
+                                      missing = c("exclude", "level"), return_tuples = FALSE, top = NULL,
+                                      backend = NULL, threads = NULL, devices = NULL, ...) {
+  check_dots_empty(...)
+  run_interactions(interaction_input(x, levels), y, mget(setdiff(names(formals()), c("x", "y", "levels", "..."))))
+}
+
+#' @rdname find_interactions
+#' @param class For a `SummarizedExperiment`: the `colData` column holding the class.
+#' @param assay For a `SummarizedExperiment`: the assay (name or index).
+#' @export
+find_interactions.SummarizedExperiment <- function(x, class, dimensions = 2, divisions = 1, discretizations = 1,
+                                                   range = NULL, pseudo_count = 0.25, seed = NULL, levels = NULL,
+                                                   contrast = TRUE, n_contrast = NULL, p_adjust = "holm",
+                                                   level = 0.05, missing = c("exclude", "level"),
+                                                   return_tuples = FALSE, top = NULL, assay = 1L, backend = NULL,
+                                                   threads = NULL, devices = NULL, ...) {
+  check_dots_empty(...)
+  if (!methods::is(x, "SummarizedExperiment")) stop("x must be a SummarizedExperiment", call. = FALSE)
+  columns <- colnames(SummarizedExperiment::colData(x))
+  if (!is.character(class) || length(class) != 1L || !class %in% columns)
+    stop("class must name one colData column of x; available: ", quote_list(columns), call. = FALSE)
+  check_assay(x, assay)
+  values <- t(as.matrix(SummarizedExperiment::assay(x, assay, withDimnames = TRUE)))
+  y <- SummarizedExperiment::colData(x)[[class]]
+  args <- mget(setdiff(names(formals()), c("x", "class", "levels", "assay", "...")))
+  run_interactions(interaction_input(values, levels), y, args)
+}
+
+#' @rdname find_interactions
+#' @export
+find_interactions.fsgpu_genotypes <- function(x, y, dimensions = 2, contrast = TRUE, n_contrast = NULL,
+                                              p_adjust = "holm", level = 0.05, missing = c("exclude", "level"),
+                                              return_tuples = FALSE, top = NULL, pseudo_count = 0.25,
+                                              backend = NULL, threads = NULL, devices = NULL, ...) {
+  check_dots_empty(...)
+  input <- list(kind = "bed", x = x$bytes, n_samples = x$n_samples, n_vars = x$n_snps,
+                names = x$snp_names, sample_names = x$sample_names, levels = 3L, any_missing = NA)
+  args <- c(mget(setdiff(names(formals()), c("x", "y", "..."))),
+            list(divisions = 1, discretizations = 1, range = 0, seed = 0))
+  run_interactions(input, y, args)
+}
+
+# The engine's view of x: kind "numeric" (double matrix, discretized) or "codes" (integer matrix).
+interaction_input <- function(x, levels) {
+  if (is.data.frame(x)) {
+    bad <- !vapply(x, function(col) is.numeric(col) || is.logical(col), logical(1))
+    if (any(bad)) stop("x has non-numeric columns: ", quote_list(names(x)[bad]), call. = FALSE)
+    x <- as.matrix(x)
+  }
+  if (methods::is(x, "Matrix")) x <- as.matrix(x)
+  if (!is.matrix(x) || !(is.numeric(x) || is.logical(x)))
+    stop("x must be a numeric matrix or data frame, an integer matrix of codes, or read_plink() output",
+         call. = FALSE)
+  if (ncol(x) < 1 || nrow(x) < 2) stop("x needs at least two objects and one variable", call. = FALSE)
+  names <- if (is.null(colnames(x))) paste0("V", seq_len(ncol(x))) else colnames(x)
+  codes <- is.integer(x) || is.logical(x) || !is.null(levels)
+  if (codes) {
+    if (is.double(x)) {
+      finite <- x[!is.na(x)]
+      if (any(finite != round(finite))) stop("levels is for whole-number codes; x has fractions", call. = FALSE)
+    }
+    storage.mode(x) <- "integer"
+    present <- x[!is.na(x)]
+    if (length(present) && min(present) < 0) stop("codes must be 0 or more", call. = FALSE)
+    top_code <- if (length(present)) max(present) else 0L
+    if (is.null(levels)) levels <- max(2L, top_code + 1L)
+    levels <- check_count(levels, "levels", max = 16)
+    if (top_code >= levels) stop(sprintf("x has the code %d, but levels = %d", top_code, levels), call. = FALSE)
+  } else if (any(is.infinite(x))) {
+    stop("x has infinite values", call. = FALSE)
+  }
+  list(kind = if (codes) "codes" else "numeric", x = if (codes) x else `storage.mode<-`(x, "double"),
+       n_samples = nrow(x), n_vars = ncol(x), names = names, sample_names = rownames(x),
+       levels = if (codes) as.integer(levels) else NA_integer_, any_missing = anyNA(x))
+}
+
+run_interactions <- function(input, y, a) {
+  k <- check_count(a$dimensions, "dimensions", max = 5)
+  missing <- match.arg(a$missing, c("exclude", "level"))
+  numeric_input <- input$kind == "numeric"
+  divisions <- if (numeric_input) check_count(a$divisions, "divisions", max = 15) else input$levels - 1L
+  discretizations <- if (numeric_input) check_count(a$discretizations, "discretizations") else 1L
+  if (!numeric_input && !identical(as.numeric(a$discretizations), 1))
+    stop("integer codes keep their own levels: discretizations must be 1", call. = FALSE)
+  if (missing == "level" && numeric_input)
+    stop("missing = \"level\" is for integer codes; numeric data exclude missing values", call. = FALSE)
+  n_levels <- divisions + 1L + (missing == "level" && !isFALSE(input$any_missing))
+  if (!is.numeric(a$pseudo_count) || length(a$pseudo_count) != 1 || !(a$pseudo_count > 0))
+    stop("pseudo_count must be a positive number", call. = FALSE)
+  range <- a$range
+  if (is.null(range)) range <- mdfs_default_range(input$n_samples, k, divisions)
+  if (!is.numeric(range) || length(range) != 1 || is.na(range) || range < 0 || range > 1)
+    stop("range must be a number between 0 and 1", call. = FALSE)
+  if (numeric_input && range == 0 && discretizations > 1)
+    stop("range = 0 makes every discretization the same: use discretizations = 1", call. = FALSE)
+  seed <- a$seed
+  if (is.null(seed)) seed <- round(stats::runif(1, 0, 2^31 - 1))
+  if (!is.numeric(seed) || length(seed) != 1 || is.na(seed) || seed < 0 || seed >= 2^31 || seed != round(seed))
+    stop("seed must be a whole number from 0 to 2^31 - 1", call. = FALSE)
+  if (input$n_vars < k) stop(sprintf("x has %d variables, fewer than dimensions = %d", input$n_vars, k), call. = FALSE)
+  classes <- encode_classes(y, input$n_samples, input$sample_names, "y")
+  if (length(classes$classes) < 2) stop("y needs at least two classes", call. = FALSE)
+  if (!is.character(a$p_adjust) || length(a$p_adjust) != 1 || !a$p_adjust %in% stats::p.adjust.methods)
+    stop("p_adjust must be one of ", quote_list(stats::p.adjust.methods, max = 10), call. = FALSE)
+  n_contrast <- 0L
+  source <- integer(0)
+  if (isTRUE(a$contrast)) {
+    n_contrast <- if (is.null(a$n_contrast)) max(input$n_vars, 30L) else check_count(a$n_contrast, "n_contrast")
+    if (n_contrast < 4) stop("n_contrast must be at least 4: the fit needs them", call. = FALSE)
+    source <- sample.int(input$n_vars, n_contrast, replace = n_contrast > input$n_vars)
+  } else if (!isFALSE(a$contrast)) {
+    stop("contrast must be TRUE or FALSE", call. = FALSE)
+  }
+  contrast_seed <- floor(stats::runif(1, 0, 2^32))
+  with_tuples <- isTRUE(a$return_tuples) || !is.null(a$top)
+  if (with_tuples && k == 1) stop("tuples are for dimensions of 2 or more", call. = FALSE)
+  top <- if (is.null(a$top)) NULL else check_count(a$top, "top")
+  words <- ceiling(input$n_samples / 64)
+  work <- (choose(input$n_vars, k) + n_contrast * choose(input$n_vars, k - 1)) * words * discretizations
+  backend <- resolve_backend(a$backend, work)
+  threads <- fsgpu_threads(a$threads)
+  devices <- if (backend == "gpu") resolve_devices(a$devices) else integer(0)
+  if (backend != "cpu" && length(devices) == 0) backend <- "cpu"
+  engine <- if (is.null(a$backend) || identical(a$backend, "auto")) if (backend == "gpu") "auto" else "cpu" else backend
+  elapsed <- system.time(
+    res <- fsgpu_find_interactions(input$x, input$kind, input$n_samples, input$n_vars, classes$y,
+                                   length(classes$classes), source, contrast_seed, k, divisions, discretizations,
+                                   range, seed, a$pseudo_count, n_levels, missing == "level", with_tuples,
+                                   engine, threads, devices, getOption("fsgpu.gpu_memory_limit", 0)),
+    gcFirst = FALSE
+  )[["elapsed"]]
+  real <- seq_len(input$n_vars)
+  df <- (length(classes$classes) - 1) * (n_levels - 1) * n_levels^(k - 1)
+  mask <- c(rep(FALSE, input$n_vars), rep(TRUE, n_contrast))
+  fit <- mdfs_p_values(res$gain, df, k, discretizations, divisions, if (n_contrast) mask else NULL)
+  p <- fit$p[real]
+  adjusted <- stats::p.adjust(p, a$p_adjust)
+  scores <- data.frame(variable = input$names, index = real, gain = res$gain[real], p_value = p,
+                       p_adjusted = adjusted, relevant = adjusted < a$level, stringsAsFactors = FALSE)
+  if (with_tuples) {
+    tuples <- t(res$tuples)[real, , drop = FALSE]
+    scores$tuple <- apply(tuples, 1, function(t) paste(input$names[t], collapse = " x "))
+    for (i in seq_len(k)) scores[[paste0("tuple_", i)]] <- tuples[, i]
+    scores$discretization <- res$discretization[real]
+  }
+  ranked <- scores[order(-scores$gain, scores$index), , drop = FALSE]
+  rownames(ranked) <- NULL
+  structure(list(
+    scores = scores,
+    tuples = if (with_tuples) utils::head(ranked, if (is.null(top)) nrow(ranked) else top),
+    relevant = scores$variable[scores$relevant],
+    contrast_gain = res$gain[-real],
+    df = df, alpha = fit$alpha,
+    params = list(dimensions = k, divisions = divisions, discretizations = discretizations, range = range,
+                  seed = seed, pseudo_count = a$pseudo_count, levels = n_levels, missing = missing,
+                  n_contrast = n_contrast, p_adjust = a$p_adjust, level = a$level,
+                  n_objects = input$n_samples, classes = classes$classes, kind = input$kind),
+    backend = res$backend, why_cpu = res$why_cpu, elapsed = elapsed, timings = res$timings
+  ), class = "fsgpu_interactions")
+}
+
+# MDFS 1.5's default jitter of the thresholds (GetRange with k = 3).
+mdfs_default_range <- function(n, dimensions, divisions) {
+  xi <- (3 / n)^(1 / dimensions)
+  min(1, max(0, (1 - xi * (1 + divisions)) / (1 - xi * (1 - divisions))))
+}
+
+# p-values of the best gains as MDFS 1.5's ComputePValue: the chi-squared tail of 2 ln2 IG, and
+# for the maximum over tuples p = 1 - F^(1/alpha) ("exp") or F/alpha ("lin"), alpha fitted by
+# weighted least squares on the contrast variables' tails (all variables without a mask),
+# ignoring the n0 - 1 smallest, n0 chosen by a refining grid search.
+mdfs_p_values <- function(gain, df, dimensions, discretizations, divisions, mask = NULL, search_points = 8) {
+  stat <- pmax(2 * log(2) * gain, 1e-8)
+  tail <- stats::pchisq(stat, df, lower.tail = FALSE)
+  log_cdf <- stats::pchisq(stat, df, log.p = TRUE)
+  mode <- if (dimensions > 1) "exp" else if (discretizations == 1) "raw" else
+    if (divisions * discretizations < 12) "lin" else "exp"
+  if (mode == "raw") return(list(p = tail, alpha = 1))
+  in_fit <- if (is.null(mask)) rep(TRUE, length(gain)) else mask
+  if (sum(in_fit) < 4) return(list(p = tail, alpha = 1))
+  v <- tail[in_fit][order(stat[in_fit])]
+  n <- length(v)
+  k <- seq_len(n)
+  if (mode == "exp") {
+    l_all <- log(k)
+    w <- k / (n - k + 1)
+  } else {
+    l_all <- k
+    w <- 1 / k / (n - k + 1)
+  }
+  sums <- list(w = cumsum(w), v = cumsum(v), wv = cumsum(w * v), wv2 = cumsum(w * v^2), wl = cumsum(w * l_all),
+               wl2 = cumsum(w * l_all^2), wlv = cumsum(w * l_all * v))
+  rest <- rev(cumsum(rev(w * v^2)))
+  fit_from <- function(n0) {
+    npt <- n - n0 + 1
+    s <- lapply(sums, function(x) x[n0:n] - c(0, x)[n0])
+    l <- l_all[seq_len(npt)]
+    if (mode == "exp") {
+      alpha <- s$v / seq_len(npt)
+      dev <- s$wv2 + 2 * alpha * s$wlv - 2 * alpha * l * s$wv + alpha^2 * s$wl2 - 2 * alpha^2 * l * s$wl +
+        (alpha * l)^2 * s$w
+    } else {
+      alpha <- (s$wv - s$wlv / l) / (s$w - 2 * s$wl / l + s$wl2 / l^2)
+      dev <- s$wv2 - 2 * alpha * s$wv + 2 * alpha * s$wlv / l + alpha^2 * s$w - 2 * alpha^2 * s$wl / l +
+        alpha^2 * s$wl2 / l^2
+    }
+    shifted <- (c(0, dev) + c(rest[n0:n], 0))[seq_len(npt)] / s$w[npt]
+    list(dev = shifted, alpha = alpha)
+  }
+  min_irrelevant <- min(n %/% 3, 30)
+  max_ignored <- min(n - min_irrelevant, n %/% 3)
+  choose_end <- function(dev) if (!is.null(mask)) length(dev) else
+    min_irrelevant - 1 + which.min(dev[min_irrelevant:length(dev)])
+  best <- list(dev = Inf, alpha = NA_real_)
+  consider <- function(n0) {
+    f <- fit_from(n0)
+    end <- choose_end(f$dev)
+    if (f$dev[end] < best$dev) best <<- list(dev = f$dev[end], alpha = f$alpha[end], n0 = n0)
+  }
+  if (max_ignored <= 1) {
+    consider(1)
+  } else {
+    lo <- 1
+    hi <- max_ignored
+    step <- Inf
+    while (step > 1) {
+      step <- max(1, round((hi - lo) / search_points))
+      for (n0 in seq(lo, hi - 1, by = step)) consider(n0)
+      lo <- max(1, best$n0 - step)
+      hi <- min(max_ignored, best$n0 + step)
+    }
+  }
+  alpha <- best$alpha
+  p <- if (mode == "exp") -expm1(log_cdf / alpha) else tail / alpha
+  list(p = pmin(1, p), alpha = alpha)
+}
+
+#' @exportS3Method print fsgpu_interactions
+print.fsgpu_interactions <- function(x, n = 10, ...) {
+  p <- x$params
+  cat(sprintf("Interaction search (MDFS): %d-way, %s variables, %s objects, %d classes, %s; %s, %.3g s\n",
+              p$dimensions, format(nrow(x$scores), big.mark = ","), format(p$n_objects, big.mark = ","),
+              length(p$classes),
+              if (p$kind == "numeric") sprintf("%d levels x %d discretization%s", p$levels, p$discretizations,
+                                               if (p$discretizations == 1) "" else "s")
+              else sprintf("%d levels (codes)", p$levels),
+              x$backend, x$elapsed))
+  if (nzchar(x$why_cpu)) cat(sprintf("(CPU because %s)\n", x$why_cpu))
+  cat(sprintf("%d relevant at %s < %g (%s contrast variables)\n", length(x$relevant),
+              if (p$p_adjust == "none") "p" else paste0(p$p_adjust, "-adjusted p"), p$level,
+              format(p$n_contrast, big.mark = ",")))
+  shown <- if (!is.null(x$tuples)) x$tuples else x$scores[order(-x$scores$gain, x$scores$index), ]
+  shown <- utils::head(shown[, intersect(c("variable", "gain", "p_value", "p_adjusted", "tuple"), names(shown))], n)
+  print(shown, row.names = FALSE, digits = 4)
+  invisible(x)
+}
+
+#' @export
+as.data.frame.fsgpu_interactions <- function(x, ...) x$scores

@@ -1,0 +1,371 @@
+#include "exact_rounding.h"  // first: the gains must round as the GPU's do
+
+#include "interactions.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+
+#include "interaction_gain.h"
+#include "parallel.h"
+
+namespace fsgpu {
+
+InteractionBits build_interaction_bits(const ClassLayout& layout, int64_t n_vars, int32_t n_levels,
+                                       const VariableCodes& codes_of, int threads) {
+  if (n_levels < 2 || n_levels > kMaxInteractionLevels)
+    throw std::invalid_argument("variables must have between 2 and " + std::to_string(kMaxInteractionLevels) +
+                                " levels");
+  InteractionBits b;
+  b.n_objects = layout.n_samples;
+  b.n_classes = layout.n_classes;
+  b.n_levels = n_levels;
+  b.n_vars = n_vars;
+  b.class_word.assign(1, 0);
+  for (int32_t c = 0; c < layout.n_classes; ++c) {
+    const int32_t size = layout.class_start[c + 1] - layout.class_start[c];
+    b.class_size.push_back(size);
+    b.class_word.push_back(b.class_word.back() + (size + 63) / 64);
+  }
+  b.words = b.class_word.back();
+  const int32_t counted = n_levels - 1;
+  b.bits.assign(size_t(n_vars) * counted * b.words, 0);
+  b.has_missing.assign(size_t(n_vars), 0);
+  b.level_count.assign(size_t(n_vars) * n_levels * b.n_classes, 0);
+  // Where each sample's bit lives: its class's words, at its place within the class.
+  std::vector<int32_t> word_of(layout.n_samples), bit_of(layout.n_samples);
+  for (int32_t s = 0; s < layout.n_samples; ++s) {
+    const int32_t pos = layout.position[s], c = layout.class_of[pos];
+    const int32_t within = pos - layout.class_start[c];
+    word_of[s] = b.class_word[c] + within / 64;
+    bit_of[s] = within % 64;
+  }
+  std::vector<std::vector<uint64_t>> valid_of(static_cast<size_t>(n_vars));  // only for variables with missing values
+  parallel_for(n_vars, threads, 64, [&](int64_t begin, int64_t end, int) {
+    std::vector<int8_t> codes(layout.n_samples);
+    for (int64_t v = begin; v < end; ++v) {
+      codes_of(v, codes.data());
+      uint64_t* bits = b.bits.data() + size_t(v) * counted * b.words;
+      int32_t* count = b.level_count.data() + size_t(v) * n_levels * b.n_classes;
+      for (int32_t s = 0; s < layout.n_samples; ++s) {
+        const int code = codes[s];
+        if (code < -1 || code >= n_levels)
+          throw std::invalid_argument("variable " + std::to_string(v + 1) + " has a code outside 0.." +
+                                      std::to_string(n_levels - 1));
+        if (code < 0) {
+          b.has_missing[v] = 1;
+          continue;
+        }
+        ++count[code * b.n_classes + layout.class_of[layout.position[s]]];
+        if (code < counted) bits[size_t(code) * b.words + word_of[s]] |= uint64_t(1) << bit_of[s];
+      }
+      if (b.has_missing[v]) {
+        std::vector<uint64_t>& valid = valid_of[v];
+        valid.assign(b.words, 0);
+        for (int32_t s = 0; s < layout.n_samples; ++s)
+          if (codes[s] >= 0) valid[word_of[s]] |= uint64_t(1) << bit_of[s];
+      }
+    }
+  });
+  if (std::any_of(b.has_missing.begin(), b.has_missing.end(), [](uint8_t m) { return m != 0; })) {
+    // Variables without missing values are valid on every object of their class.
+    std::vector<uint64_t> all(b.words, 0);
+    for (int32_t s = 0; s < layout.n_samples; ++s) all[word_of[s]] |= uint64_t(1) << bit_of[s];
+    b.valid.resize(size_t(n_vars) * b.words);
+    for (int64_t v = 0; v < n_vars; ++v)
+      std::copy_n(b.has_missing[v] ? valid_of[v].begin() : all.begin(), b.words, b.valid.begin() + v * b.words);
+  }
+  return b;
+}
+
+InteractionBest::InteractionBest(int64_t n_vars, int32_t dimensions_, bool with_tuples)
+    : dimensions(dimensions_), gain(size_t(n_vars), -std::numeric_limits<double>::infinity()) {
+  if (with_tuples) tuple.assign(size_t(n_vars) * dimensions, -1);
+}
+
+namespace {
+
+// Whether (gain, tuple a) comes before (gain2, tuple b): the larger gain, then the smaller tuple.
+bool tuple_before(double gain, const int32_t* a, double gain2, const int32_t* b, int32_t k) {
+  if (gain != gain2) return gain > gain2;
+  if (!a || !b) return false;
+  return std::lexicographical_compare(a, a + k, b, b + k);
+}
+
+}  // namespace
+
+void InteractionBest::offer(int64_t var, double g, const int32_t* t) {
+  int32_t* mine = tuple.empty() ? nullptr : tuple.data() + var * dimensions;
+  if (gain[var] == -std::numeric_limits<double>::infinity() || tuple_before(g, t, gain[var], mine, dimensions)) {
+    gain[var] = g;
+    if (mine) std::copy_n(t, dimensions, mine);
+  }
+}
+
+void InteractionBest::merge(const InteractionBest& other) {
+  for (size_t v = 0; v < gain.size(); ++v)
+    if (other.gain[v] != -std::numeric_limits<double>::infinity())
+      offer(static_cast<int64_t>(v), other.gain[v], other.tuple.empty() ? nullptr : other.tuple.data() + v * dimensions);
+}
+
+}  // namespace fsgpu
+
+namespace fsgpu {
+
+namespace {
+
+// The combinations of a tuple's levels that are counted by AND + popcount: digit d of a
+// combination is a level of the tuple's d-th variable below m - 1, or m - 1 for "any level".
+// Without missing values, combinations with at most one counted level are known already (class
+// sizes and level counts); with them, every combination is counted over the tuple's valid objects.
+struct CountedCombinations {
+  std::vector<int32_t> combination;  // cell indices
+  std::vector<int8_t> digits;        // [combination][k]
+  CountedCombinations(int32_t k, int32_t m, bool all) {
+    const int32_t cells = tuple_cells(k, m);
+    for (int32_t cell = 0; cell < cells; ++cell) {
+      int32_t counted = 0;
+      for (int32_t d = 0, rest = cell; d < k; ++d, rest /= m) counted += rest % m != m - 1;
+      if (!all && counted < 2) continue;
+      combination.push_back(cell);
+      for (int32_t d = 0, rest = cell; d < k; ++d, rest /= m) digits.push_back(static_cast<int8_t>(rest % m));
+    }
+  }
+};
+
+// A worker's scratch for one tuple at a time.
+struct TupleScratch {
+  std::vector<int32_t> counts;  // [class][cell]
+  std::vector<double> gains;    // [k]
+};
+
+// Counts every cell of `tuple`'s table ([class][cell], cell digits as in interaction_gain.h).
+__attribute__((target_clones("popcnt", "default")))
+void count_tuple(const InteractionBits& b, const CountedCombinations& counted, const int32_t* tuple, int32_t k,
+                 int32_t* counts) {
+  const int32_t m = b.n_levels, cells = tuple_cells(k, m);
+  bool missing = false;
+  for (int32_t d = 0; d < k; ++d) missing |= b.any_missing() && b.has_missing[tuple[d]];
+  if (!missing) {
+    // The known cells: class sizes (no counted level) and level counts (one).
+    for (int32_t c = 0; c < b.n_classes; ++c) {
+      int32_t* table = counts + size_t(c) * cells;
+      table[cells - 1] = b.class_size[c];
+      for (int32_t d = 0, weight = 1; d < k; ++d, weight *= m)
+        for (int32_t level = 0; level < m - 1; ++level)
+          table[cells - 1 - (m - 1 - level) * weight] =
+              b.level_count[(size_t(tuple[d]) * m + level) * b.n_classes + c];
+    }
+  }
+  const uint64_t* rows[kMaxInteractionDimensions];
+  const size_t n_combinations = counted.combination.size();
+  for (size_t i = 0; i < n_combinations; ++i) {
+    const int8_t* digits = counted.digits.data() + i * k;
+    int32_t n_rows = 0;
+    for (int32_t d = 0; d < k; ++d) {
+      if (digits[d] != m - 1)
+        rows[n_rows++] = b.level_bits(tuple[d], digits[d]);
+      else if (missing && b.has_missing[tuple[d]])
+        rows[n_rows++] = b.valid_bits(tuple[d]);
+    }
+    for (int32_t c = 0; c < b.n_classes; ++c) {
+      int32_t n = 0;
+      for (int32_t w = b.class_word[c]; w < b.class_word[c + 1]; ++w) {
+        uint64_t x = ~uint64_t(0);
+        for (int32_t r = 0; r < n_rows; ++r) x &= rows[r][w];
+        n += __builtin_popcountll(x);
+      }
+      counts[size_t(c) * cells + counted.combination[i]] = n;
+    }
+  }
+}
+
+// Calls visit() for every way of filling positions [from, to) of `tuple` with ascending indices
+// above tuple[from - 1] (or from 0) and below `limit`, in lexicographic order.
+template <class Visit>
+void for_each_ascending(int32_t* tuple, int32_t from, int32_t to, int64_t limit, Visit&& visit) {
+  if (from >= to) {
+    visit();
+    return;
+  }
+  tuple[from] = from > 0 ? tuple[from - 1] + 1 : 0;
+  for (int32_t d = from + 1; d < to; ++d) tuple[d] = tuple[d - 1] + 1;
+  if (tuple[to - 1] >= limit) return;
+  while (true) {
+    visit();
+    int32_t d = to - 1;
+    while (d >= from && tuple[d] == limit - (to - d)) --d;
+    if (d < from) return;
+    ++tuple[d];
+    for (int32_t e = d + 1; e < to; ++e) tuple[e] = tuple[e - 1] + 1;
+  }
+}
+
+}  // namespace
+
+void check_interaction_task(const InteractionBits& b, const InteractionTask& task) {
+  const int32_t k = task.dimensions;
+  if (k < 1 || k > kMaxInteractionDimensions)
+    throw std::invalid_argument("dimensions must be between 1 and " + std::to_string(kMaxInteractionDimensions));
+  if (std::pow(double(b.n_levels), k) * b.n_classes > kMaxInteractionCells)
+    throw std::invalid_argument(std::to_string(b.n_levels) + " levels in " + std::to_string(k) +
+                                " dimensions make more than " + std::to_string(kMaxInteractionCells) +
+                                " cells per tuple; use fewer divisions or dimensions");
+  if (task.n_real < k) throw std::invalid_argument("fewer variables than dimensions");
+  if (task.n_real > b.n_vars) throw std::invalid_argument("more real variables than variables");
+}
+
+GainTables::GainTables(const InteractionBits& b, double xi)
+    : n_classes(b.n_classes), n_levels(b.n_levels), n_objects(b.n_objects) {
+  if (!(xi > 0) || !std::isfinite(xi)) throw std::invalid_argument("the pseudo-count must be positive");
+  const int32_t smallest = *std::min_element(b.class_size.begin(), b.class_size.end());
+  double total = 0;
+  for (int32_t size : b.class_size) {
+    pseudo.push_back(double(size) / double(smallest) * xi);
+    total += pseudo.back();
+  }
+  auto plog2 = [](double x) { return x * std::log2(x); };
+  const int32_t stride = n_objects + 1;
+  cell.resize(size_t(n_classes) * stride);
+  merged.resize(cell.size());
+  cell_total.resize(stride);
+  merged_total.resize(stride);
+  const double m = n_levels;
+  for (int32_t n = 0; n < stride; ++n) {
+    for (int32_t c = 0; c < n_classes; ++c) {
+      cell[size_t(c) * stride + n] = plog2(n + pseudo[c]);
+      merged[size_t(c) * stride + n] = plog2(n + m * pseudo[c]);
+    }
+    cell_total[n] = plog2(n + total);
+    merged_total[n] = plog2(n + m * total);
+  }
+}
+
+GainTableView GainTables::view() const {
+  GainTableView v;
+  v.n_classes = n_classes;
+  v.n_levels = n_levels;
+  v.stride = n_objects + 1;
+  v.cell = cell.data();
+  v.cell_total = cell_total.data();
+  v.merged = merged.data();
+  v.merged_total = merged_total.data();
+  return v;
+}
+
+InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tables, const InteractionTask& task,
+                                 int threads, const std::function<void()>& between_slices) {
+  check_interaction_task(b, task);
+  const int32_t k = task.dimensions, m = b.n_levels;
+  const int32_t cells = tuple_cells(k, m);
+  const CountedCombinations known_marginals(k, m, false), everything(k, m, true);
+  const GainTableView view = tables.view();
+  const int n_workers = std::max(1, threads);
+  std::vector<InteractionBest> best(n_workers, InteractionBest(b.n_vars, k, task.with_tuples));
+  std::vector<TupleScratch> scratch(n_workers);
+  for (TupleScratch& s : scratch) {
+    s.counts.resize(size_t(cells) * b.n_classes);
+    s.gains.resize(k);
+  }
+  const int64_t n_real = task.n_real, n_contrast = b.n_vars - task.n_real;
+  // Jobs: real tuples by their first variable (work falls with its index; dynamic scheduling
+  // evens it out), then one job per contrast variable.
+  const int64_t jobs = n_real + n_contrast;
+  const double tuples = (std::pow(double(n_real), k) / std::tgamma(k + 1.0) +
+                         double(n_contrast) * std::pow(double(n_real), k - 1) / std::tgamma(double(k))) *
+                        b.words;
+  const int64_t slices = std::max<int64_t>(1, static_cast<int64_t>(tuples / 2e8));
+  sliced_parallel_for(jobs, slices, n_workers, 1, between_slices, [&](int64_t job, int worker) {
+    TupleScratch& s = scratch[worker];
+    InteractionBest& mine = best[worker];
+    int32_t tuple[kMaxInteractionDimensions];
+    const bool contrast = job >= n_real;
+    auto evaluate = [&] {
+      bool missing = false;
+      for (int32_t i = 0; i < k; ++i) missing |= b.any_missing() && b.has_missing[tuple[i]];
+      count_tuple(b, missing ? everything : known_marginals, tuple, k, s.counts.data());
+      complete_counts(s.counts.data(), k, m, b.n_classes);
+      if (contrast) {
+        const double full = tuple_cond_entropy(s.counts.data(), k, view, -1);
+        mine.offer(tuple[k - 1], tuple_cond_entropy(s.counts.data(), k, view, k - 1) - full, tuple);
+        return;
+      }
+      tuple_gains(s.counts.data(), k, view, s.gains.data());
+      for (int32_t i = 0; i < k; ++i) mine.offer(tuple[i], s.gains[i], tuple);
+    };
+    if (contrast) {
+      tuple[k - 1] = static_cast<int32_t>(job);
+      for_each_ascending(tuple, 0, k - 1, n_real, evaluate);
+    } else {
+      if (job > n_real - k) return;
+      tuple[0] = static_cast<int32_t>(job);
+      for_each_ascending(tuple, 1, k, n_real, evaluate);
+    }
+  });
+  for (int w = 1; w < n_workers; ++w) best[0].merge(best[w]);
+  return std::move(best[0]);
+}
+
+}  // namespace fsgpu
+
+namespace fsgpu {
+
+namespace {
+
+// libstdc++'s uniform_real_distribution<double> on an mt19937 (what MDFS draws with), written
+// out so that the draws do not depend on the standard library: two 32-bit outputs make a
+// canonical number in [0, 1), scaled to [a, b).
+double uniform_draw(std::mt19937& g, double a, double b) {
+  const double low = g(), high = g();
+  double u = (low + high * 4294967296.0) / 18446744073709551616.0;
+  if (u >= 1.0) u = std::nextafter(1.0, 0.0);
+  return u * (b - a) + a;
+}
+
+}  // namespace
+
+void mdfs_discretize(const double* values, int32_t n, int32_t divisions, double range, uint32_t seed,
+                     uint32_t discretization, uint32_t variable, std::vector<double>& sorted, int8_t* codes) {
+  // The generator of this (seed, discretization, variable): a chain of three, as MDFS seeds it.
+  std::mt19937 by_seed(seed);
+  std::mt19937 by_discretization(by_seed() ^ discretization);
+  std::mt19937 g(by_discretization() ^ variable);
+  double weight[kMaxInteractionLevels];
+  double sum = 0;
+  for (int32_t d = 0; d < divisions; ++d) {
+    weight[d] = uniform_draw(g, 1.0 - range, 1.0 + range);
+    sum += weight[d];
+  }
+  sum += uniform_draw(g, 1.0 - range, 1.0 + range);  // the top level's weight: only in the sum
+  sorted.clear();
+  for (int32_t i = 0; i < n; ++i)
+    if (!std::isnan(values[i])) sorted.push_back(values[i]);
+  std::sort(sorted.begin(), sorted.end());
+  const int64_t present = static_cast<int64_t>(sorted.size());
+  double threshold[kMaxInteractionLevels];
+  if (present > 0) {
+    // Each level's share of the objects, rounded on its own and accumulated; the running count
+    // indexes the sorted values (so the lower level also takes the object at the threshold).
+    const double step = double(present) / sum;
+    int64_t done = 0;
+    for (int32_t d = 0; d < divisions; ++d) {
+      done += std::lround(weight[d] * step);
+      if (done >= present) done = present - 1;
+      threshold[d] = sorted[done];
+    }
+  }
+  for (int32_t i = 0; i < n; ++i) {
+    if (std::isnan(values[i])) {
+      codes[i] = -1;
+      continue;
+    }
+    int8_t level = 0;
+    for (int32_t d = 0; d < divisions; ++d) level += values[i] > threshold[d];
+    codes[i] = level;
+  }
+}
+
+}  // namespace fsgpu

@@ -1,0 +1,25 @@
+#include "plink.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace fsgpu {
+
+void check_bed(const uint8_t* head, int64_t size, int64_t n_samples, int64_t n_snps) {
+  if (size < 3 || head[0] != 0x6c || head[1] != 0x1b)
+    throw std::runtime_error("not a PLINK 1 .bed file (its first two bytes are not 0x6c 0x1b)");
+  if (head[2] != 0x01)
+    throw std::runtime_error("the .bed file is in sample-major mode; convert it with plink --make-bed");
+  const int64_t expected = 3 + bed_snp_bytes(n_samples) * n_snps;
+  if (size != expected)
+    throw std::runtime_error("the .bed file has " + std::to_string(size) + " bytes, but " +
+                             std::to_string(n_samples) + " samples (.fam) and " + std::to_string(n_snps) +
+                             " SNPs (.bim) need " + std::to_string(expected));
+}
+
+void decode_bed_snp(const uint8_t* snp, int64_t n_samples, int8_t* out) {
+  static constexpr int8_t allele1_count[4] = {2, kMissingGenotype, 1, 0};
+  for (int64_t s = 0; s < n_samples; ++s) out[s] = allele1_count[(snp[s >> 2] >> (2 * (s & 3))) & 3];
+}
+
+}  // namespace fsgpu

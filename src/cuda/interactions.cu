@@ -1,0 +1,534 @@
+// The interaction search of core/interactions.h on GPUs: bit-sliced counting with AND + popcount,
+// counters in registers, the gains computed on the device with the CPU's header
+// (interaction_gain.h, host tables), so the results equal the CPU engine's bit for bit.
+//
+// Bitmaps are stored word-major, [word][level][variable], so that neighbouring threads (which
+// take neighbouring variables) read neighbouring addresses.
+//
+// Pairs: a block scores a 64 x 64 tile of (row, column) variables; every thread holds a few rows
+// and columns and keeps their (m-1)^2 counters per class in registers while words are staged
+// through shared memory. Triples (i < j < l): a block takes one i and 128 l's, walks j; the
+// (i, l) counts stay in registers, the block puts I AND J in shared memory for each j, and every
+// thread counts (i, j, l) and (j, l). The other cells (a level of one variable alone, the class
+// sizes, the pair (i, j)) come from known marginals, as in the CPU engine.
+//
+// A variable's best gain is kept as an order-preserving 64-bit key with atomicMax; the tuple
+// that reaches it (when asked) comes from a second pass, the smallest packed tuple among those
+// whose gain equals the best (atomicMin): the CPU's tie rule.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/gpu_backend.h"
+#include "core/interaction_gain.h"
+#include "cuda_check.cuh"
+#include "device_threads.cuh"
+
+namespace fsgpu {
+
+namespace {
+
+constexpr int kMaxGpuClasses = 4;
+constexpr int kMaxGpuLevels = 4;
+constexpr int kTripleThreads = 128;
+constexpr int kPairTile = 64;   // rows and columns of a pair block (16 x 16 threads)
+constexpr int kPairChunk = 8;   // words staged per step
+
+typedef unsigned long long Key;
+
+// Doubles as unsigned keys in the same order.
+__host__ __device__ inline Key gain_key(double g) {
+  g += 0.0;
+  long long bits;
+  memcpy(&bits, &g, sizeof bits);
+  return bits < 0 ? ~Key(bits) : Key(bits) | (Key(1) << 63);
+}
+
+__host__ __device__ inline double key_gain(Key k) {
+  const long long bits = (k >> 63) ? static_cast<long long>(k & ~(Key(1) << 63)) : static_cast<long long>(~k);
+  double g;
+  memcpy(&g, &bits, sizeof g);
+  return g;
+}
+
+// Tuples packed so that their numeric order is their lexicographic order.
+__host__ __device__ inline Key pack_tuple(int32_t a, int32_t b, int32_t c = 0) {
+  return (Key(a) << 42) | (Key(b) << 21) | Key(c);
+}
+
+struct SearchArgs {
+  const uint64_t* bits;      // [word][level][var], var stride `stride`
+  int64_t stride;
+  int32_t words;
+  int32_t n_classes;
+  int32_t class_word[kMaxGpuClasses + 1];
+  int32_t class_size[kMaxGpuClasses];
+  const int32_t* level_count;  // [var][level][class]
+  GainTableView tables;
+  int32_t n_real, n_vars;
+  int32_t row_begin, row_end;  // the first variables of this launch
+  bool contrast;               // the last position runs over the contrast variables
+  bool tuple_pass;             // second pass: find the tuples reaching the best gains
+  Key* best;                   // per variable
+  Key* best_tuple;             // per variable
+};
+
+__device__ inline const uint64_t* level_row(const SearchArgs& a, int32_t w, int level) {
+  return a.bits + (int64_t(w) * (kMaxGpuLevels - 1) + level) * a.stride;
+}
+
+// Pairs. Thread (tx, ty) holds rows ty + 16 r (r < TI) and columns tx + 16 q (q < TJ) of a
+// block tile of 16 TI rows and 16 TJ columns.
+template <int L, int NC, int TI, int TJ>
+__global__ void __launch_bounds__(256) pair_kernel(SearchArgs a) {
+  constexpr int M = L + 1, CELLS = M * M, BI = 16 * TI, BJ = 16 * TJ;
+  __shared__ uint64_t rows[kPairChunk][L][BI], cols[kPairChunk][L][BJ];
+  __shared__ Key col_key[BJ];
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
+  const int32_t row0 = a.row_begin + blockIdx.y * BI;
+  const int32_t col_first = a.contrast ? a.n_real : 0, col_end = a.contrast ? a.n_vars : a.n_real;
+  const int32_t col0 = col_first + blockIdx.x * BJ;
+  if (!a.contrast && col0 + BJ - 1 <= row0) return;  // every pair has column <= row
+  uint32_t count[NC][TI][TJ][L][L] = {};
+  for (int c = 0; c < a.n_classes; ++c) {
+    for (int32_t w0 = a.class_word[c]; w0 < a.class_word[c + 1]; w0 += kPairChunk) {
+      const int chunk = min(kPairChunk, a.class_word[c + 1] - w0);
+      __syncthreads();
+      for (int e = tid; e < chunk * L * BI; e += 256) {
+        const int v = e % BI, level = (e / BI) % L, w = e / (BI * L);
+        rows[w][level][v] = level_row(a, w0 + w, level)[row0 + v];
+      }
+      for (int e = tid; e < chunk * L * BJ; e += 256) {
+        const int v = e % BJ, level = (e / BJ) % L, w = e / (BJ * L);
+        cols[w][level][v] = level_row(a, w0 + w, level)[col0 + v];
+      }
+      __syncthreads();
+      for (int w = 0; w < chunk; ++w) {
+        uint64_t x[TI][L], y[TJ][L];
+#pragma unroll
+        for (int r = 0; r < TI; ++r)
+#pragma unroll
+          for (int l = 0; l < L; ++l) x[r][l] = rows[w][l][ty + 16 * r];
+#pragma unroll
+        for (int q = 0; q < TJ; ++q)
+#pragma unroll
+          for (int l = 0; l < L; ++l) y[q][l] = cols[w][l][tx + 16 * q];
+#pragma unroll
+        for (int cc = 0; cc < NC; ++cc) {
+          if (cc != c) continue;
+#pragma unroll
+          for (int r = 0; r < TI; ++r)
+#pragma unroll
+            for (int q = 0; q < TJ; ++q)
+#pragma unroll
+              for (int la = 0; la < L; ++la)
+#pragma unroll
+                for (int lb = 0; lb < L; ++lb) count[cc][r][q][la][lb] += __popcll(x[r][la] & y[q][lb]);
+        }
+      }
+    }
+  }
+  // Gains, then per row and column the best key (first pass) or the smallest tuple reaching the
+  // best gain (second pass); identity: 0 for max, all ones for min.
+  const Key identity = a.tuple_pass ? ~Key(0) : Key(0);
+  auto better = [&](Key x, Key y) { return a.tuple_pass ? min(x, y) : max(x, y); };
+  Key row_key[TI], col_best[TJ];
+#pragma unroll
+  for (int r = 0; r < TI; ++r) row_key[r] = identity;
+#pragma unroll
+  for (int q = 0; q < TJ; ++q) col_best[q] = identity;
+#pragma unroll
+  for (int r = 0; r < TI; ++r) {
+    const int32_t i = row0 + ty + 16 * r;
+#pragma unroll
+    for (int q = 0; q < TJ; ++q) {
+      const int32_t j = col0 + tx + 16 * q;
+      if (i >= a.row_end || j >= col_end || (!a.contrast && j <= i)) continue;
+      int32_t t[NC * CELLS];
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        int32_t* tc = t + c * CELLS;
+#pragma unroll
+        for (int la = 0; la < L; ++la) {
+#pragma unroll
+          for (int lb = 0; lb < L; ++lb) tc[la + M * lb] = static_cast<int32_t>(count[c][r][q][la][lb]);
+          tc[la + M * L] = a.level_count[(int64_t(i) * M + la) * NC + c];
+          tc[L + M * la] = a.level_count[(int64_t(j) * M + la) * NC + c];
+        }
+        tc[L + M * L] = a.class_size[c];
+      }
+      complete_counts(t, 2, M, NC);
+      double g[2];
+      tuple_gains(t, 2, a.tables, g);
+      const Key gi = gain_key(g[0]), gj = gain_key(g[1]), packed = pack_tuple(i, j);
+      if (!a.tuple_pass) {
+        row_key[r] = max(row_key[r], gi);
+        col_best[q] = max(col_best[q], gj);
+      } else {
+        if (gi == a.best[i]) row_key[r] = min(row_key[r], packed);
+        if (gj == a.best[j]) col_best[q] = min(col_best[q], packed);
+      }
+    }
+  }
+  // Rows: the 16 threads of a row are a half warp.
+#pragma unroll
+  for (int r = 0; r < TI; ++r) {
+    Key k = row_key[r];
+    for (int off = 8; off; off >>= 1) k = better(k, __shfl_xor_sync(0xffffffffu, k, off));
+    const int32_t i = row0 + ty + 16 * r;
+    if (tx == 0 && !a.contrast && i < a.row_end && k != identity) {
+      if (a.tuple_pass) atomicMin(a.best_tuple + i, k);
+      else atomicMax(a.best + i, k);
+    }
+  }
+  // Columns: across the block's rows in shared memory.
+  if (tid < BJ) col_key[tid] = identity;
+  __syncthreads();
+#pragma unroll
+  for (int q = 0; q < TJ; ++q) {
+    Key k = better(col_best[q], __shfl_xor_sync(0xffffffffu, col_best[q], 16));
+    if ((tid & 16) == 0 && k != identity) {
+      if (a.tuple_pass) atomicMin(&col_key[tx + 16 * q], k);
+      else atomicMax(&col_key[tx + 16 * q], k);
+    }
+  }
+  __syncthreads();
+  if (tid < BJ && col0 + tid < col_end && col_key[tid] != identity) {
+    if (a.tuple_pass) atomicMin(a.best_tuple + col0 + tid, col_key[tid]);
+    else atomicMax(a.best + col0 + tid, col_key[tid]);
+  }
+}
+
+// Triples i < j < l (or i < j real, l a contrast variable). Block: one i, kTripleThreads l's.
+template <int L, int NC>
+__global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, int32_t l_tiles) {
+  constexpr int M = L + 1, CELLS = M * M * M;
+  extern __shared__ uint64_t shared[];
+  uint64_t* ij = shared;                      // [word][L][L]: I_a AND J_b
+  uint64_t* jw = shared + a.words * L * L;    // [word][L]: J_b
+  __shared__ int32_t ij_count[NC][L][L];
+  const int32_t i = a.row_begin + blockIdx.x / l_tiles;
+  const int32_t l_first = a.contrast ? a.n_real : 0, l_end = a.contrast ? a.n_vars : a.n_real;
+  const int32_t l = l_first + (blockIdx.x % l_tiles) * kTripleThreads + threadIdx.x;
+  const int32_t l_block_last = min(l_end - 1, l_first + (blockIdx.x % l_tiles + 1) * kTripleThreads - 1);
+  if (i >= a.row_end) return;
+  const int32_t j_end = a.contrast ? a.n_real : l_block_last;  // j < l
+  if (i + 1 >= j_end) return;
+  const bool active = l < l_end && (a.contrast || l > i + 1);
+  const int32_t lv = active ? l : i;  // inactive threads read something valid
+  // (i, l) counts, once.
+  int32_t il[NC][L][L] = {};
+  for (int c = 0; c < a.n_classes; ++c)
+    for (int32_t w = a.class_word[c]; w < a.class_word[c + 1]; ++w)
+#pragma unroll
+      for (int la = 0; la < L; ++la) {
+        const uint64_t x = level_row(a, w, la)[i];
+#pragma unroll
+        for (int lc = 0; lc < L; ++lc) {
+          const int n = __popcll(x & level_row(a, w, lc)[lv]);
+#pragma unroll
+          for (int cc = 0; cc < NC; ++cc)
+            if (cc == c) il[cc][la][lc] += n;
+        }
+      }
+  Key best_tuple_i = ~Key(0), best_tuple_l = ~Key(0);
+  double best_i = -INFINITY, best_l = -INFINITY;
+  for (int32_t j = i + 1; j < j_end; ++j) {
+    __syncthreads();
+    for (int e = threadIdx.x; e < a.words * L * L; e += kTripleThreads) {
+      const int lb = e % L, la = (e / L) % L, w = e / (L * L);
+      ij[e] = level_row(a, w, la)[i] & level_row(a, w, lb)[j];
+    }
+    for (int e = threadIdx.x; e < a.words * L; e += kTripleThreads) jw[e] = level_row(a, e / L, e % L)[j];
+    if (threadIdx.x < NC * L * L) (&ij_count[0][0][0])[threadIdx.x] = 0;
+    __syncthreads();
+    // The pair (i, j): a warp per cell.
+    for (int cell = threadIdx.x / 32; cell < NC * L * L; cell += kTripleThreads / 32) {
+      const int c = cell / (L * L), ab = cell % (L * L);
+      int n = 0;
+      for (int32_t w = a.class_word[c] + threadIdx.x % 32; w < a.class_word[c + 1]; w += 32)
+        n += __popcll(ij[w * L * L + ab]);
+      for (int off = 16; off; off >>= 1) n += __shfl_xor_sync(0xffffffffu, n, off);
+      if (threadIdx.x % 32 == 0) (&ij_count[0][0][0])[cell] = n;
+    }
+    __syncthreads();
+    const bool live = active && j < l;
+    double g[3] = {-INFINITY, -INFINITY, -INFINITY};
+    if (live) {
+      int32_t ijl[NC][L][L][L] = {}, jl[NC][L][L] = {};
+      for (int c = 0; c < a.n_classes; ++c)
+        for (int32_t w = a.class_word[c]; w < a.class_word[c + 1]; ++w) {
+          uint64_t z[L];
+#pragma unroll
+          for (int lc = 0; lc < L; ++lc) z[lc] = level_row(a, w, lc)[l];
+#pragma unroll
+          for (int cc = 0; cc < NC; ++cc) {
+            if (cc != c) continue;
+#pragma unroll
+            for (int lc = 0; lc < L; ++lc) {
+#pragma unroll
+              for (int lb = 0; lb < L; ++lb) {
+                jl[cc][lb][lc] += __popcll(jw[w * L + lb] & z[lc]);
+#pragma unroll
+                for (int la = 0; la < L; ++la) ijl[cc][la][lb][lc] += __popcll(ij[(w * L + la) * L + lb] & z[lc]);
+              }
+            }
+          }
+        }
+      // The full table: cell = x + M y + M^2 z, level L meaning "any".
+      int32_t t[NC * CELLS];
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        int32_t* tc = t + c * CELLS;
+#pragma unroll
+        for (int x = 0; x < M; ++x)
+#pragma unroll
+          for (int y = 0; y < M; ++y)
+#pragma unroll
+            for (int z = 0; z < M; ++z) {
+              const int any = (x == L) + (y == L) + (z == L);
+              int32_t n;
+              if (any == 0) n = ijl[c][x][y][z];
+              else if (z == L && any == 1) n = ij_count[c][x][y];
+              else if (y == L && any == 1) n = il[c][x][z];
+              else if (x == L && any == 1) n = jl[c][y][z];
+              else if (any == 3) n = a.class_size[c];
+              else {
+                const int32_t var = x != L ? i : y != L ? j : l;
+                const int level = x != L ? x : y != L ? y : z;
+                n = a.level_count[(int64_t(var) * M + level) * NC + c];
+              }
+              tc[x + M * y + M * M * z] = n;
+            }
+      }
+      complete_counts(t, 3, M, NC);
+      if (a.contrast) g[2] = tuple_cond_entropy(t, 3, a.tables, 2) - tuple_cond_entropy(t, 3, a.tables, -1);
+      else tuple_gains(t, 3, a.tables, g);
+    }
+    const Key packed = pack_tuple(i, j, l);
+    if (!a.tuple_pass) {
+      if (live) {
+        best_i = fmax(best_i, g[0]);
+        best_l = fmax(best_l, g[2]);
+      }
+    } else if (live) {
+      if (!a.contrast && gain_key(g[0]) == a.best[i]) best_tuple_i = min(best_tuple_i, packed);
+      if (gain_key(g[2]) == a.best[l]) best_tuple_l = min(best_tuple_l, packed);
+    }
+    if (a.contrast) continue;
+    // j is the same for the whole block: one atomic per warp.
+    Key kj = a.tuple_pass ? (live && gain_key(g[1]) == a.best[j] ? packed : ~Key(0)) : (live ? gain_key(g[1]) : Key(0));
+    for (int off = 16; off; off >>= 1) {
+      const Key other = __shfl_xor_sync(0xffffffffu, kj, off);
+      kj = a.tuple_pass ? min(kj, other) : max(kj, other);
+    }
+    if (threadIdx.x % 32 == 0) {
+      if (a.tuple_pass && kj != ~Key(0)) atomicMin(a.best_tuple + j, kj);
+      if (!a.tuple_pass && kj != 0) atomicMax(a.best + j, kj);
+    }
+  }
+  if (!active) return;
+  if (!a.tuple_pass) {
+    if (!a.contrast && best_i != -INFINITY) atomicMax(a.best + i, gain_key(best_i));
+    if (best_l != -INFINITY) atomicMax(a.best + l, gain_key(best_l));
+  } else {
+    if (best_tuple_i != ~Key(0)) atomicMin(a.best_tuple + i, best_tuple_i);
+    if (best_tuple_l != ~Key(0)) atomicMin(a.best_tuple + l, best_tuple_l);
+  }
+}
+
+// The kernel for (dimensions, levels, classes), launched over rows [begin, end).
+template <int L, int NC>
+void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
+  if (k == 2) {
+    // Pairs per thread such that the counters (NC L^2 per pair) stay within about 72 registers.
+    constexpr int TI = L == 1 ? 4 : (L == 3 && NC > 2) ? 1 : 2;
+    constexpr int TJ = L == 1 ? 4 : (L == 2 && NC == 2) ? 4 : 2;
+    static_assert(TI * 16 <= kPairTile && kPairTile % (TI * 16) == 0, "row tiles must divide batches");
+    const int32_t n_cols = a.contrast ? a.n_vars - a.n_real : a.n_real;
+    dim3 grid((n_cols + 16 * TJ - 1) / (16 * TJ), (a.row_end - a.row_begin + 16 * TI - 1) / (16 * TI));
+    pair_kernel<L, NC, TI, TJ><<<grid, dim3(16, 16), 0, s>>>(a);
+    check_launch("pair_kernel");
+    return;
+  }
+  const int32_t n_l = a.contrast ? a.n_vars - a.n_real : a.n_real;
+  const int32_t l_tiles = (n_l + kTripleThreads - 1) / kTripleThreads;
+  const size_t shared = size_t(a.words) * (L * L + L) * sizeof(uint64_t);
+  FSGPU_CUDA_CHECK(cudaFuncSetAttribute(triple_kernel<L, NC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        static_cast<int>(shared)));
+  triple_kernel<L, NC><<<dim3((a.row_end - a.row_begin) * l_tiles), kTripleThreads, shared, s>>>(a, l_tiles);
+  check_launch("triple_kernel");
+}
+
+template <int L>
+void launch_levels(int32_t k, const SearchArgs& a, cudaStream_t s) {
+  switch (a.n_classes) {
+    case 2: return launch_shape<L, 2>(k, a, s);
+    case 3: return launch_shape<L, 3>(k, a, s);
+    default: return launch_shape<L, 4>(k, a, s);
+  }
+}
+
+void launch(int32_t k, int32_t m, const SearchArgs& a, cudaStream_t s) {
+  switch (m) {
+    case 2: return launch_levels<1>(k, a, s);
+    case 3: return launch_levels<2>(k, a, s);
+    default: return launch_levels<3>(k, a, s);
+  }
+}
+
+size_t triple_shared_bytes(const InteractionBits& b) {
+  const size_t L = b.n_levels - 1;
+  return size_t(b.words) * (L * L + L) * sizeof(uint64_t);
+}
+
+constexpr int64_t kPaddedVars = kPairTile;
+
+}  // namespace
+
+std::string gpu_interactions_problem(const InteractionBits& b, const InteractionTask& task, const GpuOptions& options) {
+  const GpuStatus status = gpu_status();
+  if (status.devices.empty()) return status.problem;
+  if (options.devices.empty()) return "no GPU device given";
+  if (task.dimensions < 2 || task.dimensions > 3)
+    return "the GPU search takes 2- and 3-way tuples, not " + std::to_string(task.dimensions) + "-way";
+  if (b.n_levels > kMaxGpuLevels)
+    return "the GPU search takes variables with at most " + std::to_string(kMaxGpuLevels) + " levels";
+  if (b.n_classes < 2 || b.n_classes > kMaxGpuClasses)
+    return "the GPU search takes 2 to " + std::to_string(kMaxGpuClasses) + " classes";
+  if (b.any_missing()) return "the GPU search takes data without missing values";
+  if (b.n_vars >= (int64_t(1) << 21)) return "the GPU search takes fewer than 2^21 variables";
+  if (task.dimensions == 3 && triple_shared_bytes(b) > 160 * 1024)
+    return "too many objects for the GPU's 3-way search (its bitmaps must fit shared memory)";
+  const int64_t padded = (b.n_vars + kPaddedVars - 1) / kPaddedVars * kPaddedVars + kPaddedVars;
+  const int64_t bytes = padded * b.words * (kMaxGpuLevels - 1) * 8 + b.level_count.size() * 4 + padded * 16 +
+                        int64_t(b.n_objects + 1) * (2 * b.n_classes + 2) * 8;
+  for (int device : options.devices) {
+    ScopedDevice scope(device);
+    size_t free_bytes = 0, total_bytes = 0;
+    FSGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const int64_t limit = options.memory_limit > 0 ? std::min<int64_t>(options.memory_limit, free_bytes)
+                                                   : static_cast<int64_t>(free_bytes) - (int64_t(256) << 20);
+    if (bytes > limit)
+      return "the bitmaps need " + std::to_string(bytes >> 20) + " MiB on GPU " + std::to_string(device) + ", " +
+             std::to_string(std::max<int64_t>(limit, 0) >> 20) + " MiB are free";
+  }
+  return "";
+}
+
+InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tables, const InteractionTask& task,
+                                 const GpuOptions& options, const std::function<void()>& between_batches) {
+  check_interaction_task(b, task);
+  const std::string problem = gpu_interactions_problem(b, task, options);
+  if (!problem.empty()) throw std::runtime_error(problem);
+  const int32_t k = task.dimensions, L = b.n_levels - 1;
+  // Room past the last variable for a whole tile of columns that starts at any variable.
+  const int64_t padded = (b.n_vars + kPaddedVars - 1) / kPaddedVars * kPaddedVars + kPaddedVars;
+  // Word-major bitmaps with room for kMaxGpuLevels - 1 levels; padding variables stay zero.
+  std::vector<uint64_t> host_bits(size_t(padded) * b.words * (kMaxGpuLevels - 1), 0);
+  for (int64_t v = 0; v < b.n_vars; ++v)
+    for (int32_t level = 0; level < L; ++level) {
+      const uint64_t* row = b.level_bits(v, level);
+      for (int32_t w = 0; w < b.words; ++w) host_bits[(size_t(w) * (kMaxGpuLevels - 1) + level) * padded + v] = row[w];
+    }
+  // Work in batches of first variables, from both ends so batches cost about the same.
+  const int64_t n_first = task.n_real;
+  const int64_t batch = k == 2 ? kPairTile * std::max<int64_t>(1, 4096 / std::max<int64_t>(1, b.n_vars / 4096 + 1))
+                               : std::max<int64_t>(1, int64_t(2e9) / std::max<int64_t>(1, b.n_vars * b.n_vars));
+  const int64_t n_batches = (n_first + batch - 1) / batch;
+  const size_t n_devices = options.devices.size();
+  std::vector<std::vector<Key>> device_best(n_devices), device_tuple(n_devices);
+  std::atomic<int64_t> next_batch{0};
+  std::atomic<bool> cancel{false};
+  std::vector<Key> best(size_t(b.n_vars), 0);
+  // Pass 1 finds the best gains on every device; their maximum goes to every device for pass 2.
+  auto run_pass = [&](bool tuple_pass) {
+    next_batch = 0;
+    run_on_devices(
+        n_devices,
+        [&](size_t d) {
+          ScopedDevice scope(options.devices[d]);
+          Stream stream;
+          cudaStream_t s = stream.get();
+          DeviceBuffer<uint64_t> bits;
+          bits.upload(host_bits.data(), host_bits.size(), s);
+          DeviceBuffer<int32_t> level_count;
+          level_count.upload(b.level_count.data(), b.level_count.size(), s);
+          DeviceBuffer<double> cell, cell_total, merged, merged_total;
+          cell.upload(tables.cell.data(), tables.cell.size(), s);
+          cell_total.upload(tables.cell_total.data(), tables.cell_total.size(), s);
+          merged.upload(tables.merged.data(), tables.merged.size(), s);
+          merged_total.upload(tables.merged_total.data(), tables.merged_total.size(), s);
+          DeviceBuffer<Key> best_keys, tuple_keys;
+          const std::vector<Key> start = tuple_pass ? best : std::vector<Key>(size_t(b.n_vars), 0);
+          best_keys.upload(start.data(), start.size(), s);
+          std::vector<Key> no_tuple(size_t(b.n_vars), ~Key(0));
+          tuple_keys.upload(no_tuple.data(), no_tuple.size(), s);
+          SearchArgs a{};
+          a.bits = bits.data();
+          a.stride = padded;
+          a.words = b.words;
+          a.n_classes = b.n_classes;
+          for (int32_t c = 0; c <= b.n_classes; ++c) a.class_word[c] = b.class_word[c];
+          for (int32_t c = 0; c < b.n_classes; ++c) a.class_size[c] = b.class_size[c];
+          a.level_count = level_count.data();
+          a.tables = tables.view();
+          a.tables.cell = cell.data();
+          a.tables.cell_total = cell_total.data();
+          a.tables.merged = merged.data();
+          a.tables.merged_total = merged_total.data();
+          a.n_real = static_cast<int32_t>(task.n_real);
+          a.n_vars = static_cast<int32_t>(b.n_vars);
+          a.tuple_pass = tuple_pass;
+          a.best = best_keys.data();
+          a.best_tuple = tuple_keys.data();
+          while (!cancel) {
+            const int64_t t = next_batch++;
+            if (t >= n_batches) break;
+            // Batch t from the front when even, from the back when odd.
+            const int64_t index = t % 2 == 0 ? t / 2 : n_batches - 1 - t / 2;
+            a.row_begin = static_cast<int32_t>(index * batch);
+            a.row_end = static_cast<int32_t>(std::min(n_first, (index + 1) * batch));
+            for (int contrast = 0; contrast < 2; ++contrast) {
+              a.contrast = contrast == 1;
+              if (a.contrast && task.n_real == b.n_vars) continue;
+              if (k == 3 && !a.contrast && a.row_begin >= task.n_real - 2) continue;
+              launch(k, b.n_levels, a, s);
+            }
+            FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));
+          }
+          device_best[d].resize(size_t(b.n_vars));
+          FSGPU_CUDA_CHECK(cudaMemcpyAsync(device_best[d].data(), best_keys.data(), b.n_vars * sizeof(Key),
+                                           cudaMemcpyDeviceToHost, s));
+          if (tuple_pass) {
+            device_tuple[d].resize(size_t(b.n_vars));
+            FSGPU_CUDA_CHECK(cudaMemcpyAsync(device_tuple[d].data(), tuple_keys.data(), b.n_vars * sizeof(Key),
+                                             cudaMemcpyDeviceToHost, s));
+          }
+          FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));
+        },
+        between_batches, cancel);
+  };
+  run_pass(false);
+  for (size_t d = 0; d < n_devices; ++d)
+    for (int64_t v = 0; v < b.n_vars; ++v) best[v] = std::max(best[v], device_best[d][v]);
+  InteractionBest result(b.n_vars, k, task.with_tuples);
+  for (int64_t v = 0; v < b.n_vars; ++v)
+    if (best[v] != 0) result.gain[v] = key_gain(best[v]);
+  if (task.with_tuples) {
+    run_pass(true);
+    for (int64_t v = 0; v < b.n_vars; ++v) {
+      Key t = ~Key(0);
+      for (size_t d = 0; d < n_devices; ++d) t = std::min(t, device_tuple[d][v]);
+      if (t == ~Key(0)) continue;
+      const int32_t parts[3] = {int32_t(t >> 42), int32_t((t >> 21) & 0x1fffff), int32_t(t & 0x1fffff)};
+      // Pairs are packed as (i, j, 0).
+      for (int32_t i = 0; i < k; ++i) result.tuple[v * k + i] = parts[i];
+    }
+  }
+  return result;
+}
+
+}  // namespace fsgpu

@@ -1,0 +1,192 @@
+// Glue for find_interactions() and read_plink(): values, genotype codes or .bed bytes in; the
+// best gain of every variable (and its tuple) out.
+#include <Rcpp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "core/gpu_backend.h"
+#include "core/interactions.h"
+#include "core/plink.h"
+#include "input_codes.h"
+
+using namespace fsgpu;
+
+namespace {
+
+// A uniform integer in [0, n) by rejection, so that every platform draws the same.
+uint32_t draw_below(std::mt19937& g, uint32_t n) {
+  const uint32_t limit = UINT32_MAX - UINT32_MAX % n;
+  uint32_t r;
+  do r = g(); while (r >= limit);
+  return r % n;
+}
+
+// Where the variables' codes come from: real variables are x's columns; contrast variable j is
+// column contrast_source[j] with its samples permuted (a permutation drawn from contrast_seed
+// and j alone, so it does not depend on threads).
+struct VariableSource {
+  std::string kind;  // "numeric", "codes" or "bed"
+  // x's storage, taken on the main thread (R's accessors are not for worker threads).
+  const double* values = nullptr;
+  const int* integers = nullptr;
+  const uint8_t* bed = nullptr;
+  int32_t n_samples;
+  int64_t n_real;
+  std::vector<int32_t> contrast_source;
+  uint32_t contrast_seed;
+  int32_t divisions;
+  double range;
+  uint32_t seed;
+  int32_t n_levels;
+  bool missing_level;  // a missing value is the last level instead of excluded
+
+  void permutation(int64_t j, std::vector<int32_t>& order) const {
+    order.resize(n_samples);
+    for (int32_t s = 0; s < n_samples; ++s) order[s] = s;
+    std::mt19937 g(contrast_seed ^ static_cast<uint32_t>(0x9E3779B9u * uint32_t(j + 1)));
+    for (int32_t s = n_samples - 1; s > 0; --s) std::swap(order[s], order[draw_below(g, uint32_t(s) + 1)]);
+  }
+
+  // Codes of variable v in discretization d (numeric input) into out.
+  void codes(int64_t v, int32_t d, int8_t* out) const {
+    const int64_t column = v < n_real ? v : contrast_source[v - n_real];
+    std::vector<int32_t> order;
+    if (v >= n_real) permutation(v - n_real, order);
+    auto sample = [&](int32_t s) { return v < n_real ? s : order[s]; };
+    if (kind == "numeric") {
+      const double* col = values + column * n_samples;
+      std::vector<double> values(n_samples), sorted;
+      for (int32_t s = 0; s < n_samples; ++s) values[s] = col[sample(s)];
+      mdfs_discretize(values.data(), n_samples, divisions, range, seed, uint32_t(d), uint32_t(v), sorted, out);
+      return;
+    }
+    std::vector<int8_t> raw(n_samples);
+    if (kind == "codes") {
+      const int* col = integers + column * n_samples;
+      for (int32_t s = 0; s < n_samples; ++s) {
+        const int value = col[sample(s)];
+        if (value != NA_INTEGER && (value < 0 || value >= n_levels - (missing_level ? 1 : 0)))
+          throw std::invalid_argument("variable " + std::to_string(column + 1) + " has the code " +
+                                      std::to_string(value) + ", outside 0.." +
+                                      std::to_string(n_levels - 1 - (missing_level ? 1 : 0)));
+        raw[s] = value == NA_INTEGER ? kMissingGenotype : static_cast<int8_t>(value);
+      }
+    } else {
+      std::vector<int8_t> decoded(n_samples);
+      decode_bed_snp(bed + column * bed_snp_bytes(n_samples), n_samples, decoded.data());
+      for (int32_t s = 0; s < n_samples; ++s) raw[s] = decoded[sample(s)];
+    }
+    for (int32_t s = 0; s < n_samples; ++s)
+      out[s] = raw[s] < 0 && missing_level ? static_cast<int8_t>(n_levels - 1) : raw[s];
+  }
+};
+
+}  // namespace
+
+// For every variable (the real ones, then the contrast ones) its best gain over the tuples and
+// discretizations, the tuple (1-based, when asked) and the discretization (1-based) reaching it.
+// [[Rcpp::export]]
+Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_samples, double n_real_d,
+                                   Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source,
+                                   double contrast_seed, int dimensions, int divisions, int discretizations,
+                                   double range, double seed, double pseudo_count, int n_levels, bool missing_level,
+                                   bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices,
+                                   double memory_limit) {
+  FSGPU_GLUE_BEGIN
+  using Clock = std::chrono::steady_clock;
+  VariableSource source;
+  source.kind = kind;
+  if (kind == "numeric") source.values = REAL(x);
+  else if (kind == "codes") source.integers = INTEGER(x);
+  else source.bed = RAW(x);
+  source.n_samples = n_samples;
+  source.n_real = static_cast<int64_t>(n_real_d);
+  for (int j : contrast_source) source.contrast_source.push_back(j - 1);
+  source.contrast_seed = static_cast<uint32_t>(contrast_seed);
+  source.divisions = divisions;
+  source.range = range;
+  source.seed = static_cast<uint32_t>(seed);
+  source.n_levels = n_levels;
+  source.missing_level = missing_level;
+  const ClassLayout layout = layout_from_r(y, n_classes);
+  const int64_t n_vars = source.n_real + static_cast<int64_t>(source.contrast_source.size());
+  InteractionTask task;
+  task.dimensions = dimensions;
+  task.n_real = source.n_real;
+  task.with_tuples = with_tuples;
+  GpuOptions options;
+  options.devices.assign(devices.begin(), devices.end());
+  options.memory_limit = static_cast<int64_t>(memory_limit);
+  auto interrupt = [] { Rcpp::checkUserInterrupt(); };
+  std::vector<double> gain(size_t(n_vars), -INFINITY);
+  std::vector<int32_t> tuple(with_tuples ? size_t(n_vars) * dimensions : 0, 0), found_in(size_t(n_vars), 0);
+  std::string why_cpu, ran_backend;
+  double prepare_seconds = 0, search_seconds = 0;
+  for (int32_t d = 0; d < discretizations; ++d) {
+    Clock::time_point t0 = Clock::now();
+    const InteractionBits bits = build_interaction_bits(
+        layout, n_vars, n_levels, [&](int64_t v, int8_t* out) { source.codes(v, d, out); }, threads);
+    const GainTables tables(bits, pseudo_count);
+    prepare_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    t0 = Clock::now();
+    std::string ran = "cpu";
+    if (backend != "cpu") {
+      const std::string problem = gpu_interactions_problem(bits, task, options);
+      if (problem.empty()) ran = "gpu";
+      else if (backend == "gpu") throw std::runtime_error("the GPU cannot run this search: " + problem);
+      else why_cpu = problem;
+    }
+    check_interaction_task(bits, task);
+    const InteractionBest best = ran == "gpu" ? gpu_interactions(bits, tables, task, options, interrupt)
+                                              : cpu_interactions(bits, tables, task, threads, interrupt);
+    search_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
+    ran_backend = ran;
+    // The first discretization reaching a variable's best gain keeps it (MDFS's strict >).
+    for (int64_t v = 0; v < n_vars; ++v) {
+      if (!(best.gain[v] > gain[v])) continue;
+      gain[v] = best.gain[v];
+      found_in[v] = d + 1;
+      if (with_tuples)
+        for (int32_t i = 0; i < dimensions; ++i) tuple[v * dimensions + i] = best.tuple[v * dimensions + i] + 1;
+    }
+  }
+  Rcpp::IntegerMatrix tuples(with_tuples ? dimensions : 0, with_tuples ? n_vars : 0);
+  std::copy(tuple.begin(), tuple.end(), tuples.begin());
+  return Rcpp::List::create(Rcpp::Named("gain") = Rcpp::wrap(gain), Rcpp::Named("tuples") = tuples,
+                            Rcpp::Named("discretization") = Rcpp::wrap(found_in), Rcpp::Named("backend") = ran_backend,
+                            Rcpp::Named("why_cpu") = why_cpu,
+                            Rcpp::Named("timings") = Rcpp::NumericVector::create(
+                                Rcpp::Named("prepare") = prepare_seconds, Rcpp::Named("search") = search_seconds));
+  FSGPU_GLUE_END
+}
+
+// Checks a .bed file's header and length (bytes: the whole file's first bytes; size: its length).
+// [[Rcpp::export]]
+void fsgpu_check_bed(Rcpp::RawVector head, double size, double n_samples, double n_snps) {
+  FSGPU_GLUE_BEGIN
+  check_bed(RAW(head), static_cast<int64_t>(size), static_cast<int64_t>(n_samples), static_cast<int64_t>(n_snps));
+  FSGPU_GLUE_END
+}
+
+// Allele-1 counts (NA for missing) of the SNPs `snps` (1-based) from .bed bytes without the
+// header: a samples x SNPs integer matrix.
+// [[Rcpp::export]]
+Rcpp::IntegerMatrix fsgpu_decode_bed(Rcpp::RawVector bytes, int n_samples, Rcpp::IntegerVector snps) {
+  FSGPU_GLUE_BEGIN
+  Rcpp::IntegerMatrix out(n_samples, snps.size());
+  std::vector<int8_t> codes(n_samples);
+  const int64_t per_snp = bed_snp_bytes(n_samples);
+  for (R_xlen_t j = 0; j < snps.size(); ++j) {
+    if ((int64_t(snps[j]) * per_snp) > static_cast<int64_t>(bytes.size()) || snps[j] < 1)
+      throw std::invalid_argument("SNP index out of range");
+    decode_bed_snp(RAW(bytes) + int64_t(snps[j] - 1) * per_snp, n_samples, codes.data());
+    int* col = INTEGER(out) + j * int64_t(n_samples);
+    for (int s = 0; s < n_samples; ++s) col[s] = codes[s] < 0 ? NA_INTEGER : codes[s];
+  }
+  return out;
+  FSGPU_GLUE_END
+}

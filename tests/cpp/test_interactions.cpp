@@ -1,0 +1,257 @@
+// Interaction search: MDFS's discretization draws, the CPU engine against a direct computation
+// of the counts and gains, thread counts, contrast variables, and the GPU against the CPU.
+#include <cmath>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "check.h"
+#include "core/interactions.h"
+
+using namespace fsgpu;
+
+namespace {
+
+struct Case {
+  int32_t n_objects, n_classes, n_levels;
+  int64_t n_vars;
+  double missing;  // fraction of missing codes
+  uint32_t seed;
+};
+
+struct Data {
+  ClassLayout layout;
+  std::vector<int32_t> labels;
+  std::vector<int8_t> codes;  // [var][sample]
+};
+
+Data make_data(const Case& c) {
+  std::mt19937 g(c.seed);
+  Data d;
+  d.labels.resize(c.n_objects);
+  for (int32_t s = 0; s < c.n_objects; ++s) d.labels[s] = s < c.n_classes ? s : int32_t(g() % c.n_classes);
+  d.layout = ClassLayout::from_labels(d.labels.data(), c.n_objects, c.n_classes);
+  d.codes.resize(size_t(c.n_vars) * c.n_objects);
+  for (int64_t v = 0; v < c.n_vars; ++v)
+    for (int32_t s = 0; s < c.n_objects; ++s) {
+      int8_t code = int8_t(g() % c.n_levels);
+      // Some variables follow the class, so that gains differ.
+      if (v % 3 == 0 && g() % 2) code = int8_t(d.labels[s] % c.n_levels);
+      if (std::uniform_real_distribution<double>(0, 1)(g) < c.missing) code = -1;
+      d.codes[v * c.n_objects + s] = code;
+    }
+  return d;
+}
+
+InteractionBits bits_of(const Case& c, const Data& d, int threads) {
+  return build_interaction_bits(d.layout, c.n_vars, c.n_levels,
+                                [&](int64_t v, int8_t* out) {
+                                  std::copy_n(d.codes.begin() + v * c.n_objects, c.n_objects, out);
+                                },
+                                threads);
+}
+
+// The gains of one tuple straight from the definition: count the objects valid in every variable
+// of the tuple, add p_c to each cell, sum over an axis for the reduced table.
+std::vector<double> direct_gains(const Case& c, const Data& d, const std::vector<int32_t>& tuple, double xi) {
+  const int32_t k = static_cast<int32_t>(tuple.size()), m = c.n_levels;
+  int32_t cells = 1;
+  for (int32_t i = 0; i < k; ++i) cells *= m;
+  std::vector<double> size(c.n_classes, 0);
+  for (int32_t s = 0; s < c.n_objects; ++s) size[d.labels[s]] += 1;
+  const double smallest = *std::min_element(size.begin(), size.end());
+  std::vector<double> table(size_t(cells) * c.n_classes, 0);
+  for (int32_t s = 0; s < c.n_objects; ++s) {
+    int32_t cell = 0, weight = 1;
+    bool ok = true;
+    for (int32_t i = 0; i < k; ++i, weight *= m) {
+      const int8_t code = d.codes[tuple[i] * c.n_objects + s];
+      ok &= code >= 0;
+      cell += code * weight;
+    }
+    if (ok) table[size_t(d.labels[s]) * cells + cell] += 1;
+  }
+  for (int32_t y = 0; y < c.n_classes; ++y)
+    for (int32_t cell = 0; cell < cells; ++cell) table[size_t(y) * cells + cell] += size[y] / smallest * xi;
+  auto cond_entropy = [&](const std::vector<double>& t, int32_t n_cells) {
+    double h = 0;
+    for (int32_t cell = 0; cell < n_cells; ++cell) {
+      double total = 0;
+      for (int32_t y = 0; y < c.n_classes; ++y) total += t[size_t(y) * n_cells + cell];
+      for (int32_t y = 0; y < c.n_classes; ++y) {
+        const double n = t[size_t(y) * n_cells + cell];
+        h -= n * std::log2(n / total);
+      }
+    }
+    return h;
+  };
+  const double full = cond_entropy(table, cells);
+  std::vector<double> gains(k);
+  for (int32_t axis = 0, weight = 1; axis < k; ++axis, weight *= m) {
+    const int32_t reduced_cells = cells / m;
+    std::vector<double> reduced(size_t(reduced_cells) * c.n_classes, 0);
+    for (int32_t y = 0; y < c.n_classes; ++y)
+      for (int32_t cell = 0; cell < cells; ++cell) {
+        const int32_t low = cell % weight, high = cell / weight / m;
+        reduced[size_t(y) * reduced_cells + low + high * weight] += table[size_t(y) * cells + cell];
+      }
+    gains[axis] = cond_entropy(reduced, reduced_cells) - full;
+  }
+  return gains;
+}
+
+void check_against_direct(const Case& c, int32_t k, int64_t n_real) {
+  const Data d = make_data(c);
+  const InteractionBits bits = bits_of(c, d, 2);
+  const double xi = 0.25;
+  const GainTables tables(bits, xi);
+  InteractionTask task;
+  task.dimensions = k;
+  task.n_real = n_real;
+  task.with_tuples = true;
+  const InteractionBest got = cpu_interactions(bits, tables, task, 3, nullptr);
+  // The direct maximum per variable over the same tuples.
+  std::vector<double> best(c.n_vars, -INFINITY);
+  std::vector<int32_t> tuple(k);
+  std::function<void(int32_t, int32_t, int64_t)> walk = [&](int32_t pos, int32_t from, int64_t limit) {
+    if (pos == k) {
+      const std::vector<double> g = direct_gains(c, d, tuple, xi);
+      const bool contrast = tuple[k - 1] >= n_real;
+      for (int32_t i = contrast ? k - 1 : 0; i < k; ++i) best[tuple[i]] = std::max(best[tuple[i]], g[i]);
+      return;
+    }
+    for (int32_t v = from; v < limit; ++v) {
+      tuple[pos] = v;
+      walk(pos + 1, v + 1, limit);
+    }
+  };
+  walk(0, 0, n_real);
+  for (int64_t cv = n_real; cv < c.n_vars; ++cv) {
+    tuple[k - 1] = static_cast<int32_t>(cv);
+    std::function<void(int32_t, int32_t)> prefix = [&](int32_t pos, int32_t from) {
+      if (pos == k - 1) {
+        const std::vector<double> g = direct_gains(c, d, tuple, xi);
+        best[cv] = std::max(best[cv], g[k - 1]);
+        return;
+      }
+      for (int32_t v = from; v < n_real; ++v) {
+        tuple[pos] = v;
+        prefix(pos + 1, v + 1);
+      }
+    };
+    prefix(0, 0);
+  }
+  for (int64_t v = 0; v < c.n_vars; ++v)
+    EXPECT(std::fabs(got.gain[v] - best[v]) <= 1e-9 * std::max(1.0, std::fabs(best[v])),
+           "k=%d m=%d var %lld: engine %.12g, direct %.12g", k, c.n_levels, (long long)v, got.gain[v], best[v]);
+  // The reported tuple holds the variable and reaches its gain.
+  for (int64_t v = 0; v < c.n_vars; ++v) {
+    std::vector<int32_t> t(got.tuple.begin() + v * k, got.tuple.begin() + (v + 1) * k);
+    int32_t pos = -1;
+    for (int32_t i = 0; i < k; ++i) pos = t[i] == v ? i : pos;
+    EXPECT(pos >= 0, "var %lld not in its tuple", (long long)v);
+    if (pos >= 0) {
+      const double g = direct_gains(c, d, t, xi)[pos];
+      EXPECT(std::fabs(g - best[v]) <= 1e-9 * std::max(1.0, std::fabs(best[v])), "tuple of var %lld", (long long)v);
+    }
+  }
+  // Independent of the thread count, bit for bit.
+  const InteractionBest one = cpu_interactions(bits, tables, task, 1, nullptr);
+  EXPECT(one.gain == got.gain && one.tuple == got.tuple, "k=%d: 1 thread differs from 3", k);
+}
+
+void discretization_draws() {
+  // Thresholds at sorted positions of MDFS's draws (divisions 2, range 0.5, 100 distinct values):
+  // levels hold positions 0..done0, done0+1..done1, the rest.
+  struct Draw {
+    uint32_t seed, discretization, variable;
+    int32_t done0, done1;
+  } draws[] = {{0, 0, 0, 32, 73}, {0, 0, 2, 21, 68}, {0, 1, 0, 24, 71}, {12345, 0, 0, 41, 62},
+               {2147483647u, 1, 2, 25, 67}};
+  std::vector<double> values(100), sorted;
+  for (int i = 0; i < 100; ++i) values[i] = 99 - i;  // unsorted on purpose
+  std::vector<int8_t> codes(100);
+  for (const Draw& d : draws) {
+    mdfs_discretize(values.data(), 100, 2, 0.5, d.seed, d.discretization, d.variable, sorted, codes.data());
+    int count[3] = {0, 0, 0};
+    for (int8_t code : codes) ++count[code];
+    EXPECT(count[0] == d.done0 + 1 && count[1] == d.done1 - d.done0 && count[2] == 99 - d.done1,
+           "seed %u: levels %d %d %d", d.seed, count[0], count[1], count[2]);
+  }
+  // Missing values stay missing; range 0 is equal frequency; ties go to the lower level.
+  std::vector<double> tied = {1, 1, 1, 1, 2, 2, NAN, 3, 3, 3};
+  std::vector<int8_t> tc(tied.size());
+  mdfs_discretize(tied.data(), int32_t(tied.size()), 1, 0.0, 7, 0, 0, sorted, tc.data());
+  EXPECT(tc[6] == -1 && tc[0] == 0 && tc[3] == 0 && tc[9] == 1, "ties and missing");
+}
+
+void gpu_matches_cpu(const GpuStatus& gpu) {
+  if (gpu.devices.empty()) {
+    std::printf("interactions: no GPU, GPU tests skipped\n");
+    return;
+  }
+  GpuOptions options;
+  options.devices = {gpu.devices[0].id};
+  const Case cases[] = {{1024, 2, 3, 700, 0, 11}, {333, 2, 2, 300, 0, 12}, {517, 3, 4, 257, 0, 13},
+                        {200, 2, 3, 130, 0, 14}, {64, 2, 3, 90, 0, 15}};
+  for (const Case& c : cases) {
+    const Data d = make_data(c);
+    const InteractionBits bits = bits_of(c, d, 4);
+    const GainTables tables(bits, 0.25);
+    for (int32_t k = 2; k <= 3; ++k) {
+      for (int with_contrast = 0; with_contrast < 2; ++with_contrast) {
+        InteractionTask task;
+        task.dimensions = k;
+        task.n_real = with_contrast ? c.n_vars * 2 / 3 : c.n_vars;
+        task.with_tuples = true;
+        if (k == 3 && c.n_vars > 300) task.n_real = std::min<int64_t>(task.n_real, 300);
+        const std::string problem = gpu_interactions_problem(bits, task, options);
+        if (!problem.empty()) {
+          EXPECT(false, "GPU refuses k=%d m=%d: %s", k, c.n_levels, problem.c_str());
+          continue;
+        }
+        const InteractionBest cpu = cpu_interactions(bits, tables, task, 4, nullptr);
+        const InteractionBest dev = gpu_interactions(bits, tables, task, options, nullptr);
+        int64_t differ = 0, tuples_differ = 0;
+        const int64_t n_scored = with_contrast ? c.n_vars : task.n_real;
+        for (int64_t v = 0; v < n_scored; ++v) {
+          differ += cpu.gain[v] != dev.gain[v];
+          for (int32_t i = 0; i < k; ++i) tuples_differ += cpu.tuple[v * k + i] != dev.tuple[v * k + i];
+        }
+        EXPECT(differ == 0 && tuples_differ == 0, "GPU k=%d m=%d n=%d contrast=%d: %lld gains, %lld tuple entries differ",
+               k, c.n_levels, c.n_objects, with_contrast, (long long)differ, (long long)tuples_differ);
+      }
+    }
+  }
+  // Two devices (or one device twice) split the work with the same result.
+  if (gpu.devices.size() > 1) options.devices = {gpu.devices[0].id, gpu.devices[1].id};
+  else options.devices = {gpu.devices[0].id, gpu.devices[0].id};
+  const Case c = {1024, 2, 3, 500, 0, 21};
+  const Data d = make_data(c);
+  const InteractionBits bits = bits_of(c, d, 4);
+  const GainTables tables(bits, 0.25);
+  InteractionTask task;
+  task.dimensions = 2;
+  task.n_real = 400;
+  task.with_tuples = true;
+  const InteractionBest cpu = cpu_interactions(bits, tables, task, 4, nullptr);
+  const InteractionBest dev = gpu_interactions(bits, tables, task, options, nullptr);
+  EXPECT(cpu.gain == dev.gain && cpu.tuple == dev.tuple, "two devices differ from the CPU");
+}
+
+}  // namespace
+
+void interaction_tests(const GpuStatus& gpu) {
+  discretization_draws();
+  check_against_direct({150, 2, 3, 9, 0, 1}, 1, 9);
+  check_against_direct({150, 2, 3, 9, 0, 2}, 2, 9);
+  check_against_direct({131, 3, 2, 8, 0, 3}, 3, 8);
+  check_against_direct({97, 2, 4, 7, 0, 4}, 2, 7);
+  check_against_direct({120, 2, 3, 9, 0.05, 5}, 2, 9);   // missing values: each tuple's valid objects
+  check_against_direct({120, 2, 3, 8, 0.05, 6}, 3, 8);
+  check_against_direct({140, 2, 3, 10, 0, 7}, 2, 7);     // 3 contrast variables
+  check_against_direct({140, 2, 2, 10, 0.03, 8}, 3, 7);
+  check_against_direct({70, 2, 2, 7, 0, 9}, 5, 7);
+  check_against_direct({70, 2, 3, 6, 0, 10}, 4, 6);
+  gpu_matches_cpu(gpu);
+}
