@@ -9,13 +9,23 @@
 // count-weighted conditional entropy
 //   condH(t) = sum_voxels [ T log2 T - sum_c t_c log2 t_c ],  T = sum_c t_c,
 // the gain of v is IG_v = condH(table without v) - condH(table) (bits; about N I(Y; X_v | rest)).
-// Every n log2 n term comes from a host table indexed by the integer count, and the sums run in
-// one fixed order of plain additions, so the result does not depend on the engine.
+// Every n log2 n term comes from a host table indexed by the integer count, in fixed point
+// (multiples of 2^-32, as plogp_table.h), so sums are exact integers: the result depends neither
+// on the engine nor on the order of the cells, and mathematically equal gains (a tuple and its
+// transpose, copies of a variable) are equal, so ties are real ties.
 #pragma once
 
 #include <cstdint>
 
 #include "criteria.h"  // FSGPU_HD
+
+// Forced inline, so that calls with constant k and m unroll (the same operations in the same
+// order as any other call).
+#ifdef __CUDA_ARCH__
+#define FSGPU_GAIN_INLINE __forceinline__
+#else
+#define FSGPU_GAIN_INLINE __attribute__((always_inline)) inline
+#endif
 
 namespace fsgpu {
 
@@ -26,17 +36,19 @@ FSGPU_HD inline int32_t tuple_cells(int32_t k, int32_t m) {
 }
 
 // The tables of GainTables (interactions.h) as plain pointers, for either side.
+constexpr double kGainScale = 4294967296.0;  // 2^32
+
 struct GainTableView {
   int32_t n_classes = 0, n_levels = 0, stride = 0;  // stride: entries per class (N + 1)
-  const double* cell = nullptr;          // [class][n]: (n + p_c) log2(n + p_c)
-  const double* cell_total = nullptr;    // [n]: (n + P) log2(n + P)
-  const double* merged = nullptr;        // [class][n]: (n + m p_c) log2(n + m p_c)
-  const double* merged_total = nullptr;  // [n]: (n + m P) log2(n + m P)
+  const int64_t* cell = nullptr;          // [class][n]: (n + p_c) log2(n + p_c)
+  const int64_t* cell_total = nullptr;    // [n]: (n + P) log2(n + P)
+  const int64_t* merged = nullptr;        // [class][n]: (n + m p_c) log2(n + m p_c)
+  const int64_t* merged_total = nullptr;  // [n]: (n + m P) log2(n + m P)
 };
 
 // Turns counts in which level m - 1 of a position means "any level" (a lower-order count) into
 // the full table: n(.., m-1, ..) = n(.., any, ..) - sum_{l < m-1} n(.., l, ..), one axis at a time.
-FSGPU_HD inline void complete_counts(int32_t* counts, int32_t k, int32_t m, int32_t n_classes) {
+FSGPU_HD FSGPU_GAIN_INLINE void complete_counts(int32_t* counts, int32_t k, int32_t m, int32_t n_classes) {
   const int32_t cells = tuple_cells(k, m);
   for (int32_t c = 0; c < n_classes; ++c) {
     int32_t* t = counts + c * cells;
@@ -52,14 +64,14 @@ FSGPU_HD inline void complete_counts(int32_t* counts, int32_t k, int32_t m, int3
 }
 
 // condH of the full table (pseudo-counts p_c), or of the table summed over axis d (pseudo-counts
-// m p_c; d < 0: the full table).
-FSGPU_HD inline double tuple_cond_entropy(const int32_t* counts, int32_t k, const GainTableView& t, int32_t d) {
+// m p_c; d < 0: the full table), in fixed point.
+FSGPU_HD FSGPU_GAIN_INLINE int64_t tuple_cond_entropy(const int32_t* counts, int32_t k, const GainTableView& t, int32_t d) {
   const int32_t m = t.n_levels, cells = tuple_cells(k, m);
-  double h = 0;
+  int64_t h = 0;
   if (d < 0) {
     for (int32_t cell = 0; cell < cells; ++cell) {
       int32_t total = 0;
-      double classes = 0;
+      int64_t classes = 0;
       for (int32_t c = 0; c < t.n_classes; ++c) {
         const int32_t n = counts[c * cells + cell];
         total += n;
@@ -74,7 +86,7 @@ FSGPU_HD inline double tuple_cond_entropy(const int32_t* counts, int32_t k, cons
   for (int32_t cell = 0; cell < cells; ++cell) {
     if ((cell / weight) % m != 0) continue;  // one voxel of the reduced table per line along axis d
     int32_t total = 0;
-    double classes = 0;
+    int64_t classes = 0;
     for (int32_t c = 0; c < t.n_classes; ++c) {
       int32_t n = 0;
       for (int32_t level = 0; level < m; ++level) n += counts[c * cells + cell + level * weight];
@@ -86,10 +98,12 @@ FSGPU_HD inline double tuple_cond_entropy(const int32_t* counts, int32_t k, cons
   return h;
 }
 
+FSGPU_HD inline double gain_bits(int64_t fixed) { return static_cast<double>(fixed) / kGainScale; }
+
 // IG of each variable of the tuple (gains[d] for position d) from its full counts.
 FSGPU_HD inline void tuple_gains(const int32_t* counts, int32_t k, const GainTableView& t, double* gains) {
-  const double full = tuple_cond_entropy(counts, k, t, -1);
-  for (int32_t d = 0; d < k; ++d) gains[d] = tuple_cond_entropy(counts, k, t, d) - full;
+  const int64_t full = tuple_cond_entropy(counts, k, t, -1);
+  for (int32_t d = 0; d < k; ++d) gains[d] = gain_bits(tuple_cond_entropy(counts, k, t, d) - full);
 }
 
 }  // namespace fsgpu

@@ -1,4 +1,4 @@
-#include "exact_rounding.h"  // first: the gains must round as the GPU's do
+#include "exact_rounding.h"  // first: the threshold draws must round as written (no fma)
 
 #include "interactions.h"
 
@@ -142,6 +142,34 @@ struct TupleScratch {
   std::vector<double> gains;    // [k]
 };
 
+// The counted cells of a pair of variables with L + 1 levels, the counters in registers.
+template <int L>
+__attribute__((target_clones("popcnt", "default")))
+void count_pair(const InteractionBits& b, const int32_t* tuple, int32_t* counts) {
+  constexpr int M = L + 1;
+  for (int32_t c = 0; c < b.n_classes; ++c) {
+    int32_t n[L][L] = {};
+    const uint64_t* x[L];
+    const uint64_t* y[L];
+    for (int l = 0; l < L; ++l) {
+      x[l] = b.level_bits(tuple[0], l);
+      y[l] = b.level_bits(tuple[1], l);
+    }
+    for (int32_t w = b.class_word[c]; w < b.class_word[c + 1]; ++w)
+      for (int la = 0; la < L; ++la)
+        for (int lb = 0; lb < L; ++lb) n[la][lb] += __builtin_popcountll(x[la][w] & y[lb][w]);
+    for (int la = 0; la < L; ++la)
+      for (int lb = 0; lb < L; ++lb) counts[size_t(c) * M * M + la + M * lb] = n[la][lb];
+  }
+}
+
+// The full table of a pair (known and counted cells in place) and its condH.
+template <int M>
+int64_t pair_entropy(int32_t* counts, int32_t n_classes, const GainTableView& view) {
+  complete_counts(counts, 2, M, n_classes);
+  return tuple_cond_entropy(counts, 2, view, -1);
+}
+
 // Counts every cell of `tuple`'s table ([class][cell], cell digits as in interaction_gain.h).
 __attribute__((target_clones("popcnt", "default")))
 void count_tuple(const InteractionBits& b, const CountedCombinations& counted, const int32_t* tuple, int32_t k,
@@ -159,6 +187,29 @@ void count_tuple(const InteractionBits& b, const CountedCombinations& counted, c
           table[cells - 1 - (m - 1 - level) * weight] =
               b.level_count[(size_t(tuple[d]) * m + level) * b.n_classes + c];
     }
+  }
+  if (k == 2 && !missing) {
+    switch (m) {
+      case 2: return count_pair<1>(b, tuple, counts);
+      case 3: return count_pair<2>(b, tuple, counts);
+      case 4: return count_pair<3>(b, tuple, counts);
+      default: break;
+    }
+    // The common case in one pass over the words: every level of one variable against every
+    // level of the other.
+    const int32_t levels = m - 1;
+    int32_t n[(kMaxInteractionLevels - 1) * (kMaxInteractionLevels - 1)];
+    for (int32_t c = 0; c < b.n_classes; ++c) {
+      std::fill_n(n, levels * levels, 0);
+      for (int32_t w = b.class_word[c]; w < b.class_word[c + 1]; ++w)
+        for (int32_t la = 0; la < levels; ++la) {
+          const uint64_t x = b.level_bits(tuple[0], la)[w];
+          for (int32_t lb = 0; lb < levels; ++lb) n[la * levels + lb] += __builtin_popcountll(x & b.level_bits(tuple[1], lb)[w]);
+        }
+      for (int32_t la = 0; la < levels; ++la)
+        for (int32_t lb = 0; lb < levels; ++lb) counts[size_t(c) * cells + la + m * lb] = n[la * levels + lb];
+    }
+    return;
   }
   const uint64_t* rows[kMaxInteractionDimensions];
   const size_t n_combinations = counted.combination.size();
@@ -227,7 +278,7 @@ GainTables::GainTables(const InteractionBits& b, double xi)
     pseudo.push_back(double(size) / double(smallest) * xi);
     total += pseudo.back();
   }
-  auto plog2 = [](double x) { return x * std::log2(x); };
+  auto plog2 = [](double x) { return std::llround(x * std::log2(x) * kGainScale); };
   const int32_t stride = n_objects + 1;
   cell.resize(size_t(n_classes) * stride);
   merged.resize(cell.size());
@@ -270,6 +321,19 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
     s.counts.resize(size_t(cells) * b.n_classes);
     s.gains.resize(k);
   }
+  // Each variable's entropy alone (pseudo-counts m p_c), summed as tuple_cond_entropy sums a
+  // pair's table without its other variable, so the shortcut for pairs gives the same bits.
+  std::vector<int64_t> alone(k == 2 ? size_t(b.n_vars) : 0);
+  parallel_for(static_cast<int64_t>(alone.size()), n_workers, 1024, [&](int64_t begin, int64_t end, int) {
+    std::vector<int32_t> table(size_t(m) * m * b.n_classes);
+    for (int64_t v = begin; v < end; ++v) {
+      std::fill(table.begin(), table.end(), 0);
+      for (int32_t c = 0; c < b.n_classes; ++c)
+        for (int32_t level = 0; level < m; ++level)
+          table[size_t(c) * m * m + m * level] = b.level_count[(size_t(v) * m + level) * b.n_classes + c];
+      alone[v] = tuple_cond_entropy(table.data(), 2, view, 0);
+    }
+  });
   const int64_t n_real = task.n_real, n_contrast = b.n_vars - task.n_real;
   // Jobs: real tuples by their first variable (work falls with its index; dynamic scheduling
   // evens it out), then one job per contrast variable.
@@ -287,10 +351,20 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
       bool missing = false;
       for (int32_t i = 0; i < k; ++i) missing |= b.any_missing() && b.has_missing[tuple[i]];
       count_tuple(b, missing ? everything : known_marginals, tuple, k, s.counts.data());
+      if (k == 2 && !missing) {
+        // A pair without one variable is the other alone: its entropy is known.
+        int32_t* t = s.counts.data();
+        const int64_t full = m == 2 ? pair_entropy<2>(t, b.n_classes, view) : m == 3 ? pair_entropy<3>(t, b.n_classes, view)
+                            : m == 4 ? pair_entropy<4>(t, b.n_classes, view) : (complete_counts(t, 2, m, b.n_classes),
+                                                                                tuple_cond_entropy(t, 2, view, -1));
+        if (!contrast) mine.offer(tuple[0], gain_bits(alone[tuple[1]] - full), tuple);
+        mine.offer(tuple[1], gain_bits(alone[tuple[0]] - full), tuple);
+        return;
+      }
       complete_counts(s.counts.data(), k, m, b.n_classes);
       if (contrast) {
-        const double full = tuple_cond_entropy(s.counts.data(), k, view, -1);
-        mine.offer(tuple[k - 1], tuple_cond_entropy(s.counts.data(), k, view, k - 1) - full, tuple);
+        const int64_t full = tuple_cond_entropy(s.counts.data(), k, view, -1);
+        mine.offer(tuple[k - 1], gain_bits(tuple_cond_entropy(s.counts.data(), k, view, k - 1) - full), tuple);
         return;
       }
       tuple_gains(s.counts.data(), k, view, s.gains.data());

@@ -85,7 +85,7 @@ struct GainTables {
   std::vector<double> pseudo;           // p_c per class
   // [class][n] = (n + p_c) log2(n + p_c) and [n] = (n + P) log2(n + P), P = sum p_c, for the
   // cells of a tuple; and the same with m p_c for the cells of its sub-tuples (merged over m).
-  std::vector<double> cell, cell_total, merged, merged_total;
+  std::vector<int64_t> cell, cell_total, merged, merged_total;  // fixed point (kGainScale)
 
   // pseudo_count: MDFS's xi; p_c = xi N_c / N_min.
   GainTables(const InteractionBits& bits, double pseudo_count);

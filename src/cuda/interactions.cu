@@ -304,7 +304,7 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
             }
       }
       complete_counts(t, 3, M, NC);
-      if (a.contrast) g[2] = tuple_cond_entropy(t, 3, a.tables, 2) - tuple_cond_entropy(t, 3, a.tables, -1);
+      if (a.contrast) g[2] = gain_bits(tuple_cond_entropy(t, 3, a.tables, 2) - tuple_cond_entropy(t, 3, a.tables, -1));
       else tuple_gains(t, 3, a.tables, g);
     }
     const Key packed = pack_tuple(i, j, l);
@@ -456,7 +456,7 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
           bits.upload(host_bits.data(), host_bits.size(), s);
           DeviceBuffer<int32_t> level_count;
           level_count.upload(b.level_count.data(), b.level_count.size(), s);
-          DeviceBuffer<double> cell, cell_total, merged, merged_total;
+          DeviceBuffer<int64_t> cell, cell_total, merged, merged_total;
           cell.upload(tables.cell.data(), tables.cell.size(), s);
           cell_total.upload(tables.cell_total.data(), tables.cell_total.size(), s);
           merged.upload(tables.merged.data(), tables.merged.size(), s);

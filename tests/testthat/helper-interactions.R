@@ -1,0 +1,77 @@
+# Pure-R references for find_interactions(): MDFS's gains straight from the definition.
+
+# Gains of the variables of one tuple (column indices of `codes`, 0..m-1 or NA): count the
+# objects valid in all of them per voxel and class, add p_c = xi N_c / N_min to every cell,
+# IG_v = condH(table summed over v) - condH(table), condH = sum T log2 T - sum t log2 t.
+ref_tuple_gains <- function(codes, y, tuple, m, xi = 0.25) {
+  y <- as.integer(factor(y))
+  sizes <- tabulate(y)
+  pseudo <- sizes / min(sizes) * xi
+  sub <- codes[, tuple, drop = FALSE]
+  ok <- stats::complete.cases(sub)
+  k <- length(tuple)
+  cell <- 1 + as.vector(sub[ok, , drop = FALSE] %*% m^(seq_len(k) - 1))
+  table <- matrix(0, m^k, length(sizes))
+  for (i in seq_along(cell)) table[cell[i], y[ok][i]] <- table[cell[i], y[ok][i]] + 1
+  table <- sweep(table, 2, pseudo, "+")
+  cond_h <- function(t) sum(rowSums(t) * log2(rowSums(t))) - sum(t * log2(t))
+  full <- cond_h(table)
+  vapply(seq_len(k), function(d) {
+    digit <- ((seq_len(m^k) - 1) %/% m^(d - 1)) %% m
+    rest <- (seq_len(m^k) - 1) - digit * m^(d - 1)
+    reduced <- rowsum(table, rest)
+    cond_h(reduced) - full
+  }, numeric(1))
+}
+
+# Each variable's best gain over all k-tuples of the columns.
+ref_best_gains <- function(codes, y, k, m, xi = 0.25) {
+  best <- rep(-Inf, ncol(codes))
+  for (t in utils::combn(ncol(codes), k, simplify = FALSE)) {
+    g <- ref_tuple_gains(codes, y, t, m, xi)
+    best[t] <- pmax(best[t], g)
+  }
+  best
+}
+
+# MDFS's equal-frequency levels (range = 0): thresholds at sorted positions round(n/(d+1)),
+# accumulated, used as 0-based indices; a value above a threshold goes up a level.
+ref_equal_frequency <- function(values, divisions) {
+  sorted <- sort(values)
+  n <- length(sorted)
+  step <- n / (divisions + 1)
+  done <- cumsum(rep(round(step + 1e-12 * sign(step)), divisions))  # lround of an exact step
+  thresholds <- sorted[pmin(done, n - 1) + 1]
+  vapply(values, function(v) sum(v > thresholds), numeric(1))
+}
+
+# A small PLINK fileset: genotypes (samples x SNPs, 0/1/2/NA) written as .bed/.bim/.fam.
+write_plink <- function(prefix, genotypes) {
+  code <- c(`2` = 0L, `1` = 2L, `0` = 3L)  # allele-1 count -> two-bit code; NA -> 1
+  n <- nrow(genotypes)
+  per_snp <- ceiling(n / 4)
+  bytes <- raw(3 + per_snp * ncol(genotypes))
+  bytes[1:3] <- as.raw(c(0x6c, 0x1b, 0x01))
+  for (j in seq_len(ncol(genotypes))) {
+    g <- genotypes[, j]
+    bits <- ifelse(is.na(g), 1L, code[as.character(g)])
+    bits <- c(bits, rep(0L, per_snp * 4 - n))
+    packed <- colSums(matrix(bits, 4) * c(1L, 4L, 16L, 64L))
+    bytes[3 + (j - 1) * per_snp + seq_len(per_snp)] <- as.raw(packed)
+  }
+  writeBin(bytes, paste0(prefix, ".bed"))
+  utils::write.table(data.frame(1, colnames(genotypes), 0, seq_len(ncol(genotypes)), "A", "G"),
+                     paste0(prefix, ".bim"), col.names = FALSE, row.names = FALSE, quote = FALSE, sep = "\t")
+  utils::write.table(data.frame(rownames(genotypes), rownames(genotypes), 0, 0, 1, -9),
+                     paste0(prefix, ".fam"), col.names = FALSE, row.names = FALSE, quote = FALSE, sep = " ")
+  invisible(prefix)
+}
+
+# The mice genotypes of ../shared/data (FSGPU_DATA points elsewhere), or NULL.
+mice_data_dir <- function() {
+  candidates <- c(Sys.getenv("FSGPU_DATA"), "../../../shared/data", "../../../../shared/data", "/work/shared/data")
+  for (d in candidates[nzchar(candidates)]) {
+    if (file.exists(file.path(d, "mice_hs_bglr", "mice.bed"))) return(file.path(d, "mice_hs_bglr"))
+  }
+  NULL
+}

@@ -1,0 +1,171 @@
+# find_interactions() and read_plink() on the CPU: gains against the pure-R definition,
+# discretization, missing values, thread counts, p-values and the mice coat-colour epistasis.
+
+interaction_codes <- function(n, p, m, classes = 2, seed = 1, missing = 0) {
+  with_seed(seed, {
+    x <- matrix(sample(0:(m - 1), n * p, replace = TRUE), n, p, dimnames = list(NULL, paste0("v", 1:p)))
+    y <- (x[, 1] + x[, 2]) %% classes
+    y[sample(n, n %/% 4)] <- sample(0:(classes - 1), n %/% 4, replace = TRUE)
+    if (missing > 0) x[sample(length(x), round(missing * length(x)))] <- NA
+    list(x = x, y = factor(y))
+  })
+}
+
+test_that("gains equal the definition for every dimension, level count and class count", {
+  for (case in list(list(k = 1, m = 3, cl = 2), list(k = 2, m = 3, cl = 2), list(k = 2, m = 4, cl = 3),
+                    list(k = 3, m = 2, cl = 2), list(k = 3, m = 3, cl = 3), list(k = 4, m = 2, cl = 2),
+                    list(k = 5, m = 2, cl = 2))) {
+    d <- interaction_codes(157, 7, case$m, case$cl, seed = case$k * 10 + case$m)
+    res <- find_interactions(d$x, d$y, dimensions = case$k, levels = case$m, contrast = FALSE,
+                             backend = "cpu", threads = 2)
+    expect_equal(res$scores$gain, ref_best_gains(d$x, d$y, case$k, case$m), tolerance = 1e-8)
+  }
+})
+
+test_that("each variable's tuple reaches its gain, and ties go to the first tuple", {
+  d <- interaction_codes(200, 8, 3, seed = 3)
+  d$x[, 8] <- d$x[, 1]  # a copy: its tuples tie with those of v1
+  res <- find_interactions(d$x, d$y, dimensions = 2, levels = 3, contrast = FALSE, return_tuples = TRUE,
+                           backend = "cpu")
+  s <- res$scores
+  for (v in seq_len(nrow(s))) {
+    t <- c(s$tuple_1[v], s$tuple_2[v])
+    expect_true(v %in% t)
+    expect_equal(ref_tuple_gains(d$x, d$y, t, 3)[match(v, t)], s$gain[v], tolerance = 1e-8)
+  }
+  expect_identical(c(s$tuple_1[2], s$tuple_2[2]), c(1L, 2L))  # (1, 2) ties with (2, 8): the first wins
+  expect_identical(res$tuples$gain, sort(s$gain, decreasing = TRUE))
+  expect_identical(res$tuples$tuple[1], paste(s$variable[c(s$tuple_1[res$tuples$index[1]], s$tuple_2[res$tuples$index[1]])], collapse = " x "))
+})
+
+test_that("results do not depend on the thread count and repeat with the same seed", {
+  set.seed(5)
+  x <- matrix(rnorm(300 * 40), 300, 40)
+  y <- factor(x[, 3] * x[, 7] > 0)
+  runs <- lapply(c(1, 2, 3), function(t) find_interactions(x, y, dimensions = 2, discretizations = 3, seed = 77,
+                                                           return_tuples = TRUE, backend = "cpu", threads = t,
+                                                           contrast = FALSE))
+  expect_identical(runs[[1]]$scores, runs[[2]]$scores)
+  expect_identical(runs[[1]]$scores, runs[[3]]$scores)
+  set.seed(9)
+  a <- find_interactions(x, y, dimensions = 2, backend = "cpu")
+  set.seed(9)
+  b <- find_interactions(x, y, dimensions = 2, backend = "cpu")
+  expect_identical(a$scores, b$scores)
+  expect_identical(a$contrast_gain, b$contrast_gain)
+  expect_true(all(c("V3", "V7") %in% a$relevant))
+})
+
+test_that("range = 0 cuts at MDFS's equal-frequency positions", {
+  set.seed(2)
+  x <- matrix(rnorm(101 * 6), 101, 6)
+  x[, 4] <- round(x[, 4])  # ties stay together
+  y <- factor(x[, 1] + x[, 2] > 0)
+  for (divisions in 1:3) {
+    codes <- apply(x, 2, ref_equal_frequency, divisions = divisions)
+    storage.mode(codes) <- "integer"
+    numeric <- find_interactions(x, y, dimensions = 2, divisions = divisions, range = 0, contrast = FALSE,
+                                 backend = "cpu")
+    coded <- find_interactions(codes, y, dimensions = 2, levels = divisions + 1, contrast = FALSE, backend = "cpu")
+    expect_identical(numeric$scores$gain, coded$scores$gain)
+  }
+  expect_equal(fsgpu:::mdfs_default_range(100, 1, 1), 0.94, tolerance = 1e-12)
+})
+
+test_that("missing values are left out per tuple, or become a level", {
+  d <- interaction_codes(180, 6, 3, seed = 4, missing = 0.05)
+  res <- find_interactions(d$x, d$y, dimensions = 2, levels = 3, contrast = FALSE, backend = "cpu")
+  expect_equal(res$scores$gain, ref_best_gains(d$x, d$y, 2, 3), tolerance = 1e-8)
+  as_level <- find_interactions(d$x, d$y, dimensions = 2, levels = 3, missing = "level", contrast = FALSE,
+                                backend = "cpu")
+  filled <- d$x
+  filled[is.na(filled)] <- 3L
+  expect_equal(as_level$scores$gain, ref_best_gains(filled, d$y, 2, 4), tolerance = 1e-8)
+  expect_equal(as_level$params$levels, 4)
+  set.seed(1)
+  xn <- matrix(rnorm(150 * 5), 150, 5)
+  xn[3, 2] <- NA
+  expect_silent(find_interactions(xn, factor(xn[, 1] > 0), dimensions = 2, contrast = FALSE, backend = "cpu"))
+})
+
+test_that("p-values: the plain chi-squared tail in 1-D, the contrast fit for the maximum", {
+  d <- interaction_codes(300, 20, 3, seed = 6)
+  one <- find_interactions(d$x, d$y, dimensions = 1, levels = 3, contrast = TRUE, backend = "cpu")
+  expect_equal(one$scores$p_value, stats::pchisq(pmax(2 * log(2) * one$scores$gain, 1e-8), one$df,
+                                                 lower.tail = FALSE), tolerance = 1e-12)
+  expect_equal(one$df, 2)
+  two <- find_interactions(d$x, d$y, dimensions = 2, levels = 3, backend = "cpu")
+  expect_equal(two$df, 6)
+  expect_length(two$contrast_gain, 30)
+  expect_true(all(two$scores$p_value >= 0 & two$scores$p_value <= 1))
+  expect_true(all(c("v1", "v2") %in% two$relevant))
+  expect_true(is.finite(two$alpha) && two$alpha > 0)
+  expect_identical(two$scores$p_adjusted, stats::p.adjust(two$scores$p_value, "holm"))
+  three <- find_interactions(d$x, factor(d$y), dimensions = 2, levels = 3, backend = "cpu", p_adjust = "BH",
+                             level = 0.01)
+  expect_identical(three$relevant, three$scores$variable[three$scores$p_adjusted < 0.01])
+})
+
+test_that("bad input gets clear errors", {
+  d <- interaction_codes(50, 5, 3)
+  expect_error(find_interactions(d$x, d$y, dimensions = 6, backend = "cpu"), "dimensions")
+  expect_error(find_interactions(d$x, d$y[-1], backend = "cpu"), "y")
+  expect_error(find_interactions(d$x, factor(rep("a", 50)), backend = "cpu"), "two classes")
+  expect_error(find_interactions(d$x, d$y, levels = 2, backend = "cpu"), "levels = 2")
+  expect_error(find_interactions(d$x, d$y, range = 2, backend = "cpu"), "range")
+  expect_error(find_interactions(d$x, d$y, seed = -1, backend = "cpu"), "seed")
+  expect_error(find_interactions(d$x, d$y, dimensions = 1, return_tuples = TRUE, backend = "cpu"), "tuples")
+  expect_error(find_interactions(matrix(letters[1:10], 5), factor(1:5)), "numeric")
+  expect_error(find_interactions(matrix(rnorm(10), 5), factor(c(1, 1, 2, 2, 2)), divisions = 16), "divisions")
+  expect_error(find_interactions(d$x * 1.5, d$y, levels = 3), "fractions")
+})
+
+test_that("read_plink reads genotypes, packed or not, and refuses malformed files", {
+  set.seed(3)
+  g <- matrix(sample(0:2, 23 * 9, replace = TRUE), 23, 9, dimnames = list(paste0("s", 1:23), paste0("rs", 1:9)))
+  g[c(4, 50, 77)] <- NA
+  dir <- tempfile("plink")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  prefix <- write_plink(file.path(dir, "toy"), g)
+  read <- read_plink(prefix)
+  expect_identical(read$genotypes, `storage.mode<-`(g, "integer"))
+  expect_identical(read$map$snp, colnames(g))
+  expect_identical(read_plink(paste0(prefix, ".bed"), snps = c("rs3", "rs1"))$genotypes, read$genotypes[, c(3, 1)])
+  packed <- read_plink(prefix, packed = TRUE)$genotypes
+  expect_s3_class(packed, "fsgpu_genotypes")
+  expect_identical(dim(packed), c(23L, 9L))
+  y <- factor(rep(c("a", "b"), length.out = 23))
+  from_matrix <- find_interactions(read$genotypes, y, dimensions = 2, levels = 3, contrast = FALSE, backend = "cpu")
+  from_packed <- find_interactions(packed, y, dimensions = 2, contrast = FALSE, backend = "cpu")
+  expect_identical(from_packed$scores$gain, from_matrix$scores$gain)
+  expect_identical(from_packed$scores$variable, colnames(g))
+  # Malformed: wrong magic, sample-major, wrong length, missing file.
+  bed <- readBin(paste0(prefix, ".bed"), "raw", 1000)
+  writeBin(c(as.raw(c(0x00, 0x1b, 0x01)), bed[-(1:3)]), paste0(prefix, ".bed"))
+  expect_error(read_plink(prefix), "not a PLINK")
+  writeBin(c(as.raw(c(0x6c, 0x1b, 0x00)), bed[-(1:3)]), paste0(prefix, ".bed"))
+  expect_error(read_plink(prefix), "sample-major")
+  writeBin(bed[-length(bed)], paste0(prefix, ".bed"))
+  expect_error(read_plink(prefix), "bytes")
+  expect_error(read_plink(file.path(dir, "absent")), "cannot find")
+  writeBin(bed, paste0(prefix, ".bed"))
+  expect_error(read_plink(prefix, snps = "rs99"), "rs99")
+})
+
+test_that("the mice coat-colour epistasis (agouti on chr2 x Tyrp1 on chr4) ranks on top", {
+  dir <- mice_data_dir()
+  skip_if(is.null(dir), "mice data not found")
+  geno <- read_plink(file.path(dir, "mice"))
+  pheno <- utils::read.delim(gzfile(file.path(dir, "mice_pheno.tsv.gz")))
+  colour <- pheno$CoatColour[match(rownames(geno$genotypes), pheno$IID)]
+  keep <- !is.na(colour) & colour != "albino"
+  res <- find_interactions(geno$genotypes[keep, ], factor(colour[keep] == "black"), dimensions = 2, top = 5,
+                           contrast = FALSE, backend = "cpu")
+  best <- res$tuples[1, ]
+  chromosomes <- geno$map$chr[c(best$tuple_1, best$tuple_2)]
+  positions <- geno$map$cm[c(best$tuple_1, best$tuple_2)]
+  expect_identical(chromosomes, c("2", "4"))
+  expect_true(abs(positions[1] - 83) < 5)   # Asip (agouti), chr2 about 83 cM
+  expect_true(abs(positions[2] - 40) < 15)  # the Tyrp1 region of chr4
+})
