@@ -44,7 +44,8 @@
 #' @param x Objects in rows, variables in columns: a numeric matrix or data frame (discretized
 #'   at random quantiles), an integer matrix of codes (genotypes 0/1/2), the result of
 #'   [read_plink()], or a `SummarizedExperiment` (variables are the rows of `assay`).
-#' @param y The class, one per object (two or more classes).
+#' @param y The class, one per object (two or more classes); objects with `NA` are left out
+#'   (with a message).
 #' @param dimensions The size \eqn{k} of the tuples, 1 to 5.
 #' @param divisions Thresholds per variable (levels = divisions + 1), 1 to 15; ignored for
 #'   integer codes.
@@ -180,7 +181,7 @@ run_interactions <- function(input, y, a) {
   if (!is.numeric(a$pseudo_count) || length(a$pseudo_count) != 1 || !(a$pseudo_count > 0))
     stop("pseudo_count must be a positive number", call. = FALSE)
   range <- a$range
-  if (is.null(range)) range <- mdfs_default_range(input$n_samples, k, divisions)
+  if (is.null(range)) range <- mdfs_default_range(sum(!is.na(y)), k, divisions)
   if (!is.numeric(range) || length(range) != 1 || is.na(range) || range < 0 || range > 1)
     stop("range must be a number between 0 and 1", call. = FALSE)
   if (numeric_input && range == 0 && discretizations > 1)
@@ -190,7 +191,13 @@ run_interactions <- function(input, y, a) {
   if (!is.numeric(seed) || length(seed) != 1 || is.na(seed) || seed < 0 || seed >= 2^31 || seed != round(seed))
     stop("seed must be a whole number from 0 to 2^31 - 1", call. = FALSE)
   if (input$n_vars < k) stop(sprintf("x has %d variables, fewer than dimensions = %d", input$n_vars, k), call. = FALSE)
-  classes <- encode_classes(y, input$n_samples, input$sample_names, "y")
+  if (length(y) != input$n_samples)
+    stop(sprintf("y has %d values for %d objects", length(y), input$n_samples), call. = FALSE)
+  # Objects without a class (a phenotype not measured) are left out, and said so.
+  rows <- which(!is.na(y))
+  if (length(rows) < input$n_samples)
+    message(sprintf("find_interactions: %d objects without a class (NA in y) left out", input$n_samples - length(rows)))
+  classes <- encode_classes(y[rows], length(rows), input$sample_names[rows], "y")
   if (length(classes$classes) < 2) stop("y needs at least two classes", call. = FALSE)
   if (!is.character(a$p_adjust) || length(a$p_adjust) != 1 || !a$p_adjust %in% stats::p.adjust.methods)
     stop("p_adjust must be one of ", quote_list(stats::p.adjust.methods, max = 10), call. = FALSE)
@@ -207,7 +214,7 @@ run_interactions <- function(input, y, a) {
   with_tuples <- isTRUE(a$return_tuples) || !is.null(a$top)
   if (with_tuples && k == 1) stop("tuples are for dimensions of 2 or more", call. = FALSE)
   top <- if (is.null(a$top)) NULL else check_count(a$top, "top")
-  words <- ceiling(input$n_samples / 64)
+  words <- ceiling(length(rows) / 64)
   work <- (choose(input$n_vars, k) + n_contrast * choose(input$n_vars, k - 1)) * words * discretizations
   backend <- resolve_backend(a$backend, work)
   threads <- fsgpu_threads(a$threads)
@@ -215,7 +222,7 @@ run_interactions <- function(input, y, a) {
   if (backend != "cpu" && length(devices) == 0) backend <- "cpu"
   engine <- if (is.null(a$backend) || identical(a$backend, "auto")) if (backend == "gpu") "auto" else "cpu" else backend
   elapsed <- system.time(
-    res <- fsgpu_find_interactions(input$x, input$kind, input$n_samples, input$n_vars, classes$y,
+    res <- fsgpu_find_interactions(input$x, input$kind, input$n_samples, rows, input$n_vars, classes$y,
                                    length(classes$classes), source, contrast_seed, k, divisions, discretizations,
                                    range, seed, a$pseudo_count, n_levels, missing == "level", with_tuples,
                                    engine, threads, devices, getOption("fsgpu.gpu_memory_limit", 0)),
@@ -231,7 +238,7 @@ run_interactions <- function(input, y, a) {
                        p_adjusted = adjusted, relevant = adjusted < a$level, stringsAsFactors = FALSE)
   if (with_tuples) {
     tuples <- t(res$tuples)[real, , drop = FALSE]
-    scores$tuple <- apply(tuples, 1, function(t) paste(input$names[t], collapse = " x "))
+    scores$tuple <- do.call(paste, c(lapply(seq_len(k), function(i) input$names[tuples[, i]]), sep = " x "))
     for (i in seq_len(k)) scores[[paste0("tuple_", i)]] <- tuples[, i]
     scores$discretization <- res$discretization[real]
   }
@@ -246,7 +253,7 @@ run_interactions <- function(input, y, a) {
     params = list(dimensions = k, divisions = divisions, discretizations = discretizations, range = range,
                   seed = seed, pseudo_count = a$pseudo_count, levels = n_levels, missing = missing,
                   n_contrast = n_contrast, p_adjust = a$p_adjust, level = a$level,
-                  n_objects = input$n_samples, classes = classes$classes, kind = input$kind),
+                  n_objects = length(rows), classes = classes$classes, kind = input$kind),
     backend = res$backend, why_cpu = res$why_cpu, elapsed = elapsed, timings = res$timings
   ), class = "fsgpu_interactions")
 }
@@ -283,12 +290,17 @@ mdfs_p_values <- function(gain, df, dimensions, discretizations, divisions, mask
   sums <- list(w = cumsum(w), v = cumsum(v), wv = cumsum(w * v), wv2 = cumsum(w * v^2), wl = cumsum(w * l_all),
                wl2 = cumsum(w * l_all^2), wlv = cumsum(w * l_all * v))
   rest <- rev(cumsum(rev(w * v^2)))
-  fit_from <- function(n0) {
+  # The shifted squared deviation and alpha when ignoring the n0 - 1 smallest, for every end
+  # point of the fit (ends = NULL), or only for the last (with contrast variables, all of them
+  # are irrelevant and the fit ends at the last).
+  fit_from <- function(n0, last_only) {
     npt <- n - n0 + 1
-    s <- lapply(sums, function(x) x[n0:n] - c(0, x)[n0])
-    l <- l_all[seq_len(npt)]
+    at <- if (last_only) max(1, npt - 1) else seq_len(npt)
+    s <- lapply(sums, function(x) (x[n0:n] - c(0, x)[n0])[at])
+    l <- l_all[at]
+    kk <- at
     if (mode == "exp") {
-      alpha <- s$v / seq_len(npt)
+      alpha <- s$v / kk
       dev <- s$wv2 + 2 * alpha * s$wlv - 2 * alpha * l * s$wv + alpha^2 * s$wl2 - 2 * alpha^2 * l * s$wl +
         (alpha * l)^2 * s$w
     } else {
@@ -296,7 +308,18 @@ mdfs_p_values <- function(gain, df, dimensions, discretizations, divisions, mask
       dev <- s$wv2 - 2 * alpha * s$wv + 2 * alpha * s$wlv / l + alpha^2 * s$w - 2 * alpha^2 * s$wl / l +
         alpha^2 * s$wl2 / l^2
     }
-    shifted <- (c(0, dev) + c(rest[n0:n], 0))[seq_len(npt)] / s$w[npt]
+    total_w <- sums$w[n] - c(0, sums$w)[n0]
+    if (last_only) {
+      # shifted[npt] = (dev[npt - 1] + rest[n]) / total weight; alpha at npt.
+      shifted <- ((if (npt > 1) dev else 0) + rest[n]) / total_w
+      s_end <- lapply(sums, function(x) x[n] - c(0, x)[n0])
+      alpha_end <- if (mode == "exp") s_end$v / npt else {
+        le <- l_all[npt]
+        (s_end$wv - s_end$wlv / le) / (s_end$w - 2 * s_end$wl / le + s_end$wl2 / le^2)
+      }
+      return(list(dev = shifted, alpha = alpha_end))
+    }
+    shifted <- (c(0, dev) + c(rest[n0:n], 0))[seq_len(npt)] / total_w
     list(dev = shifted, alpha = alpha)
   }
   min_irrelevant <- min(n %/% 3, 30)
@@ -305,7 +328,7 @@ mdfs_p_values <- function(gain, df, dimensions, discretizations, divisions, mask
     min_irrelevant - 1 + which.min(dev[min_irrelevant:length(dev)])
   best <- list(dev = Inf, alpha = NA_real_)
   consider <- function(n0) {
-    f <- fit_from(n0)
+    f <- fit_from(n0, last_only = !is.null(mask))
     end <- choose_end(f$dev)
     if (f$dev[end] < best$dev) best <<- list(dev = f$dev[end], alpha = f$alpha[end], n0 = n0)
   }

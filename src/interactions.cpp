@@ -34,7 +34,9 @@ struct VariableSource {
   const double* values = nullptr;
   const int* integers = nullptr;
   const uint8_t* bed = nullptr;
-  int32_t n_samples;
+  int32_t n_samples;           // objects searched: rows of x
+  int32_t n_rows;              // x's rows
+  std::vector<int32_t> rows;   // 0-based
   int64_t n_real;
   std::vector<int32_t> contrast_source;
   uint32_t contrast_seed;
@@ -56,9 +58,9 @@ struct VariableSource {
     const int64_t column = v < n_real ? v : contrast_source[v - n_real];
     std::vector<int32_t> order;
     if (v >= n_real) permutation(v - n_real, order);
-    auto sample = [&](int32_t s) { return v < n_real ? s : order[s]; };
+    auto sample = [&](int32_t s) { return rows[v < n_real ? s : order[s]]; };
     if (kind == "numeric") {
-      const double* col = values + column * n_samples;
+      const double* col = values + column * n_rows;
       std::vector<double> values(n_samples), sorted;
       for (int32_t s = 0; s < n_samples; ++s) values[s] = col[sample(s)];
       mdfs_discretize(values.data(), n_samples, divisions, range, seed, uint32_t(d), uint32_t(v), sorted, out);
@@ -66,7 +68,7 @@ struct VariableSource {
     }
     std::vector<int8_t> raw(n_samples);
     if (kind == "codes") {
-      const int* col = integers + column * n_samples;
+      const int* col = integers + column * n_rows;
       for (int32_t s = 0; s < n_samples; ++s) {
         const int value = col[sample(s)];
         if (value != NA_INTEGER && (value < 0 || value >= n_levels - (missing_level ? 1 : 0)))
@@ -76,8 +78,8 @@ struct VariableSource {
         raw[s] = value == NA_INTEGER ? kMissingGenotype : static_cast<int8_t>(value);
       }
     } else {
-      std::vector<int8_t> decoded(n_samples);
-      decode_bed_snp(bed + column * bed_snp_bytes(n_samples), n_samples, decoded.data());
+      std::vector<int8_t> decoded(n_rows);
+      decode_bed_snp(bed + column * bed_snp_bytes(n_rows), n_rows, decoded.data());
       for (int32_t s = 0; s < n_samples; ++s) raw[s] = decoded[sample(s)];
     }
     for (int32_t s = 0; s < n_samples; ++s)
@@ -90,7 +92,7 @@ struct VariableSource {
 // For every variable (the real ones, then the contrast ones) its best gain over the tuples and
 // discretizations, the tuple (1-based, when asked) and the discretization (1-based) reaching it.
 // [[Rcpp::export]]
-Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_samples, double n_real_d,
+Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d,
                                    Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source,
                                    double contrast_seed, int dimensions, int divisions, int discretizations,
                                    double range, double seed, double pseudo_count, int n_levels, bool missing_level,
@@ -103,7 +105,9 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_samples, doub
   if (kind == "numeric") source.values = REAL(x);
   else if (kind == "codes") source.integers = INTEGER(x);
   else source.bed = RAW(x);
-  source.n_samples = n_samples;
+  source.n_rows = n_rows;
+  source.n_samples = static_cast<int32_t>(rows.size());
+  for (int r : rows) source.rows.push_back(r - 1);
   source.n_real = static_cast<int64_t>(n_real_d);
   for (int j : contrast_source) source.contrast_source.push_back(j - 1);
   source.contrast_seed = static_cast<uint32_t>(contrast_seed);
@@ -121,6 +125,7 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_samples, doub
   GpuOptions options;
   options.devices.assign(devices.begin(), devices.end());
   options.memory_limit = static_cast<int64_t>(memory_limit);
+  options.host_threads = threads;
   auto interrupt = [] { Rcpp::checkUserInterrupt(); };
   std::vector<double> gain(size_t(n_vars), -INFINITY);
   std::vector<int32_t> tuple(with_tuples ? size_t(n_vars) * dimensions : 0, 0), found_in(size_t(n_vars), 0);

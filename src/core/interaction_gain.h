@@ -23,8 +23,10 @@
 // order as any other call).
 #ifdef __CUDA_ARCH__
 #define FSGPU_GAIN_INLINE __forceinline__
+#define FSGPU_UNROLL _Pragma("unroll")
 #else
 #define FSGPU_GAIN_INLINE __attribute__((always_inline)) inline
+#define FSGPU_UNROLL
 #endif
 
 namespace fsgpu {
@@ -50,12 +52,16 @@ struct GainTableView {
 // the full table: n(.., m-1, ..) = n(.., any, ..) - sum_{l < m-1} n(.., l, ..), one axis at a time.
 FSGPU_HD FSGPU_GAIN_INLINE void complete_counts(int32_t* counts, int32_t k, int32_t m, int32_t n_classes) {
   const int32_t cells = tuple_cells(k, m);
+  FSGPU_UNROLL
   for (int32_t c = 0; c < n_classes; ++c) {
     int32_t* t = counts + c * cells;
+    FSGPU_UNROLL
     for (int32_t d = 0, weight = 1; d < k; ++d, weight *= m) {
+      FSGPU_UNROLL
       for (int32_t cell = 0; cell < cells; ++cell) {
         if ((cell / weight) % m != m - 1) continue;
         int32_t rest = t[cell];
+        FSGPU_UNROLL
         for (int32_t level = 0; level < m - 1; ++level) rest -= t[cell - (m - 1 - level) * weight];
         t[cell] = rest;
       }
@@ -65,14 +71,17 @@ FSGPU_HD FSGPU_GAIN_INLINE void complete_counts(int32_t* counts, int32_t k, int3
 
 // condH of the full table (pseudo-counts p_c), or of the table summed over axis d (pseudo-counts
 // m p_c; d < 0: the full table), in fixed point.
-FSGPU_HD FSGPU_GAIN_INLINE int64_t tuple_cond_entropy(const int32_t* counts, int32_t k, const GainTableView& t, int32_t d) {
-  const int32_t m = t.n_levels, cells = tuple_cells(k, m);
+FSGPU_HD FSGPU_GAIN_INLINE int64_t tuple_cond_entropy(const int32_t* counts, int32_t k, int32_t m, int32_t n_classes,
+                                                      const GainTableView& t, int32_t d) {
+  const int32_t cells = tuple_cells(k, m);
   int64_t h = 0;
   if (d < 0) {
+    FSGPU_UNROLL
     for (int32_t cell = 0; cell < cells; ++cell) {
       int32_t total = 0;
       int64_t classes = 0;
-      for (int32_t c = 0; c < t.n_classes; ++c) {
+      FSGPU_UNROLL
+      for (int32_t c = 0; c < n_classes; ++c) {
         const int32_t n = counts[c * cells + cell];
         total += n;
         classes += t.cell[c * t.stride + n];
@@ -83,12 +92,15 @@ FSGPU_HD FSGPU_GAIN_INLINE int64_t tuple_cond_entropy(const int32_t* counts, int
   }
   int32_t weight = 1;
   for (int32_t e = 0; e < d; ++e) weight *= m;
+  FSGPU_UNROLL
   for (int32_t cell = 0; cell < cells; ++cell) {
     if ((cell / weight) % m != 0) continue;  // one voxel of the reduced table per line along axis d
     int32_t total = 0;
     int64_t classes = 0;
-    for (int32_t c = 0; c < t.n_classes; ++c) {
+    FSGPU_UNROLL
+    for (int32_t c = 0; c < n_classes; ++c) {
       int32_t n = 0;
+      FSGPU_UNROLL
       for (int32_t level = 0; level < m; ++level) n += counts[c * cells + cell + level * weight];
       total += n;
       classes += t.merged[c * t.stride + n];
@@ -101,9 +113,12 @@ FSGPU_HD FSGPU_GAIN_INLINE int64_t tuple_cond_entropy(const int32_t* counts, int
 FSGPU_HD inline double gain_bits(int64_t fixed) { return static_cast<double>(fixed) / kGainScale; }
 
 // IG of each variable of the tuple (gains[d] for position d) from its full counts.
-FSGPU_HD inline void tuple_gains(const int32_t* counts, int32_t k, const GainTableView& t, double* gains) {
-  const int64_t full = tuple_cond_entropy(counts, k, t, -1);
-  for (int32_t d = 0; d < k; ++d) gains[d] = gain_bits(tuple_cond_entropy(counts, k, t, d) - full);
+// (m and n_classes are those of the tables; engines may pass them as constants.)
+FSGPU_HD FSGPU_GAIN_INLINE void tuple_gains(const int32_t* counts, int32_t k, int32_t m, int32_t n_classes,
+                                            const GainTableView& t, double* gains) {
+  const int64_t full = tuple_cond_entropy(counts, k, m, n_classes, t, -1);
+  FSGPU_UNROLL
+  for (int32_t d = 0; d < k; ++d) gains[d] = gain_bits(tuple_cond_entropy(counts, k, m, n_classes, t, d) - full);
 }
 
 }  // namespace fsgpu

@@ -167,7 +167,7 @@ void count_pair(const InteractionBits& b, const int32_t* tuple, int32_t* counts)
 template <int M>
 int64_t pair_entropy(int32_t* counts, int32_t n_classes, const GainTableView& view) {
   complete_counts(counts, 2, M, n_classes);
-  return tuple_cond_entropy(counts, 2, view, -1);
+  return tuple_cond_entropy(counts, 2, M, n_classes, view, -1);
 }
 
 // Counts every cell of `tuple`'s table ([class][cell], cell digits as in interaction_gain.h).
@@ -307,6 +307,36 @@ GainTableView GainTables::view() const {
   return v;
 }
 
+std::vector<uint64_t> word_major_bits(const InteractionBits& b, int64_t stride, int32_t level_room, int threads) {
+  std::vector<uint64_t> out(size_t(stride) * b.words * level_room, 0);
+  // Blocks of 64 variables, so that both sides of the transposition stay in cache.
+  parallel_for((b.n_vars + 63) / 64, threads, 16, [&](int64_t begin, int64_t end, int) {
+    for (int64_t block = begin; block < end; ++block)
+      for (int32_t level = 0; level < b.n_levels - 1; ++level)
+        for (int32_t w = 0; w < b.words; ++w)
+          for (int64_t v = block * 64; v < std::min<int64_t>(b.n_vars, block * 64 + 64); ++v)
+            out[(size_t(w) * level_room + level) * stride + v] = b.level_bits(v, level)[w];
+  });
+  return out;
+}
+
+std::vector<int64_t> single_entropies(const InteractionBits& b, const GainTableView& view, int threads) {
+  const int32_t m = b.n_levels;
+  std::vector<int64_t> alone(size_t(b.n_vars));
+  parallel_for(b.n_vars, threads, 1024, [&](int64_t begin, int64_t end, int) {
+    std::vector<int32_t> table(size_t(m) * m * b.n_classes);
+    for (int64_t v = begin; v < end; ++v) {
+      // v on axis 1 of a pair whose other variable has every object at level 0.
+      std::fill(table.begin(), table.end(), 0);
+      for (int32_t c = 0; c < b.n_classes; ++c)
+        for (int32_t level = 0; level < m; ++level)
+          table[size_t(c) * m * m + m * level] = b.level_count[(size_t(v) * m + level) * b.n_classes + c];
+      alone[v] = tuple_cond_entropy(table.data(), 2, m, b.n_classes, view, 0);
+    }
+  });
+  return alone;
+}
+
 InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tables, const InteractionTask& task,
                                  int threads, const std::function<void()>& between_slices) {
   check_interaction_task(b, task);
@@ -321,19 +351,7 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
     s.counts.resize(size_t(cells) * b.n_classes);
     s.gains.resize(k);
   }
-  // Each variable's entropy alone (pseudo-counts m p_c), summed as tuple_cond_entropy sums a
-  // pair's table without its other variable, so the shortcut for pairs gives the same bits.
-  std::vector<int64_t> alone(k == 2 ? size_t(b.n_vars) : 0);
-  parallel_for(static_cast<int64_t>(alone.size()), n_workers, 1024, [&](int64_t begin, int64_t end, int) {
-    std::vector<int32_t> table(size_t(m) * m * b.n_classes);
-    for (int64_t v = begin; v < end; ++v) {
-      std::fill(table.begin(), table.end(), 0);
-      for (int32_t c = 0; c < b.n_classes; ++c)
-        for (int32_t level = 0; level < m; ++level)
-          table[size_t(c) * m * m + m * level] = b.level_count[(size_t(v) * m + level) * b.n_classes + c];
-      alone[v] = tuple_cond_entropy(table.data(), 2, view, 0);
-    }
-  });
+  const std::vector<int64_t> alone = k == 2 ? single_entropies(b, view, n_workers) : std::vector<int64_t>();
   const int64_t n_real = task.n_real, n_contrast = b.n_vars - task.n_real;
   // Jobs: real tuples by their first variable (work falls with its index; dynamic scheduling
   // evens it out), then one job per contrast variable.
@@ -356,18 +374,19 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
         int32_t* t = s.counts.data();
         const int64_t full = m == 2 ? pair_entropy<2>(t, b.n_classes, view) : m == 3 ? pair_entropy<3>(t, b.n_classes, view)
                             : m == 4 ? pair_entropy<4>(t, b.n_classes, view) : (complete_counts(t, 2, m, b.n_classes),
-                                                                                tuple_cond_entropy(t, 2, view, -1));
+                                                                                tuple_cond_entropy(t, 2, m, b.n_classes, view, -1));
         if (!contrast) mine.offer(tuple[0], gain_bits(alone[tuple[1]] - full), tuple);
         mine.offer(tuple[1], gain_bits(alone[tuple[0]] - full), tuple);
         return;
       }
       complete_counts(s.counts.data(), k, m, b.n_classes);
       if (contrast) {
-        const int64_t full = tuple_cond_entropy(s.counts.data(), k, view, -1);
-        mine.offer(tuple[k - 1], gain_bits(tuple_cond_entropy(s.counts.data(), k, view, k - 1) - full), tuple);
+        const int64_t full = tuple_cond_entropy(s.counts.data(), k, m, b.n_classes, view, -1);
+        mine.offer(tuple[k - 1], gain_bits(tuple_cond_entropy(s.counts.data(), k, m, b.n_classes, view, k - 1) - full),
+                   tuple);
         return;
       }
-      tuple_gains(s.counts.data(), k, view, s.gains.data());
+      tuple_gains(s.counts.data(), k, m, b.n_classes, view, s.gains.data());
       for (int32_t i = 0; i < k; ++i) mine.offer(tuple[i], s.gains[i], tuple);
     };
     if (contrast) {

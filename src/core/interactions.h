@@ -106,6 +106,16 @@ struct InteractionTask {
 // kMaxInteractionCells, fewer real variables than dimensions.
 void check_interaction_task(const InteractionBits& bits, const InteractionTask& task);
 
+// Each variable's condH alone (its table with pseudo-counts m p_c, fixed point), summed exactly as
+// tuple_cond_entropy sums a pair's table without the pair's other variable: so the gains of a
+// pair without missing values are alone[other] - condH(pair), bit for bit.
+std::vector<int64_t> single_entropies(const InteractionBits& bits, const GainTableView& view, int threads);
+
+// The bitmaps word-major, [word][level][var] with `stride` >= n_vars variables and room for
+// `level_room` >= m - 1 levels (the rest zero): the GPU's layout, where neighbouring threads
+// read neighbouring variables.
+std::vector<uint64_t> word_major_bits(const InteractionBits& bits, int64_t stride, int32_t level_room, int threads);
+
 // The CPU engine: every k-tuple of the variables, on `threads` threads; between_slices runs on
 // the calling thread (interrupts). Results are independent of the thread count.
 InteractionBest cpu_interactions(const InteractionBits& bits, const GainTables& tables, const InteractionTask& task,

@@ -34,7 +34,7 @@ constexpr int kMaxGpuClasses = 4;
 constexpr int kMaxGpuLevels = 4;
 constexpr int kTripleThreads = 128;
 constexpr int kPairTile = 64;   // rows and columns of a pair block (16 x 16 threads)
-constexpr int kPairChunk = 8;   // words staged per step
+constexpr int kPairChunk = 16;  // words staged per step
 
 typedef unsigned long long Key;
 
@@ -66,7 +66,9 @@ struct SearchArgs {
   int32_t class_word[kMaxGpuClasses + 1];
   int32_t class_size[kMaxGpuClasses];
   const int32_t* level_count;  // [var][level][class]
+  const int64_t* alone;        // per variable: single_entropies()
   GainTableView tables;
+  bool shared_tables;          // copy the tables into shared memory (they fit)
   int32_t n_real, n_vars;
   int32_t row_begin, row_end;  // the first variables of this launch
   bool contrast;               // the last position runs over the contrast variables
@@ -79,18 +81,54 @@ __device__ inline const uint64_t* level_row(const SearchArgs& a, int32_t w, int 
   return a.bits + (int64_t(w) * (kMaxGpuLevels - 1) + level) * a.stride;
 }
 
+// The gain tables a block reads: copied into shared memory at `cache` when they fit (random
+// lookups there cost far less than in L1), else the global ones. `merged`: also the tables of
+// merged cells (triples need them; pairs take single_entropies instead).
+__device__ inline GainTableView block_tables(const SearchArgs& a, int64_t* cache, bool merged, int tid, int threads) {
+  GainTableView v = a.tables;
+  if (!a.shared_tables) return v;
+  const int32_t n = a.tables.stride, classes = a.tables.n_classes;
+  int64_t* cell = cache;
+  int64_t* cell_total = cell + classes * n;
+  int64_t* merged_cell = cell_total + n;
+  int64_t* merged_total = merged_cell + classes * n;
+  for (int32_t e = tid; e < classes * n; e += threads) {
+    cell[e] = a.tables.cell[e];
+    if (merged) merged_cell[e] = a.tables.merged[e];
+  }
+  for (int32_t e = tid; e < n; e += threads) {
+    cell_total[e] = a.tables.cell_total[e];
+    if (merged) merged_total[e] = a.tables.merged_total[e];
+  }
+  v.cell = cell;
+  v.cell_total = cell_total;
+  if (merged) {
+    v.merged = merged_cell;
+    v.merged_total = merged_total;
+  }
+  return v;  // the caller synchronises before use
+}
+
+__host__ __device__ inline size_t table_bytes(int32_t stride, int32_t classes, bool merged) {
+  return size_t(classes + 1) * stride * sizeof(int64_t) * (merged ? 2 : 1);
+}
+
 // Pairs. Thread (tx, ty) holds rows ty + 16 r (r < TI) and columns tx + 16 q (q < TJ) of a
 // block tile of 16 TI rows and 16 TJ columns.
+// Two blocks per SM (at most 128 registers): measured 1.6 times faster than one block of up to
+// 255 registers on an H100, despite a few spilled registers in the gain step.
 template <int L, int NC, int TI, int TJ>
-__global__ void __launch_bounds__(256) pair_kernel(SearchArgs a) {
+__global__ void __launch_bounds__(256, 2) pair_kernel(SearchArgs a) {
   constexpr int M = L + 1, CELLS = M * M, BI = 16 * TI, BJ = 16 * TJ;
   __shared__ uint64_t rows[kPairChunk][L][BI], cols[kPairChunk][L][BJ];
   __shared__ Key col_key[BJ];
+  extern __shared__ int64_t table_cache[];
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * 16 + tx;
   const int32_t row0 = a.row_begin + blockIdx.y * BI;
   const int32_t col_first = a.contrast ? a.n_real : 0, col_end = a.contrast ? a.n_vars : a.n_real;
   const int32_t col0 = col_first + blockIdx.x * BJ;
   if (!a.contrast && col0 + BJ - 1 <= row0) return;  // every pair has column <= row
+  const GainTableView tables = block_tables(a, table_cache, false, tid, 256);
   uint32_t count[NC][TI][TJ][L][L] = {};
   for (int c = 0; c < a.n_classes; ++c) {
     for (int32_t w0 = a.class_word[c]; w0 < a.class_word[c + 1]; w0 += kPairChunk) {
@@ -160,9 +198,9 @@ __global__ void __launch_bounds__(256) pair_kernel(SearchArgs a) {
         tc[L + M * L] = a.class_size[c];
       }
       complete_counts(t, 2, M, NC);
-      double g[2];
-      tuple_gains(t, 2, a.tables, g);
-      const Key gi = gain_key(g[0]), gj = gain_key(g[1]), packed = pack_tuple(i, j);
+      const int64_t full = tuple_cond_entropy(t, 2, M, NC, tables, -1);
+      const Key gi = gain_key(gain_bits(a.alone[j] - full)), gj = gain_key(gain_bits(a.alone[i] - full));
+      const Key packed = pack_tuple(i, j);
       if (!a.tuple_pass) {
         row_key[r] = max(row_key[r], gi);
         col_best[q] = max(col_best[q], gj);
@@ -208,6 +246,7 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
   extern __shared__ uint64_t shared[];
   uint64_t* ij = shared;                      // [word][L][L]: I_a AND J_b
   uint64_t* jw = shared + a.words * L * L;    // [word][L]: J_b
+  int64_t* table_cache = reinterpret_cast<int64_t*>(jw + a.words * L);
   __shared__ int32_t ij_count[NC][L][L];
   const int32_t i = a.row_begin + blockIdx.x / l_tiles;
   const int32_t l_first = a.contrast ? a.n_real : 0, l_end = a.contrast ? a.n_vars : a.n_real;
@@ -216,6 +255,7 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
   if (i >= a.row_end) return;
   const int32_t j_end = a.contrast ? a.n_real : l_block_last;  // j < l
   if (i + 1 >= j_end) return;
+  const GainTableView tables = block_tables(a, table_cache, true, threadIdx.x, kTripleThreads);
   const bool active = l < l_end && (a.contrast || l > i + 1);
   const int32_t lv = active ? l : i;  // inactive threads read something valid
   // (i, l) counts, once.
@@ -304,8 +344,10 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
             }
       }
       complete_counts(t, 3, M, NC);
-      if (a.contrast) g[2] = gain_bits(tuple_cond_entropy(t, 3, a.tables, 2) - tuple_cond_entropy(t, 3, a.tables, -1));
-      else tuple_gains(t, 3, a.tables, g);
+      if (a.contrast)
+        g[2] = gain_bits(tuple_cond_entropy(t, 3, M, NC, tables, 2) - tuple_cond_entropy(t, 3, M, NC, tables, -1));
+      else
+        tuple_gains(t, 3, M, NC, tables, g);
     }
     const Key packed = pack_tuple(i, j, l);
     if (!a.tuple_pass) {
@@ -349,13 +391,17 @@ void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
     static_assert(TI * 16 <= kPairTile && kPairTile % (TI * 16) == 0, "row tiles must divide batches");
     const int32_t n_cols = a.contrast ? a.n_vars - a.n_real : a.n_real;
     dim3 grid((n_cols + 16 * TJ - 1) / (16 * TJ), (a.row_end - a.row_begin + 16 * TI - 1) / (16 * TI));
-    pair_kernel<L, NC, TI, TJ><<<grid, dim3(16, 16), 0, s>>>(a);
+    const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, NC, false) : 0;
+    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(pair_kernel<L, NC, TI, TJ>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(shared)));
+    pair_kernel<L, NC, TI, TJ><<<grid, dim3(16, 16), shared, s>>>(a);
     check_launch("pair_kernel");
     return;
   }
   const int32_t n_l = a.contrast ? a.n_vars - a.n_real : a.n_real;
   const int32_t l_tiles = (n_l + kTripleThreads - 1) / kTripleThreads;
-  const size_t shared = size_t(a.words) * (L * L + L) * sizeof(uint64_t);
+  const size_t shared = size_t(a.words) * (L * L + L) * sizeof(uint64_t) +
+                        (a.shared_tables ? table_bytes(a.tables.stride, NC, true) : 0);
   FSGPU_CUDA_CHECK(cudaFuncSetAttribute(triple_kernel<L, NC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         static_cast<int>(shared)));
   triple_kernel<L, NC><<<dim3((a.row_end - a.row_begin) * l_tiles), kTripleThreads, shared, s>>>(a, l_tiles);
@@ -385,6 +431,7 @@ size_t triple_shared_bytes(const InteractionBits& b) {
 }
 
 constexpr int64_t kPaddedVars = kPairTile;
+constexpr int kSharedTableBudget = 160 * 1024;
 
 }  // namespace
 
@@ -423,16 +470,13 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
   check_interaction_task(b, task);
   const std::string problem = gpu_interactions_problem(b, task, options);
   if (!problem.empty()) throw std::runtime_error(problem);
-  const int32_t k = task.dimensions, L = b.n_levels - 1;
+  const int32_t k = task.dimensions;
   // Room past the last variable for a whole tile of columns that starts at any variable.
   const int64_t padded = (b.n_vars + kPaddedVars - 1) / kPaddedVars * kPaddedVars + kPaddedVars;
   // Word-major bitmaps with room for kMaxGpuLevels - 1 levels; padding variables stay zero.
-  std::vector<uint64_t> host_bits(size_t(padded) * b.words * (kMaxGpuLevels - 1), 0);
-  for (int64_t v = 0; v < b.n_vars; ++v)
-    for (int32_t level = 0; level < L; ++level) {
-      const uint64_t* row = b.level_bits(v, level);
-      for (int32_t w = 0; w < b.words; ++w) host_bits[(size_t(w) * (kMaxGpuLevels - 1) + level) * padded + v] = row[w];
-    }
+  const int host_threads = std::max(1, options.host_threads);
+  const std::vector<uint64_t> host_bits = word_major_bits(b, padded, kMaxGpuLevels - 1, host_threads);
+  const std::vector<int64_t> alone = single_entropies(b, tables.view(), host_threads);
   // Work in batches of first variables, from both ends so batches cost about the same.
   const int64_t n_first = task.n_real;
   const int64_t batch = k == 2 ? kPairTile * std::max<int64_t>(1, 4096 / std::max<int64_t>(1, b.n_vars / 4096 + 1))
@@ -456,6 +500,8 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
           bits.upload(host_bits.data(), host_bits.size(), s);
           DeviceBuffer<int32_t> level_count;
           level_count.upload(b.level_count.data(), b.level_count.size(), s);
+          DeviceBuffer<int64_t> alone_entropy;
+          alone_entropy.upload(alone.data(), alone.size(), s);
           DeviceBuffer<int64_t> cell, cell_total, merged, merged_total;
           cell.upload(tables.cell.data(), tables.cell.size(), s);
           cell_total.upload(tables.cell_total.data(), tables.cell_total.size(), s);
@@ -474,6 +520,10 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
           for (int32_t c = 0; c <= b.n_classes; ++c) a.class_word[c] = b.class_word[c];
           for (int32_t c = 0; c < b.n_classes; ++c) a.class_size[c] = b.class_size[c];
           a.level_count = level_count.data();
+          a.alone = alone_entropy.data();
+          // Tables in shared memory when they leave room for the kernels' own buffers.
+          a.shared_tables = table_bytes(b.n_objects + 1, b.n_classes, k == 3) + triple_shared_bytes(b) <=
+                            size_t(kSharedTableBudget);
           a.tables = tables.view();
           a.tables.cell = cell.data();
           a.tables.cell_total = cell_total.data();
