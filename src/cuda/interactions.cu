@@ -239,28 +239,6 @@ __global__ void __launch_bounds__(256, 2) pair_kernel(SearchArgs a) {
   }
 }
 
-// condH of the pair (u, v) as a triple's table without its third variable: pseudo-counts m p_c
-// (the merged tables). counted: the cells of levels below L; the rest from level counts and class
-// sizes. Exact fixed point, so it equals what tuple_gains sums from the triple's table.
-template <int L, int NC>
-__device__ __forceinline__ int64_t pair_merged_entropy(const int32_t (&counted)[NC][L][L], int32_t u, int32_t v,
-                                                       const SearchArgs& a, const GainTableView& merged) {
-  constexpr int M = L + 1;
-  int32_t t[NC * M * M];
-#pragma unroll
-  for (int c = 0; c < NC; ++c)
-#pragma unroll
-    for (int x = 0; x < M; ++x)
-#pragma unroll
-      for (int y = 0; y < M; ++y)
-        t[c * M * M + x + M * y] = x < L && y < L ? counted[c][x][y]
-                                   : x < L        ? a.level_count[(int64_t(u) * M + x) * NC + c]
-                                   : y < L        ? a.level_count[(int64_t(v) * M + y) * NC + c]
-                                                  : a.class_size[c];
-  complete_counts(t, 2, M, NC);
-  return tuple_cond_entropy(t, 2, M, NC, merged, -1);
-}
-
 // Triples i < j < l (or i < j real, l a contrast variable). Block: one i, kTripleThreads l's.
 template <int L, int NC>
 __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, int32_t l_tiles) {
@@ -295,12 +273,6 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
             if (cc == c) il[cc][la][lc] += n;
         }
       }
-  // The gain of a triple's variable is condH(the pair of the other two) - condH(triple): the pairs
-  // with i and l once, with j and l per triple, (i, j) per j (the same for every thread).
-  GainTableView merged = tables;
-  merged.cell = tables.merged;
-  merged.cell_total = tables.merged_total;
-  const int64_t h_il = pair_merged_entropy<L, NC>(il, i, lv, a, merged);
   Key best_tuple_i = ~Key(0), best_tuple_l = ~Key(0);
   double best_i = -INFINITY, best_l = -INFINITY;
   for (int32_t j = i + 1; j < j_end; ++j) {
@@ -372,12 +344,10 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
             }
       }
       complete_counts(t, 3, M, NC);
-      const int64_t full = tuple_cond_entropy(t, 3, M, NC, tables, -1);
-      g[2] = gain_bits(pair_merged_entropy<L, NC>(ij_count, i, j, a, merged) - full);
-      if (!a.contrast) {
-        g[0] = gain_bits(pair_merged_entropy<L, NC>(jl, j, l, a, merged) - full);
-        g[1] = gain_bits(h_il - full);
-      }
+      if (a.contrast)
+        g[2] = gain_bits(tuple_cond_entropy(t, 3, M, NC, tables, 2) - tuple_cond_entropy(t, 3, M, NC, tables, -1));
+      else
+        tuple_gains(t, 3, M, NC, tables, g);
     }
     const Key packed = pack_tuple(i, j, l);
     if (!a.tuple_pass) {
