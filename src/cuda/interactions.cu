@@ -38,20 +38,11 @@ constexpr int kPairChunk = 16;  // words staged per step
 
 typedef unsigned long long Key;
 
-// Doubles as unsigned keys in the same order.
-__host__ __device__ inline Key gain_key(double g) {
-  g += 0.0;
-  long long bits;
-  memcpy(&bits, &g, sizeof bits);
-  return bits < 0 ? ~Key(bits) : Key(bits) | (Key(1) << 63);
-}
-
-__host__ __device__ inline double key_gain(Key k) {
-  const long long bits = (k >> 63) ? static_cast<long long>(k & ~(Key(1) << 63)) : static_cast<long long>(~k);
-  double g;
-  memcpy(&g, &bits, sizeof g);
-  return g;
-}
+// Gains in fixed point (interaction_gain.h) as unsigned keys in the same order; 0 is below
+// every gain.
+__host__ __device__ inline Key gain_key(int64_t fixed) { return Key(fixed) ^ (Key(1) << 63); }
+__host__ __device__ inline int64_t key_fixed(Key k) { return static_cast<int64_t>(k ^ (Key(1) << 63)); }
+constexpr int64_t kNoGain = INT64_MIN;
 
 // Tuples packed so that their numeric order is their lexicographic order.
 __host__ __device__ inline Key pack_tuple(int32_t a, int32_t b, int32_t c = 0) {
@@ -180,10 +171,18 @@ __global__ void __launch_bounds__(256, 2) pair_kernel(SearchArgs a) {
 #pragma unroll
   for (int r = 0; r < TI; ++r) {
     const int32_t i = row0 + ty + 16 * r;
+    if (i >= a.row_end) continue;
+    // The row's own values, once for its TJ pairs.
+    int32_t row_levels[NC][L];
+#pragma unroll
+    for (int c = 0; c < NC; ++c)
+#pragma unroll
+      for (int la = 0; la < L; ++la) row_levels[c][la] = a.level_count[(int64_t(i) * M + la) * NC + c];
+    const int64_t alone_i = a.alone[i];
 #pragma unroll
     for (int q = 0; q < TJ; ++q) {
       const int32_t j = col0 + tx + 16 * q;
-      if (i >= a.row_end || j >= col_end || (!a.contrast && j <= i)) continue;
+      if (j >= col_end || (!a.contrast && j <= i)) continue;
       int32_t t[NC * CELLS];
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
@@ -192,14 +191,14 @@ __global__ void __launch_bounds__(256, 2) pair_kernel(SearchArgs a) {
         for (int la = 0; la < L; ++la) {
 #pragma unroll
           for (int lb = 0; lb < L; ++lb) tc[la + M * lb] = static_cast<int32_t>(count[c][r][q][la][lb]);
-          tc[la + M * L] = a.level_count[(int64_t(i) * M + la) * NC + c];
+          tc[la + M * L] = row_levels[c][la];
           tc[L + M * la] = a.level_count[(int64_t(j) * M + la) * NC + c];
         }
         tc[L + M * L] = a.class_size[c];
       }
       complete_counts(t, 2, M, NC);
       const int64_t full = tuple_cond_entropy(t, 2, M, NC, tables, -1);
-      const Key gi = gain_key(gain_bits(a.alone[j] - full)), gj = gain_key(gain_bits(a.alone[i] - full));
+      const Key gi = gain_key(a.alone[j] - full), gj = gain_key(alone_i - full);
       const Key packed = pack_tuple(i, j);
       if (!a.tuple_pass) {
         row_key[r] = max(row_key[r], gi);
@@ -274,7 +273,7 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
         }
       }
   Key best_tuple_i = ~Key(0), best_tuple_l = ~Key(0);
-  double best_i = -INFINITY, best_l = -INFINITY;
+  int64_t best_i = kNoGain, best_l = kNoGain;
   for (int32_t j = i + 1; j < j_end; ++j) {
     __syncthreads();
     for (int e = threadIdx.x; e < a.words * L * L; e += kTripleThreads) {
@@ -295,7 +294,7 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
     }
     __syncthreads();
     const bool live = active && j < l;
-    double g[3] = {-INFINITY, -INFINITY, -INFINITY};
+    int64_t g[3] = {kNoGain, kNoGain, kNoGain};
     if (live) {
       int32_t ijl[NC][L][L][L] = {}, jl[NC][L][L] = {};
       for (int c = 0; c < a.n_classes; ++c)
@@ -344,16 +343,18 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
             }
       }
       complete_counts(t, 3, M, NC);
-      if (a.contrast)
-        g[2] = gain_bits(tuple_cond_entropy(t, 3, M, NC, tables, 2) - tuple_cond_entropy(t, 3, M, NC, tables, -1));
-      else
-        tuple_gains(t, 3, M, NC, tables, g);
+      const int64_t full = tuple_cond_entropy(t, 3, M, NC, tables, -1);
+      g[2] = tuple_cond_entropy(t, 3, M, NC, tables, 2) - full;
+      if (!a.contrast) {
+        g[0] = tuple_cond_entropy(t, 3, M, NC, tables, 0) - full;
+        g[1] = tuple_cond_entropy(t, 3, M, NC, tables, 1) - full;
+      }
     }
     const Key packed = pack_tuple(i, j, l);
     if (!a.tuple_pass) {
       if (live) {
-        best_i = fmax(best_i, g[0]);
-        best_l = fmax(best_l, g[2]);
+        best_i = max(best_i, g[0]);
+        best_l = max(best_l, g[2]);
       }
     } else if (live) {
       if (!a.contrast && gain_key(g[0]) == a.best[i]) best_tuple_i = min(best_tuple_i, packed);
@@ -373,8 +374,8 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
   }
   if (!active) return;
   if (!a.tuple_pass) {
-    if (!a.contrast && best_i != -INFINITY) atomicMax(a.best + i, gain_key(best_i));
-    if (best_l != -INFINITY) atomicMax(a.best + l, gain_key(best_l));
+    if (!a.contrast && best_i != kNoGain) atomicMax(a.best + i, gain_key(best_i));
+    if (best_l != kNoGain) atomicMax(a.best + l, gain_key(best_l));
   } else {
     if (best_tuple_i != ~Key(0)) atomicMin(a.best_tuple + i, best_tuple_i);
     if (best_tuple_l != ~Key(0)) atomicMin(a.best_tuple + l, best_tuple_l);
@@ -566,7 +567,7 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
     for (int64_t v = 0; v < b.n_vars; ++v) best[v] = std::max(best[v], device_best[d][v]);
   InteractionBest result(b.n_vars, k, task.with_tuples);
   for (int64_t v = 0; v < b.n_vars; ++v)
-    if (best[v] != 0) result.gain[v] = key_gain(best[v]);
+    if (best[v] != 0) result.gain[v] = gain_bits(key_fixed(best[v]));
   if (task.with_tuples) {
     run_pass(true);
     for (int64_t v = 0; v < b.n_vars; ++v) {
