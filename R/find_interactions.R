@@ -51,7 +51,7 @@
 #'   integer codes.
 #' @param discretizations How many random discretizations to take the maximum over.
 #' @param range Jitter of the quantile thresholds, 0 to 1; default as MDFS 1.5:
-#'   \eqn{\xi = (3/N)^{1/k}}, range = \eqn{(1 - \xi (d+1)) / (1 - \xi (1-d))} clipped to [0, 1].
+#'   \eqn{\xi = (3/N)^{1/k}}, range = \eqn{(1 - \xi (d+1)) / (1 - \xi (1-d))}, clipped to 0..1.
 #' @param pseudo_count \eqn{\xi} of the pseudo-counts.
 #' @param seed The discretizations' seed (an integer below \eqn{2^{31}}); by default drawn from
 #'   R's generator, so `set.seed()` makes runs repeatable.

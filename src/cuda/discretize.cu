@@ -133,7 +133,7 @@ struct FeatureArgs {
 using BlockScan = cub::BlockScan<int32_t, kThreads>;
 
 // The classes present among a feature's values and (for CACC, Ameva) their counts as doubles.
-__device__ int32_t class_totals(const PrefixCounts& p, int32_t n_distinct, double* totals) {
+__device__ inline int32_t class_totals(const PrefixCounts& p, int32_t n_distinct, double* totals) {
   __shared__ int32_t present;
   if (threadIdx.x == 0) present = 0;
   __syncthreads();
@@ -150,7 +150,7 @@ __device__ int32_t class_totals(const PrefixCounts& p, int32_t n_distinct, doubl
 
 // Writes the indices t < count with flagged(t), ascending, to out; returns how many (all threads).
 template <class Flag>
-__device__ int32_t compact_indices(int32_t count, Flag flagged, int32_t* out, typename BlockScan::TempStorage& scan) {
+__device__ inline int32_t compact_indices(int32_t count, Flag flagged, int32_t* out, typename BlockScan::TempStorage& scan) {
   int32_t written = 0;
   for (int32_t tile = 0; tile < count; tile += kThreads) {
     const int32_t t = tile + threadIdx.x;

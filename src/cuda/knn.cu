@@ -63,7 +63,7 @@ using Precision = KnnPrecision;
 __device__ __forceinline__ bool before(float s, int32_t j, float s2, int32_t j2) { return s < s2 || (s == s2 && j < j2); }
 
 // Max-heap of up to `capacity` candidates (the worst on top).
-__device__ void heap_offer(KnnCand* heap, int32_t& size, int32_t capacity, KnnCand c) {
+__device__ inline void heap_offer(KnnCand* heap, int32_t& size, int32_t capacity, KnnCand c) {
   if (size < capacity) {
     int32_t i = size++;
     while (i > 0) {
@@ -117,7 +117,7 @@ struct SelectionState {
   int64_t id[kTile];        // each row's query id (-1 past the end)
 };
 
-__device__ void load_selection_state(const CandidateArgs& a, SelectionState& st) {
+__device__ inline void load_selection_state(const CandidateArgs& a, SelectionState& st) {
   if (threadIdx.x < kTile) {
     const int64_t local = int64_t(blockIdx.x) * kTile + threadIdx.x;
     const bool valid = local < a.rows.count;
@@ -133,7 +133,7 @@ __device__ void load_selection_state(const CandidateArgs& a, SelectionState& st)
 // score e in the tile) to their rows' heaps: those that beat the row's worst kept candidate go
 // through the queues, in rounds until none is left. Called by every thread of the block.
 template <class Position>
-__device__ void offer_scores(const CandidateArgs& a, SelectionState& st, int64_t r0, const float* score,
+__device__ inline void offer_scores(const CandidateArgs& a, SelectionState& st, int64_t r0, const float* score,
                              Position position) {
   uint64_t pending = 0;
 #pragma unroll
@@ -363,7 +363,7 @@ struct RerankArgs {
 
 // Sorts n (key, index) pairs ascending in shared memory (bitonic over the next power of two).
 template <class Key>
-__device__ void block_sort(Key* key, int32_t* index, int32_t n, Key pad) {
+__device__ inline void block_sort(Key* key, int32_t* index, int32_t n, Key pad) {
   int32_t size = 1;
   while (size < n) size *= 2;
   for (int32_t i = n + threadIdx.x; i < size; i += blockDim.x) {
