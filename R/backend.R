@@ -132,6 +132,15 @@ resolve_backend <- function(backend, work) {
   if (info$gpu_available && work >= getOption("fsgpu.gpu_min_work", 2e8)) "gpu" else "cpu"
 }
 
+# What the glue of a job that can fall back gets: "auto-gpu" (the GPU unless the engine finds it
+# cannot take the data, which only the encoded data reveal) when the GPU was chosen
+# automatically, otherwise the resolved backend. `backend` is the user's argument.
+engine_mode <- function(backend, resolved) {
+  explicit <- identical(backend, "gpu") ||
+    (is.null(backend) && identical(getOption("fsgpu.backend", Sys.getenv("FSGPU_BACKEND", "auto")), "gpu"))
+  if (resolved == "gpu" && !explicit) "auto-gpu" else resolved
+}
+
 # CUDA device ids to use: all visible devices by default.
 resolve_devices <- function(devices) {
   if (is.null(devices)) devices <- getOption("fsgpu.devices")

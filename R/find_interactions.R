@@ -220,7 +220,7 @@ run_interactions <- function(input, y, a) {
   threads <- fsgpu_threads(a$threads)
   devices <- if (backend == "gpu") resolve_devices(a$devices) else integer(0)
   if (backend != "cpu" && length(devices) == 0) backend <- "cpu"
-  engine <- if (is.null(a$backend) || identical(a$backend, "auto")) if (backend == "gpu") "auto" else "cpu" else backend
+  engine <- engine_mode(a$backend, backend)
   elapsed <- system.time(
     res <- fsgpu_find_interactions(input$x, input$kind, input$n_samples, rows, input$n_vars, classes$y,
                                    length(classes$classes), source, contrast_seed, k, divisions, discretizations,

@@ -241,9 +241,7 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
 resolve_pair_run <- function(input, nbins, backend, threads, devices, units) {
   pairs <- as.numeric(input$n_features) * (input$n_features - 1) / 2
   run <- resolve_run(input, nbins, backend, threads, devices, units, steps = pairs / input$n_features / 4)
-  explicit <- identical(backend, "gpu") ||
-    (is.null(backend) && identical(getOption("fsgpu.backend", Sys.getenv("FSGPU_BACKEND", "auto")), "gpu"))
-  run$engine <- if (run$backend == "gpu" && !explicit) "auto-gpu" else run$backend
+  run$engine <- engine_mode(backend, run$backend)
   run
 }
 

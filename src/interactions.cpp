@@ -89,7 +89,8 @@ struct VariableSource {
 
 }  // namespace
 
-// For every variable (the real ones, then the contrast ones) its best gain over the tuples and
+// backend: "cpu", "gpu", or "auto-gpu" (the GPU unless it cannot take the search: then the CPU,
+// and why_cpu says why). For every variable (the real ones, then the contrast ones) its best gain over the tuples and
 // discretizations, the tuple (1-based, when asked) and the discretization (1-based) reaching it.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d,
@@ -145,7 +146,6 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
       else if (backend == "gpu") throw std::runtime_error("the GPU cannot run this search: " + problem);
       else why_cpu = problem;
     }
-    check_interaction_task(bits, task);
     const InteractionBest best = ran == "gpu" ? gpu_interactions(bits, tables, task, options, interrupt)
                                               : cpu_interactions(bits, tables, task, threads, interrupt);
     search_seconds += std::chrono::duration<double>(Clock::now() - t0).count();

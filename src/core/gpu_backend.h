@@ -69,6 +69,12 @@ struct GpuDiscretizePhases {
   double distinct = 0;  // distinct values and prefix counts
   double method = 0;    // the method's kernel and the cut points
   double download = 0;  // results back to the host
+
+  GpuDiscretizePhases& operator+=(const GpuDiscretizePhases& o) {
+    setup += o.setup, upload += o.upload, sort += o.sort, distinct += o.distinct, method += o.method;
+    download += o.download;
+    return *this;
+  }
 };
 
 // The discretization of discretize.h on the devices (they take chunks of features in turn), with
@@ -85,6 +91,12 @@ struct GpuKnnPhases {
   double upload = 0, candidates = 0, rerank = 0, download = 0;
   double candidates_per_query = 0;
   int64_t retried_rows = 0, exact_rows = 0;
+
+  GpuKnnPhases& operator+=(const GpuKnnPhases& o) {
+    upload += o.upload, candidates += o.candidates, rerank += o.rerank, download += o.download;
+    candidates_per_query += o.candidates_per_query, retried_rows += o.retried_rows, exact_rows += o.exact_rows;
+    return *this;
+  }
 };
 
 // The exact kNN of knn.h on the devices, with the CPU engine's results: the query rows are split

@@ -163,20 +163,30 @@ void count_pair(const InteractionBits& b, const int32_t* tuple, int32_t* counts)
   }
 }
 
-// The full table of a pair (known and counted cells in place) and its condH.
+// The full table of a pair (known and counted cells in place) and its condH; the usual level
+// counts as constants, so that the loops unroll.
 template <int M>
 int64_t pair_entropy(int32_t* counts, int32_t n_classes, const GainTableView& view) {
   complete_counts(counts, 2, M, n_classes);
   return tuple_cond_entropy(counts, 2, M, n_classes, view, -1);
 }
 
+int64_t pair_entropy(int32_t* counts, int32_t m, int32_t n_classes, const GainTableView& view) {
+  switch (m) {
+    case 2: return pair_entropy<2>(counts, n_classes, view);
+    case 3: return pair_entropy<3>(counts, n_classes, view);
+    case 4: return pair_entropy<4>(counts, n_classes, view);
+    default:
+      complete_counts(counts, 2, m, n_classes);
+      return tuple_cond_entropy(counts, 2, m, n_classes, view, -1);
+  }
+}
+
 // Counts every cell of `tuple`'s table ([class][cell], cell digits as in interaction_gain.h).
 __attribute__((target_clones("popcnt", "default")))
 void count_tuple(const InteractionBits& b, const CountedCombinations& counted, const int32_t* tuple, int32_t k,
-                 int32_t* counts) {
+                 bool missing, int32_t* counts) {
   const int32_t m = b.n_levels, cells = tuple_cells(k, m);
-  bool missing = false;
-  for (int32_t d = 0; d < k; ++d) missing |= b.any_missing() && b.has_missing[tuple[d]];
   if (!missing) {
     // The known cells: class sizes (no counted level) and level counts (one).
     for (int32_t c = 0; c < b.n_classes; ++c) {
@@ -195,21 +205,6 @@ void count_tuple(const InteractionBits& b, const CountedCombinations& counted, c
       case 4: return count_pair<3>(b, tuple, counts);
       default: break;
     }
-    // The common case in one pass over the words: every level of one variable against every
-    // level of the other.
-    const int32_t levels = m - 1;
-    int32_t n[(kMaxInteractionLevels - 1) * (kMaxInteractionLevels - 1)];
-    for (int32_t c = 0; c < b.n_classes; ++c) {
-      std::fill_n(n, levels * levels, 0);
-      for (int32_t w = b.class_word[c]; w < b.class_word[c + 1]; ++w)
-        for (int32_t la = 0; la < levels; ++la) {
-          const uint64_t x = b.level_bits(tuple[0], la)[w];
-          for (int32_t lb = 0; lb < levels; ++lb) n[la * levels + lb] += __builtin_popcountll(x & b.level_bits(tuple[1], lb)[w]);
-        }
-      for (int32_t la = 0; la < levels; ++la)
-        for (int32_t lb = 0; lb < levels; ++lb) counts[size_t(c) * cells + la + m * lb] = n[la * levels + lb];
-    }
-    return;
   }
   const uint64_t* rows[kMaxInteractionDimensions];
   const size_t n_combinations = counted.combination.size();
@@ -368,13 +363,11 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
     auto evaluate = [&] {
       bool missing = false;
       for (int32_t i = 0; i < k; ++i) missing |= b.any_missing() && b.has_missing[tuple[i]];
-      count_tuple(b, missing ? everything : known_marginals, tuple, k, s.counts.data());
+      count_tuple(b, missing ? everything : known_marginals, tuple, k, missing, s.counts.data());
       if (k == 2 && !missing) {
         // A pair without one variable is the other alone: its entropy is known.
         int32_t* t = s.counts.data();
-        const int64_t full = m == 2 ? pair_entropy<2>(t, b.n_classes, view) : m == 3 ? pair_entropy<3>(t, b.n_classes, view)
-                            : m == 4 ? pair_entropy<4>(t, b.n_classes, view) : (complete_counts(t, 2, m, b.n_classes),
-                                                                                tuple_cond_entropy(t, 2, m, b.n_classes, view, -1));
+        const int64_t full = pair_entropy(t, m, b.n_classes, view);
         if (!contrast) mine.offer(tuple[0], gain_bits(alone[tuple[1]] - full), tuple);
         mine.offer(tuple[1], gain_bits(alone[tuple[0]] - full), tuple);
         return;

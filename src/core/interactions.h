@@ -81,7 +81,7 @@ struct InteractionBest {
 
 // Tables of the pseudo-counted n log2 n terms the gains are built from (interaction_gain.h).
 struct GainTables {
-  int32_t n_classes = 0, n_levels = 0, dimensions = 0, n_objects = 0;
+  int32_t n_classes = 0, n_levels = 0, n_objects = 0;
   std::vector<double> pseudo;           // p_c per class
   // [class][n] = (n + p_c) log2(n + p_c) and [n] = (n + P) log2(n + P), P = sum p_c, for the
   // cells of a tuple; and the same with m p_c for the cells of its sub-tuples (merged over m).

@@ -612,14 +612,7 @@ std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask& task, const GpuOpt
   };
   run_on_devices(std::min<size_t>(n_devices, static_cast<size_t>(n_chunks)), work, between_chunks, cancel);
   if (phases)
-    for (const GpuDiscretizePhases& p : device_phases) {
-      phases->setup += p.setup;
-      phases->upload += p.upload;
-      phases->sort += p.sort;
-      phases->distinct += p.distinct;
-      phases->method += p.method;
-      phases->download += p.download;
-    }
+    for (const GpuDiscretizePhases& p : device_phases) *phases += p;
   return out;
 }
 

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -426,6 +427,34 @@ void launch(int32_t k, int32_t m, const SearchArgs& a, cudaStream_t s) {
   }
 }
 
+// One device's uploaded data and buffers.
+struct InteractionDevice {
+  Stream stream;
+  DeviceBuffer<uint64_t> bits;
+  DeviceBuffer<int32_t> level_count;
+  DeviceBuffer<int64_t> alone, cell, cell_total, merged, merged_total;
+  DeviceBuffer<Key> best, best_tuple;
+  SearchArgs args{};  // everything but the pass and the rows
+};
+
+// The devices' states, each released with its device current.
+struct DeviceStates {
+  const std::vector<int>& ids;
+  std::vector<std::unique_ptr<InteractionDevice>> states;
+  explicit DeviceStates(const std::vector<int>& device_ids) : ids(device_ids), states(device_ids.size()) {}
+  ~DeviceStates() {
+    for (size_t d = 0; d < states.size(); ++d) {
+      if (!states[d]) continue;
+      try {
+        ScopedDevice scope(ids[d]);
+        states[d].reset();
+      } catch (...) {
+        // nothing to do in a destructor: the device is gone
+      }
+    }
+  }
+};
+
 size_t triple_shared_bytes(const InteractionBits& b) {
   const size_t L = b.n_levels - 1;
   return size_t(b.words) * (L * L + L) * sizeof(uint64_t);
@@ -489,52 +518,56 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
   std::atomic<bool> cancel{false};
   std::vector<Key> best(size_t(b.n_vars), 0);
   // Pass 1 finds the best gains on every device; their maximum goes to every device for pass 2.
+  // Each device's data stay uploaded from the first pass to the second.
+  DeviceStates devices(options.devices);
   auto run_pass = [&](bool tuple_pass) {
     next_batch = 0;
     run_on_devices(
         n_devices,
         [&](size_t d) {
           ScopedDevice scope(options.devices[d]);
-          Stream stream;
-          cudaStream_t s = stream.get();
-          DeviceBuffer<uint64_t> bits;
-          bits.upload(host_bits.data(), host_bits.size(), s);
-          DeviceBuffer<int32_t> level_count;
-          level_count.upload(b.level_count.data(), b.level_count.size(), s);
-          DeviceBuffer<int64_t> alone_entropy;
-          alone_entropy.upload(alone.data(), alone.size(), s);
-          DeviceBuffer<int64_t> cell, cell_total, merged, merged_total;
-          cell.upload(tables.cell.data(), tables.cell.size(), s);
-          cell_total.upload(tables.cell_total.data(), tables.cell_total.size(), s);
-          merged.upload(tables.merged.data(), tables.merged.size(), s);
-          merged_total.upload(tables.merged_total.data(), tables.merged_total.size(), s);
-          DeviceBuffer<Key> best_keys, tuple_keys;
+          if (!devices.states[d]) {
+            auto dev = std::make_unique<InteractionDevice>();
+            cudaStream_t s = dev->stream.get();
+            dev->bits.upload(host_bits.data(), host_bits.size(), s);
+            dev->level_count.upload(b.level_count.data(), b.level_count.size(), s);
+            dev->alone.upload(alone.data(), alone.size(), s);
+            dev->cell.upload(tables.cell.data(), tables.cell.size(), s);
+            dev->cell_total.upload(tables.cell_total.data(), tables.cell_total.size(), s);
+            dev->merged.upload(tables.merged.data(), tables.merged.size(), s);
+            dev->merged_total.upload(tables.merged_total.data(), tables.merged_total.size(), s);
+            SearchArgs& a = dev->args;
+            a.bits = dev->bits.data();
+            a.stride = padded;
+            a.words = b.words;
+            a.n_classes = b.n_classes;
+            for (int32_t c = 0; c <= b.n_classes; ++c) a.class_word[c] = b.class_word[c];
+            for (int32_t c = 0; c < b.n_classes; ++c) a.class_size[c] = b.class_size[c];
+            a.level_count = dev->level_count.data();
+            a.alone = dev->alone.data();
+            // Tables in shared memory when they leave room for the kernels' own buffers.
+            a.shared_tables = table_bytes(b.n_objects + 1, b.n_classes, k == 3) + triple_shared_bytes(b) <=
+                              size_t(kSharedTableBudget);
+            a.tables = tables.view();
+            a.tables.cell = dev->cell.data();
+            a.tables.cell_total = dev->cell_total.data();
+            a.tables.merged = dev->merged.data();
+            a.tables.merged_total = dev->merged_total.data();
+            a.n_real = static_cast<int32_t>(task.n_real);
+            a.n_vars = static_cast<int32_t>(b.n_vars);
+            devices.states[d] = std::move(dev);
+          }
+          InteractionDevice& dev = *devices.states[d];
+          cudaStream_t s = dev.stream.get();
+          // The first pass starts from no gain, the second from every device's best.
           const std::vector<Key> start = tuple_pass ? best : std::vector<Key>(size_t(b.n_vars), 0);
-          best_keys.upload(start.data(), start.size(), s);
-          std::vector<Key> no_tuple(size_t(b.n_vars), ~Key(0));
-          tuple_keys.upload(no_tuple.data(), no_tuple.size(), s);
-          SearchArgs a{};
-          a.bits = bits.data();
-          a.stride = padded;
-          a.words = b.words;
-          a.n_classes = b.n_classes;
-          for (int32_t c = 0; c <= b.n_classes; ++c) a.class_word[c] = b.class_word[c];
-          for (int32_t c = 0; c < b.n_classes; ++c) a.class_size[c] = b.class_size[c];
-          a.level_count = level_count.data();
-          a.alone = alone_entropy.data();
-          // Tables in shared memory when they leave room for the kernels' own buffers.
-          a.shared_tables = table_bytes(b.n_objects + 1, b.n_classes, k == 3) + triple_shared_bytes(b) <=
-                            size_t(kSharedTableBudget);
-          a.tables = tables.view();
-          a.tables.cell = cell.data();
-          a.tables.cell_total = cell_total.data();
-          a.tables.merged = merged.data();
-          a.tables.merged_total = merged_total.data();
-          a.n_real = static_cast<int32_t>(task.n_real);
-          a.n_vars = static_cast<int32_t>(b.n_vars);
+          dev.best.upload(start.data(), start.size(), s);
+          const std::vector<Key> no_tuple(size_t(b.n_vars), ~Key(0));
+          dev.best_tuple.upload(no_tuple.data(), no_tuple.size(), s);
+          SearchArgs a = dev.args;
           a.tuple_pass = tuple_pass;
-          a.best = best_keys.data();
-          a.best_tuple = tuple_keys.data();
+          a.best = dev.best.data();
+          a.best_tuple = dev.best_tuple.data();
           while (!cancel) {
             const int64_t t = next_batch++;
             if (t >= n_batches) break;
@@ -550,14 +583,10 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             }
             FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));
           }
-          device_best[d].resize(size_t(b.n_vars));
-          FSGPU_CUDA_CHECK(cudaMemcpyAsync(device_best[d].data(), best_keys.data(), b.n_vars * sizeof(Key),
-                                           cudaMemcpyDeviceToHost, s));
-          if (tuple_pass) {
-            device_tuple[d].resize(size_t(b.n_vars));
-            FSGPU_CUDA_CHECK(cudaMemcpyAsync(device_tuple[d].data(), tuple_keys.data(), b.n_vars * sizeof(Key),
-                                             cudaMemcpyDeviceToHost, s));
-          }
+          std::vector<Key>& out = tuple_pass ? device_tuple[d] : device_best[d];
+          out.resize(size_t(b.n_vars));
+          FSGPU_CUDA_CHECK(cudaMemcpyAsync(out.data(), tuple_pass ? dev.best_tuple.data() : dev.best.data(),
+                                           b.n_vars * sizeof(Key), cudaMemcpyDeviceToHost, s));
           FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));
         },
         between_batches, cancel);

@@ -738,15 +738,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
   };
   run_on_devices(n_devices, work, between_blocks, cancel);
   if (phases) {
-    for (const GpuKnnPhases& p : device_phases) {
-      phases->upload += p.upload;
-      phases->candidates += p.candidates;
-      phases->rerank += p.rerank;
-      phases->download += p.download;
-      phases->candidates_per_query += p.candidates_per_query;
-      phases->retried_rows += p.retried_rows;
-      phases->exact_rows += p.exact_rows;
-    }
+    for (const GpuKnnPhases& p : device_phases) *phases += p;
     phases->candidates_per_query /= static_cast<double>(q.n);
   }
   return out;
