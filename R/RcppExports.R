@@ -25,6 +25,10 @@ fsgpu_decode_bed <- function(bytes, n_samples, snps) {
     .Call(`_fsgpu_fsgpu_decode_bed`, bytes, n_samples, snps)
 }
 
+fsgpu_mdfs_alpha <- function(tail, mode, last_only, search_points) {
+    .Call(`_fsgpu_fsgpu_mdfs_alpha`, tail, mode, last_only, search_points)
+}
+
 fsgpu_knn <- function(x, query, k, metric, backend, threads, devices, memory_limit) {
     .Call(`_fsgpu_fsgpu_knn`, x, query, k, metric, backend, threads, devices, memory_limit)
 }

@@ -267,7 +267,8 @@ mdfs_default_range <- function(n, dimensions, divisions) {
 # p-values of the best gains as MDFS 1.5's ComputePValue: the chi-squared tail of 2 ln2 IG, and
 # for the maximum over tuples p = 1 - F^(1/alpha) ("exp") or F/alpha ("lin"), alpha fitted by
 # weighted least squares on the contrast variables' tails (all variables without a mask),
-# ignoring the n0 - 1 smallest, n0 chosen by a refining grid search.
+# ignoring the n0 - 1 smallest, n0 chosen by a refining grid search (tests/testthat/
+# helper-interactions.R has the same fit in plain R).
 mdfs_p_values <- function(gain, df, dimensions, discretizations, divisions, mask = NULL, search_points = 8) {
   stat <- pmax(2 * log(2) * gain, 1e-8)
   tail <- stats::pchisq(stat, df, lower.tail = FALSE)
@@ -277,75 +278,9 @@ mdfs_p_values <- function(gain, df, dimensions, discretizations, divisions, mask
   if (mode == "raw") return(list(p = tail, alpha = 1))
   in_fit <- if (is.null(mask)) rep(TRUE, length(gain)) else mask
   if (sum(in_fit) < 4) return(list(p = tail, alpha = 1))
+  # The fit itself (O(n) per grid point) runs in C++: core/interaction_pvalues.h.
   v <- tail[in_fit][order(stat[in_fit])]
-  n <- length(v)
-  k <- seq_len(n)
-  if (mode == "exp") {
-    l_all <- log(k)
-    w <- k / (n - k + 1)
-  } else {
-    l_all <- k
-    w <- 1 / k / (n - k + 1)
-  }
-  sums <- list(w = cumsum(w), v = cumsum(v), wv = cumsum(w * v), wv2 = cumsum(w * v^2), wl = cumsum(w * l_all),
-               wl2 = cumsum(w * l_all^2), wlv = cumsum(w * l_all * v))
-  rest <- rev(cumsum(rev(w * v^2)))
-  # The shifted squared deviation and alpha when ignoring the n0 - 1 smallest, for every end
-  # point of the fit (ends = NULL), or only for the last (with contrast variables, all of them
-  # are irrelevant and the fit ends at the last).
-  fit_from <- function(n0, last_only) {
-    npt <- n - n0 + 1
-    at <- if (last_only) max(1, npt - 1) else seq_len(npt)
-    s <- lapply(sums, function(x) (x[n0:n] - c(0, x)[n0])[at])
-    l <- l_all[at]
-    kk <- at
-    if (mode == "exp") {
-      alpha <- s$v / kk
-      dev <- s$wv2 + 2 * alpha * s$wlv - 2 * alpha * l * s$wv + alpha^2 * s$wl2 - 2 * alpha^2 * l * s$wl +
-        (alpha * l)^2 * s$w
-    } else {
-      alpha <- (s$wv - s$wlv / l) / (s$w - 2 * s$wl / l + s$wl2 / l^2)
-      dev <- s$wv2 - 2 * alpha * s$wv + 2 * alpha * s$wlv / l + alpha^2 * s$w - 2 * alpha^2 * s$wl / l +
-        alpha^2 * s$wl2 / l^2
-    }
-    total_w <- sums$w[n] - c(0, sums$w)[n0]
-    if (last_only) {
-      # shifted[npt] = (dev[npt - 1] + rest[n]) / total weight; alpha at npt.
-      shifted <- ((if (npt > 1) dev else 0) + rest[n]) / total_w
-      s_end <- lapply(sums, function(x) x[n] - c(0, x)[n0])
-      alpha_end <- if (mode == "exp") s_end$v / npt else {
-        le <- l_all[npt]
-        (s_end$wv - s_end$wlv / le) / (s_end$w - 2 * s_end$wl / le + s_end$wl2 / le^2)
-      }
-      return(list(dev = shifted, alpha = alpha_end))
-    }
-    shifted <- (c(0, dev) + c(rest[n0:n], 0))[seq_len(npt)] / total_w
-    list(dev = shifted, alpha = alpha)
-  }
-  min_irrelevant <- min(n %/% 3, 30)
-  max_ignored <- min(n - min_irrelevant, n %/% 3)
-  choose_end <- function(dev) if (!is.null(mask)) length(dev) else
-    min_irrelevant - 1 + which.min(dev[min_irrelevant:length(dev)])
-  best <- list(dev = Inf, alpha = NA_real_)
-  consider <- function(n0) {
-    f <- fit_from(n0, last_only = !is.null(mask))
-    end <- choose_end(f$dev)
-    if (f$dev[end] < best$dev) best <<- list(dev = f$dev[end], alpha = f$alpha[end], n0 = n0)
-  }
-  if (max_ignored <= 1) {
-    consider(1)
-  } else {
-    lo <- 1
-    hi <- max_ignored
-    step <- Inf
-    while (step > 1) {
-      step <- max(1, round((hi - lo) / search_points))
-      for (n0 in seq(lo, hi - 1, by = step)) consider(n0)
-      lo <- max(1, best$n0 - step)
-      hi <- min(max_ignored, best$n0 + step)
-    }
-  }
-  alpha <- best$alpha
+  alpha <- fsgpu_mdfs_alpha(v, mode, !is.null(mask), search_points)
   p <- if (mode == "exp") -expm1(log_cdf / alpha) else tail / alpha
   list(p = pmin(1, p), alpha = alpha)
 }

@@ -116,6 +116,20 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_mdfs_alpha
+double fsgpu_mdfs_alpha(Rcpp::NumericVector tail, std::string mode, bool last_only, int search_points);
+RcppExport SEXP _fsgpu_fsgpu_mdfs_alpha(SEXP tailSEXP, SEXP modeSEXP, SEXP last_onlySEXP, SEXP search_pointsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type tail(tailSEXP);
+    Rcpp::traits::input_parameter< std::string >::type mode(modeSEXP);
+    Rcpp::traits::input_parameter< bool >::type last_only(last_onlySEXP);
+    Rcpp::traits::input_parameter< int >::type search_points(search_pointsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mdfs_alpha(tail, mode, last_only, search_points));
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_knn
 Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> query, int k, std::string metric, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit);
 RcppExport SEXP _fsgpu_fsgpu_knn(SEXP xSEXP, SEXP querySEXP, SEXP kSEXP, SEXP metricSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP) {
@@ -275,6 +289,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 22},
     {"_fsgpu_fsgpu_check_bed", (DL_FUNC) &_fsgpu_fsgpu_check_bed, 4},
     {"_fsgpu_fsgpu_decode_bed", (DL_FUNC) &_fsgpu_fsgpu_decode_bed, 3},
+    {"_fsgpu_fsgpu_mdfs_alpha", (DL_FUNC) &_fsgpu_fsgpu_mdfs_alpha, 4},
     {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 8},
     {"_fsgpu_fsgpu_snn_edges", (DL_FUNC) &_fsgpu_fsgpu_snn_edges, 3},
     {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 14},

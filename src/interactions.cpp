@@ -9,6 +9,7 @@
 #include <random>
 
 #include "core/gpu_backend.h"
+#include "core/interaction_pvalues.h"
 #include "core/interactions.h"
 #include "core/plink.h"
 #include "input_codes.h"
@@ -194,4 +195,12 @@ Rcpp::IntegerMatrix fsgpu_decode_bed(Rcpp::RawVector bytes, int n_samples, Rcpp:
   }
   return out;
   FSGPU_GLUE_END
+}
+
+// alpha of MDFS's p-value fit (core/interaction_pvalues.h) for tails sorted by statistic.
+// [[Rcpp::export]]
+double fsgpu_mdfs_alpha(Rcpp::NumericVector tail, std::string mode, bool last_only, int search_points) {
+  if (tail.size() < 4) Rcpp::stop("the p-value fit needs at least 4 values");
+  return mdfs_fit_alpha(tail.begin(), tail.size(), mode == "exp" ? PValueFit::exp : PValueFit::lin, last_only,
+                        search_points);
 }

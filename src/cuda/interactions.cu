@@ -5,9 +5,12 @@
 // Bitmaps are stored word-major, [word][level][variable], so that neighbouring threads (which
 // take neighbouring variables) read neighbouring addresses.
 //
-// Pairs: a block scores a 64 x 64 tile of (row, column) variables; every thread holds a few rows
-// and columns and keeps their (m-1)^2 counters per class in registers while words are staged
-// through shared memory. Triples (i < j < l): a block takes one i and 128 l's, walks j; the
+// Pairs: on GPUs with binary tensor cores (sm_80 and later) and variables of 2 or 3 levels, one
+// mma instruction (m16n8k256, AND + POPC) counts 16 (variable, level) rows against 8 (variable,
+// level) columns over 256 objects of a class, so counting costs little beside the gain step.
+// Otherwise a block scores a 64 x 64 tile of (row, column) variables; every thread holds a few
+// rows and columns and keeps their (m-1)^2 counters per class in registers while words are
+// staged through shared memory. Triples (i < j < l): a block takes one i and 128 l's, walks j; the
 // (i, l) counts stay in registers, the block puts I AND J in shared memory for each j, and every
 // thread counts (i, j, l) and (j, l). The other cells (a level of one variable alone, the class
 // sizes, the pair (i, j)) come from known marginals, as in the CPU engine.
@@ -36,6 +39,7 @@ constexpr int kMaxGpuLevels = 4;
 constexpr int kTripleThreads = 128;
 constexpr int kPairTile = 64;   // rows and columns of a pair block (16 x 16 threads)
 constexpr int kPairChunk = 16;  // words staged per step
+constexpr int kTensorWords = 4; // 64-bit words of one class per tensor-core mma (256 objects)
 
 typedef unsigned long long Key;
 
@@ -61,6 +65,7 @@ struct SearchArgs {
   const int64_t* alone;        // per variable: single_entropies()
   GainTableView tables;
   bool shared_tables;          // copy the tables into shared memory (they fit)
+  bool tensor_pairs;           // the device has binary tensor cores (sm_80+)
   int32_t n_real, n_vars;
   int32_t row_begin, row_end;  // the first variables of this launch
   bool contrast;               // the last position runs over the contrast variables
@@ -105,13 +110,66 @@ __host__ __device__ inline size_t table_bytes(int32_t stride, int32_t classes, b
   return size_t(classes + 1) * stride * sizeof(int64_t) * (merged ? 2 : 1);
 }
 
+// condH (fixed point) of the pair (i, j) from its counts at levels below L, count(c, la, lb);
+// the cells with level L follow from the row's and column's level counts and the class sizes
+// (complete_counts' differences written out, so that the table lives in registers: the generic
+// loops over a local array put it in local memory). Integer sums: the same as the CPU's.
+template <int L, int NC, class Counts>
+__device__ FSGPU_GAIN_INLINE int64_t pair_entropy(const Counts& count, const int32_t (&row_levels)[NC][L],
+                                                  const int32_t (&col_levels)[NC][L], const SearchArgs& a,
+                                                  const GainTableView& tables) {
+  int64_t h = 0;
+#pragma unroll
+  for (int la = 0; la <= L; ++la)
+#pragma unroll
+    for (int lb = 0; lb <= L; ++lb) {
+      int32_t total = 0;
+      int64_t classes = 0;
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        int32_t n;
+        if (la < L && lb < L) {
+          n = static_cast<int32_t>(count(c, la, lb));
+        } else if (la < L) {  // (la, last level of j)
+          n = row_levels[c][la];
+#pragma unroll
+          for (int b = 0; b < L; ++b) n -= static_cast<int32_t>(count(c, la, b));
+        } else if (lb < L) {  // (last level of i, lb)
+          n = col_levels[c][lb];
+#pragma unroll
+          for (int x = 0; x < L; ++x) n -= static_cast<int32_t>(count(c, x, lb));
+        } else {  // both last
+          n = a.class_size[c];
+#pragma unroll
+          for (int x = 0; x < L; ++x) {
+            n -= row_levels[c][x] + col_levels[c][x];
+#pragma unroll
+            for (int b = 0; b < L; ++b) n += static_cast<int32_t>(count(c, x, b));
+          }
+        }
+        total += n;
+        classes += tables.cell[c * tables.stride + n];
+      }
+      h += tables.cell_total[total] - classes;
+    }
+  return h;
+}
+
+template <int L, int NC>
+__device__ FSGPU_GAIN_INLINE void load_level_counts(const SearchArgs& a, int32_t v, int32_t (&levels)[NC][L]) {
+#pragma unroll
+  for (int c = 0; c < NC; ++c)
+#pragma unroll
+    for (int la = 0; la < L; ++la) levels[c][la] = a.level_count[(int64_t(v) * (L + 1) + la) * NC + c];
+}
+
 // Pairs. Thread (tx, ty) holds rows ty + 16 r (r < TI) and columns tx + 16 q (q < TJ) of a
 // block tile of 16 TI rows and 16 TJ columns.
 // Two blocks per SM (at most 128 registers): measured 1.6 times faster than one block of up to
 // 255 registers on an H100, despite a few spilled registers in the gain step.
 template <int L, int NC, int TI, int TJ>
 __global__ void __launch_bounds__(256, 2) pair_kernel(SearchArgs a) {
-  constexpr int M = L + 1, CELLS = M * M, BI = 16 * TI, BJ = 16 * TJ;
+  constexpr int BI = 16 * TI, BJ = 16 * TJ;
   __shared__ uint64_t rows[kPairChunk][L][BI], cols[kPairChunk][L][BJ];
   __shared__ Key col_key[BJ];
   extern __shared__ int64_t table_cache[];
@@ -175,30 +233,16 @@ __global__ void __launch_bounds__(256, 2) pair_kernel(SearchArgs a) {
     if (i >= a.row_end) continue;
     // The row's own values, once for its TJ pairs.
     int32_t row_levels[NC][L];
-#pragma unroll
-    for (int c = 0; c < NC; ++c)
-#pragma unroll
-      for (int la = 0; la < L; ++la) row_levels[c][la] = a.level_count[(int64_t(i) * M + la) * NC + c];
+    load_level_counts<L, NC>(a, i, row_levels);
     const int64_t alone_i = a.alone[i];
 #pragma unroll
     for (int q = 0; q < TJ; ++q) {
       const int32_t j = col0 + tx + 16 * q;
       if (j >= col_end || (!a.contrast && j <= i)) continue;
-      int32_t t[NC * CELLS];
-#pragma unroll
-      for (int c = 0; c < NC; ++c) {
-        int32_t* tc = t + c * CELLS;
-#pragma unroll
-        for (int la = 0; la < L; ++la) {
-#pragma unroll
-          for (int lb = 0; lb < L; ++lb) tc[la + M * lb] = static_cast<int32_t>(count[c][r][q][la][lb]);
-          tc[la + M * L] = row_levels[c][la];
-          tc[L + M * la] = a.level_count[(int64_t(j) * M + la) * NC + c];
-        }
-        tc[L + M * L] = a.class_size[c];
-      }
-      complete_counts(t, 2, M, NC);
-      const int64_t full = tuple_cond_entropy(t, 2, M, NC, tables, -1);
+      int32_t col_levels[NC][L];
+      load_level_counts<L, NC>(a, j, col_levels);
+      const int64_t full = pair_entropy<L, NC>([&](int c, int la, int lb) { return count[c][r][q][la][lb]; },
+                                               row_levels, col_levels, a, tables);
       const Key gi = gain_key(a.alone[j] - full), gj = gain_key(alone_i - full);
       const Key packed = pack_tuple(i, j);
       if (!a.tuple_pass) {
@@ -236,6 +280,156 @@ __global__ void __launch_bounds__(256, 2) pair_kernel(SearchArgs a) {
   if (tid < BJ && col0 + tid < col_end && col_key[tid] != identity) {
     if (a.tuple_pass) atomicMin(a.best_tuple + col0 + tid, col_key[tid]);
     else atomicMax(a.best + col0 + tid, col_key[tid]);
+  }
+}
+
+// D += popcount(A AND B) on the binary tensor cores: A 16 x 256 bits (rows), B 256 x 8 bits
+// (columns). Lane (g, t) = (lane / 4, lane % 4) gives a0, a2: row g, a1, a3: row g + 8, bits
+// 32 t.. and 128 + 32 t..; b0, b1: column g, the same bits; and receives d0, d1: row g, columns
+// 2t, 2t + 1; d2, d3: row g + 8 (checked against popcounts on an H100).
+__device__ __forceinline__ void mma_and_popc(int32_t (&d)[4], const uint32_t (&x)[4], const uint32_t (&y)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile(
+      "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc "
+      "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(y[0]), "r"(y[1]));
+#endif
+}
+
+// 32 bits of variable v's level bitmap: half h of word w (0 past the class's last word).
+__device__ inline uint32_t bitmap_half(const SearchArgs& a, int32_t w, int32_t w_end, int level, int32_t v, int h) {
+  if (w >= w_end) return 0;
+  return __ldg(reinterpret_cast<const uint32_t*>(level_row(a, w, level) + v) + h);
+}
+
+// Pairs on the binary tensor cores, for L = 1 or 2 (variables of 2 or 3 levels). An mma tile has
+// RV row variables x CV column variables: for L = 2 row r is (variable r % 8, level r / 8) and
+// column c is (variable c / 2, level c % 2), so lane (g, t) receives the four level counts of
+// the pair (g, t); for L = 1 rows and columns are variables and a lane receives four pairs.
+// A warp takes RV rows and NT tiles of columns; the block's warps cover 64 rows and BJ columns.
+template <int L, int NC>
+struct TensorPairShape {
+  static_assert(L == 1 || L == 2, "the tensor-core pairs take 2 or 3 levels");
+  static constexpr int RV = 16 / L, CV = 8 / L;  // variables of an mma tile's rows and columns
+  static constexpr int NT = NC == 2 ? 8 : 4;     // column tiles per warp: NC NT 4 counters a lane
+  static constexpr int WR = kPairTile / RV, WC = 8 / WR, BJ = WC * NT * CV;  // warps 8 = WR x WC
+};
+
+template <int L, int NC>
+__global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a) {
+  using Shape = TensorPairShape<L, NC>;
+  constexpr int RV = Shape::RV, CV = Shape::CV, NT = Shape::NT, WR = Shape::WR, BJ = Shape::BJ;
+  extern __shared__ int64_t table_cache[];
+  __shared__ Key row_best[kPairTile], col_best[BJ];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int32_t row0 = a.row_begin + blockIdx.y * kPairTile;
+  const int32_t col_first = a.contrast ? a.n_real : 0, col_end = a.contrast ? a.n_vars : a.n_real;
+  const int32_t col0 = col_first + blockIdx.x * BJ;
+  if (!a.contrast && col0 + BJ - 1 <= row0) return;  // every pair has column <= row
+  const GainTableView tables = block_tables(a, table_cache, false, tid, 256);
+  const Key identity = a.tuple_pass ? ~Key(0) : Key(0);
+  if (tid < kPairTile) row_best[tid] = identity;
+  if (tid < BJ) col_best[tid] = identity;
+  const int32_t rv0 = row0 + (warp % WR) * RV, cv0 = col0 + (warp / WR) * NT * CV;
+  // The lane's rows g, g + 8 and column g as (variable, level).
+  const int32_t row_var[2] = {rv0 + g, rv0 + (L == 2 ? g : g + 8)};
+  const int row_level[2] = {0, L == 2 ? 1 : 0};
+  const int32_t col_var = L == 2 ? g / 2 : g;
+  const int col_level = L == 2 ? g % 2 : 0;
+  int32_t acc[NC][NT][4] = {};
+#pragma unroll
+  for (int c = 0; c < NC; ++c) {
+    const int32_t w_end = a.class_word[c + 1];
+    for (int32_t w0 = a.class_word[c]; w0 < w_end; w0 += kTensorWords) {
+      const int32_t w_lo = w0 + t / 2, w_hi = w0 + 2 + t / 2;
+      const uint32_t x[4] = {bitmap_half(a, w_lo, w_end, row_level[0], row_var[0], t % 2),
+                             bitmap_half(a, w_lo, w_end, row_level[1], row_var[1], t % 2),
+                             bitmap_half(a, w_hi, w_end, row_level[0], row_var[0], t % 2),
+                             bitmap_half(a, w_hi, w_end, row_level[1], row_var[1], t % 2)};
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt) {
+        const int32_t v = cv0 + nt * CV + col_var;
+        const uint32_t y[2] = {bitmap_half(a, w_lo, w_end, col_level, v, t % 2),
+                               bitmap_half(a, w_hi, w_end, col_level, v, t % 2)};
+        mma_and_popc(acc[c][nt], x, y);
+      }
+    }
+  }
+  __syncthreads();  // the tables and the shared keys are ready
+  // Gains: the lane's pairs are (row_var[p / 2 or 0], column) as described above.
+  constexpr int ROWS = L == 2 ? 1 : 2, COLS = L == 2 ? 1 : 2;  // pairs per lane and tile: ROWS x COLS
+  Key row_key[ROWS];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) row_key[r] = identity;
+  int32_t row_levels[ROWS][NC][L];
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) load_level_counts<L, NC>(a, min(row_var[r], a.n_vars - 1), row_levels[r]);
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt) {
+    Key col_key[COLS];
+#pragma unroll
+    for (int q = 0; q < COLS; ++q) {
+      col_key[q] = identity;
+      const int32_t j = cv0 + nt * CV + (L == 2 ? t : 2 * t + q);
+      int32_t col_levels[NC][L];
+      load_level_counts<L, NC>(a, min(j, a.n_vars - 1), col_levels);
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        const int32_t i = row_var[r];
+        if (i >= a.row_end || j >= col_end || (!a.contrast && j <= i)) continue;
+        // L = 2: d[2 la + lb]; L = 1: d[2 r + q].
+        const int64_t full = pair_entropy<L, NC>(
+            [&](int c, int la, int lb) { return acc[c][nt][L == 2 ? 2 * la + lb : 2 * r + q]; }, row_levels[r],
+            col_levels, a, tables);
+        const Key gi = gain_key(a.alone[j] - full), gj = gain_key(a.alone[i] - full);
+        if (!a.tuple_pass) {
+          row_key[r] = max(row_key[r], gi);
+          col_key[q] = max(col_key[q], gj);
+        } else {
+          const Key packed = pack_tuple(i, j);
+          if (gi == a.best[i]) row_key[r] = min(row_key[r], packed);
+          if (gj == a.best[j]) col_key[q] = min(col_key[q], packed);
+        }
+      }
+    }
+    // A column is shared by the lanes of one t (and for L = 1 both rows): reduce over g.
+#pragma unroll
+    for (int q = 0; q < COLS; ++q) {
+      Key k = col_key[q];
+      for (int off = 4; off < 32; off <<= 1) {
+        const Key other = __shfl_xor_sync(0xffffffffu, k, off);
+        k = a.tuple_pass ? min(k, other) : max(k, other);
+      }
+      const int col = (warp / WR) * NT * CV + nt * CV + (L == 2 ? t : 2 * t + q);
+      if (g == 0 && k != identity) {
+        if (a.tuple_pass) atomicMin(&col_best[col], k);
+        else atomicMax(&col_best[col], k);
+      }
+    }
+  }
+  // A row is shared by the four lanes of one g.
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    Key k = row_key[r];
+    for (int off = 1; off < 4; off <<= 1) {
+      const Key other = __shfl_xor_sync(0xffffffffu, k, off);
+      k = a.tuple_pass ? min(k, other) : max(k, other);
+    }
+    if (t == 0 && k != identity) {
+      const int row = row_var[r] - row0;
+      if (a.tuple_pass) atomicMin(&row_best[row], k);
+      else atomicMax(&row_best[row], k);
+    }
+  }
+  __syncthreads();
+  if (tid < kPairTile && !a.contrast && row0 + tid < a.row_end && row_best[tid] != identity) {
+    if (a.tuple_pass) atomicMin(a.best_tuple + row0 + tid, row_best[tid]);
+    else atomicMax(a.best + row0 + tid, row_best[tid]);
+  }
+  if (tid < BJ && col0 + tid < col_end && col_best[tid] != identity) {
+    if (a.tuple_pass) atomicMin(a.best_tuple + col0 + tid, col_best[tid]);
+    else atomicMax(a.best + col0 + tid, col_best[tid]);
   }
 }
 
@@ -386,6 +580,19 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
 // The kernel for (dimensions, levels, classes), launched over rows [begin, end).
 template <int L, int NC>
 void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
+  if constexpr (L <= 2) {
+    if (k == 2 && a.tensor_pairs) {
+      constexpr int BJ = TensorPairShape<L, NC>::BJ;
+      const int32_t n_cols = a.contrast ? a.n_vars - a.n_real : a.n_real;
+      dim3 grid((n_cols + BJ - 1) / BJ, (a.row_end - a.row_begin + kPairTile - 1) / kPairTile);
+      const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, NC, false) : 0;
+      FSGPU_CUDA_CHECK(cudaFuncSetAttribute(pair_tensor_kernel<L, NC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(shared)));
+      pair_tensor_kernel<L, NC><<<grid, 256, shared, s>>>(a);
+      check_launch("pair_tensor_kernel");
+      return;
+    }
+  }
   if (k == 2) {
     // Pairs per thread such that the counters (NC L^2 per pair) stay within about 72 registers.
     constexpr int TI = L == 1 ? 4 : (L == 3 && NC > 2) ? 1 : 2;
@@ -460,7 +667,7 @@ size_t triple_shared_bytes(const InteractionBits& b) {
   return size_t(b.words) * (L * L + L) * sizeof(uint64_t);
 }
 
-constexpr int64_t kPaddedVars = kPairTile;
+constexpr int64_t kPaddedVars = 128;  // past the last variable: room for a block's columns
 constexpr int kSharedTableBudget = 160 * 1024;
 
 }  // namespace
@@ -555,6 +762,9 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             a.tables.merged_total = dev->merged_total.data();
             a.n_real = static_cast<int32_t>(task.n_real);
             a.n_vars = static_cast<int32_t>(b.n_vars);
+            int major = 0;
+            FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, options.devices[d]));
+            a.tensor_pairs = major >= 8;
             devices.states[d] = std::move(dev);
           }
           InteractionDevice& dev = *devices.states[d];

@@ -75,3 +75,77 @@ mice_data_dir <- function() {
   }
   NULL
 }
+
+# MDFS 1.5's p-value fit (ComputePValue) in plain R: alpha for tails v sorted by statistic,
+# fitted on every end point (mask = NULL) or on the last only (contrast variables).
+reference_mdfs_alpha <- function(v, mode, last_only, search_points = 8) {
+  mask <- if (last_only) TRUE else NULL
+  n <- length(v)
+  k <- seq_len(n)
+  if (mode == "exp") {
+    l_all <- log(k)
+    w <- k / (n - k + 1)
+  } else {
+    l_all <- k
+    w <- 1 / k / (n - k + 1)
+  }
+  sums <- list(w = cumsum(w), v = cumsum(v), wv = cumsum(w * v), wv2 = cumsum(w * v^2), wl = cumsum(w * l_all),
+               wl2 = cumsum(w * l_all^2), wlv = cumsum(w * l_all * v))
+  rest <- rev(cumsum(rev(w * v^2)))
+  # The shifted squared deviation and alpha when ignoring the n0 - 1 smallest, for every end
+  # point of the fit (ends = NULL), or only for the last (with contrast variables, all of them
+  # are irrelevant and the fit ends at the last).
+  fit_from <- function(n0, last_only) {
+    npt <- n - n0 + 1
+    at <- if (last_only) max(1, npt - 1) else seq_len(npt)
+    s <- lapply(sums, function(x) (x[n0:n] - c(0, x)[n0])[at])
+    l <- l_all[at]
+    kk <- at
+    if (mode == "exp") {
+      alpha <- s$v / kk
+      dev <- s$wv2 + 2 * alpha * s$wlv - 2 * alpha * l * s$wv + alpha^2 * s$wl2 - 2 * alpha^2 * l * s$wl +
+        (alpha * l)^2 * s$w
+    } else {
+      alpha <- (s$wv - s$wlv / l) / (s$w - 2 * s$wl / l + s$wl2 / l^2)
+      dev <- s$wv2 - 2 * alpha * s$wv + 2 * alpha * s$wlv / l + alpha^2 * s$w - 2 * alpha^2 * s$wl / l +
+        alpha^2 * s$wl2 / l^2
+    }
+    total_w <- sums$w[n] - c(0, sums$w)[n0]
+    if (last_only) {
+      # shifted[npt] = (dev[npt - 1] + rest[n]) / total weight; alpha at npt.
+      shifted <- ((if (npt > 1) dev else 0) + rest[n]) / total_w
+      s_end <- lapply(sums, function(x) x[n] - c(0, x)[n0])
+      alpha_end <- if (mode == "exp") s_end$v / npt else {
+        le <- l_all[npt]
+        (s_end$wv - s_end$wlv / le) / (s_end$w - 2 * s_end$wl / le + s_end$wl2 / le^2)
+      }
+      return(list(dev = shifted, alpha = alpha_end))
+    }
+    shifted <- (c(0, dev) + c(rest[n0:n], 0))[seq_len(npt)] / total_w
+    list(dev = shifted, alpha = alpha)
+  }
+  min_irrelevant <- min(n %/% 3, 30)
+  max_ignored <- min(n - min_irrelevant, n %/% 3)
+  choose_end <- function(dev) if (!is.null(mask)) length(dev) else
+    min_irrelevant - 1 + which.min(dev[min_irrelevant:length(dev)])
+  best <- list(dev = Inf, alpha = NA_real_)
+  consider <- function(n0) {
+    f <- fit_from(n0, last_only = !is.null(mask))
+    end <- choose_end(f$dev)
+    if (f$dev[end] < best$dev) best <<- list(dev = f$dev[end], alpha = f$alpha[end], n0 = n0)
+  }
+  if (max_ignored <= 1) {
+    consider(1)
+  } else {
+    lo <- 1
+    hi <- max_ignored
+    step <- Inf
+    while (step > 1) {
+      step <- max(1, round((hi - lo) / search_points))
+      for (n0 in seq(lo, hi - 1, by = step)) consider(n0)
+      lo <- max(1, best$n0 - step)
+      hi <- min(max_ignored, best$n0 + step)
+    }
+  }
+  best$alpha
+}

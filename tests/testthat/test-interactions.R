@@ -169,3 +169,18 @@ test_that("the mice coat-colour epistasis (agouti on chr2 x Tyrp1 on chr4) ranks
   expect_true(abs(positions[1] - 83) < 5)   # Asip (agouti), chr2 about 83 cM
   expect_true(abs(positions[2] - 40) < 15)  # the Tyrp1 region of chr4
 })
+
+test_that("the p-value fit equals MDFS's ComputePValue written in plain R", {
+  set.seed(11)
+  for (n in c(4, 5, 12, 40, 97, 400)) {
+    for (mode in c("exp", "lin")) {
+      for (last_only in c(FALSE, TRUE)) {
+        stat <- sort(stats::rchisq(n, 6) * stats::runif(1, 0.5, 2))
+        v <- stats::pchisq(stat, 4, lower.tail = FALSE)
+        info <- sprintf("n = %d, %s, last_only = %s", n, mode, last_only)
+        expect_equal(fsgpu:::fsgpu_mdfs_alpha(v, mode, last_only, 8), reference_mdfs_alpha(v, mode, last_only),
+                     tolerance = 1e-12, info = info)
+      }
+    }
+  }
+})

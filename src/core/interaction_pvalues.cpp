@@ -1,0 +1,113 @@
+#include "interaction_pvalues.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace fsgpu {
+
+namespace {
+
+// Prefix sums (index 0 is the empty sum) of the weighted moments the fit needs.
+struct FitSums {
+  std::vector<double> w, v, wv, wv2, wl, wl2, wlv;
+  std::vector<double> rest;  // rest[k] = sum_{m >= k} w v^2 (1-based, rest[n + 1] = 0)
+  std::vector<double> l;     // l[k]: log k ("exp") or k ("lin"), 1-based
+  std::vector<double> weight;
+
+  FitSums(const double* tail, int64_t n, PValueFit mode)
+      : w(n + 1), v(n + 1), wv(n + 1), wv2(n + 1), wl(n + 1), wl2(n + 1), wlv(n + 1), rest(n + 2), l(n + 1),
+        weight(n + 1) {
+    for (int64_t k = 1; k <= n; ++k) {
+      const double kd = double(k), x = tail[k - 1];
+      const double u = mode == PValueFit::exp ? kd / (double(n) - kd + 1) : 1 / kd / (double(n) - kd + 1);
+      weight[k] = u;
+      l[k] = mode == PValueFit::exp ? std::log(kd) : kd;
+      w[k] = w[k - 1] + u;
+      v[k] = v[k - 1] + x;
+      wv[k] = wv[k - 1] + u * x;
+      wv2[k] = wv2[k - 1] + u * x * x;
+      wl[k] = wl[k - 1] + u * l[k];
+      wl2[k] = wl2[k - 1] + u * l[k] * l[k];
+      wlv[k] = wlv[k - 1] + u * l[k] * x;
+    }
+    for (int64_t k = n; k >= 1; --k) rest[k] = rest[k + 1] + weight[k] * tail[k - 1] * tail[k - 1];
+  }
+};
+
+struct Fit {
+  double alpha, dev;
+};
+
+// The fit of the values n0.. ending at window position `at` (1-based): alpha and the squared
+// deviation over the window's first `at` values.
+Fit fit_window(const FitSums& s, int64_t n0, int64_t at, PValueFit mode) {
+  const int64_t end = n0 - 1 + at, base = n0 - 1;
+  const double sw = s.w[end] - s.w[base], sv = s.v[end] - s.v[base], swv = s.wv[end] - s.wv[base],
+               swv2 = s.wv2[end] - s.wv2[base], swl = s.wl[end] - s.wl[base], swl2 = s.wl2[end] - s.wl2[base],
+               swlv = s.wlv[end] - s.wlv[base];
+  const double l = s.l[at];
+  if (mode == PValueFit::exp) {
+    const double alpha = sv / double(at);
+    const double dev = swv2 + 2 * alpha * swlv - 2 * alpha * l * swv + alpha * alpha * swl2 -
+                       2 * alpha * alpha * l * swl + (alpha * l) * (alpha * l) * sw;
+    return {alpha, dev};
+  }
+  const double alpha = (swv - swlv / l) / (sw - 2 * swl / l + swl2 / (l * l));
+  const double dev = swv2 - 2 * alpha * swv + 2 * alpha * swlv / l + alpha * alpha * sw -
+                     2 * alpha * alpha * swl / l + alpha * alpha * swl2 / (l * l);
+  return {alpha, dev};
+}
+
+}  // namespace
+
+double mdfs_fit_alpha(const double* tail, int64_t n, PValueFit mode, bool last_only, int search_points) {
+  const FitSums s(tail, n, mode);
+  const int64_t min_irrelevant = std::min<int64_t>(n / 3, 30);
+  const int64_t max_ignored = std::min(n - min_irrelevant, n / 3);
+  double best_dev = std::numeric_limits<double>::infinity(), best_alpha = std::nan("");
+  int64_t best_n0 = 0;
+  // The best end point for the fits ignoring the n0 - 1 smallest (the shifted deviation: the
+  // fit's deviation up to the end point plus the tail past it, per unit weight).
+  auto consider = [&](int64_t n0) {
+    const int64_t npt = n - n0 + 1;
+    const double total_w = s.w[n] - s.w[n0 - 1];
+    double dev, alpha;
+    if (last_only) {
+      dev = ((npt > 1 ? fit_window(s, n0, npt - 1, mode).dev : 0) + s.rest[n]) / total_w;
+      alpha = fit_window(s, n0, npt, mode).alpha;
+    } else {
+      dev = std::nan("");
+      alpha = std::nan("");
+      for (int64_t at = min_irrelevant; at <= npt; ++at) {
+        const double previous = at > 1 ? fit_window(s, n0, at - 1, mode).dev : 0;
+        const double shifted = (previous + s.rest[n0 + at - 1]) / total_w;
+        if (!std::isnan(shifted) && (std::isnan(dev) || shifted < dev)) {
+          dev = shifted;
+          alpha = fit_window(s, n0, at, mode).alpha;
+        }
+      }
+    }
+    if (dev < best_dev) {
+      best_dev = dev;
+      best_alpha = alpha;
+      best_n0 = n0;
+    }
+  };
+  if (max_ignored <= 1) {
+    consider(1);
+  } else {
+    int64_t lo = 1, hi = max_ignored, step = 0;
+    do {
+      step = std::max<int64_t>(1, static_cast<int64_t>(std::nearbyint(double(hi - lo) / search_points)));
+      for (int64_t n0 = lo; n0 <= hi - 1; n0 += step) consider(n0);
+      if (best_n0 == 0) break;  // no fit defined
+      lo = std::max<int64_t>(1, best_n0 - step);
+      hi = std::min(max_ignored, best_n0 + step);
+    } while (step > 1);
+  }
+  return best_alpha;
+}
+
+}  // namespace fsgpu
