@@ -333,7 +333,7 @@ std::vector<int64_t> single_entropies(const InteractionBits& b, const GainTableV
 }
 
 InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tables, const InteractionTask& task,
-                                 int threads, const std::function<void()>& between_slices) {
+                                 int threads, const Checkpoint& between_slices) {
   check_interaction_task(b, task);
   const int32_t k = task.dimensions, m = b.n_levels;
   const int32_t cells = tuple_cells(k, m);
