@@ -117,28 +117,38 @@ fsgpu_threads <- function(threads = NULL, verbose = FALSE) {
   n
 }
 
-# The backend a job runs on: "cpu" or "gpu". `work` is the job's size in cell-steps; "auto"
-# takes the GPU only when one is present and the job is large enough to repay its start-up.
-resolve_backend <- function(backend, work) {
+# The backend the user asked for: the argument, else options(fsgpu.backend), else FSGPU_BACKEND.
+requested_backend <- function(backend) {
   if (is.null(backend)) backend <- getOption("fsgpu.backend", Sys.getenv("FSGPU_BACKEND", "auto"))
   if (!is.character(backend) || length(backend) != 1 || !backend %in% c("auto", "cpu", "gpu"))
     stop('backend must be "auto", "cpu" or "gpu"', call. = FALSE)
-  if (backend == "cpu") return("cpu")
+  backend
+}
+
+# The backend a job runs on, "cpu" or "gpu", and why_cpu: why "auto" took the CPU ("" when it
+# took the GPU or the user chose the CPU). `work` is the job's size in cell-steps; "auto" takes
+# the GPU only when one is present and the job is large enough to repay its start-up.
+choose_backend <- function(backend, work) {
+  backend <- requested_backend(backend)
+  if (backend == "cpu") return(list(backend = "cpu", why_cpu = ""))
   info <- backend_info()
   if (backend == "gpu") {
     if (!info$gpu_available) stop("backend = \"gpu\" but no GPU can be used: ", info$problem, call. = FALSE)
-    return("gpu")
+    return(list(backend = "gpu", why_cpu = ""))
   }
-  if (info$gpu_available && work >= getOption("fsgpu.gpu_min_work", 2e8)) "gpu" else "cpu"
+  min_work <- getOption("fsgpu.gpu_min_work", 2e8)
+  why_cpu <- if (!info$gpu_available) info$problem else if (work < min_work)
+    sprintf("a small job (%.2g work units; the GPU from options(fsgpu.gpu_min_work) = %.2g)", work, min_work) else ""
+  list(backend = if (nzchar(why_cpu)) "cpu" else "gpu", why_cpu = why_cpu)
 }
+
+resolve_backend <- function(backend, work) choose_backend(backend, work)$backend
 
 # What the glue of a job that can fall back gets: "auto-gpu" (the GPU unless the engine finds it
 # cannot take the data, which only the encoded data reveal) when the GPU was chosen
 # automatically, otherwise the resolved backend. `backend` is the user's argument.
 engine_mode <- function(backend, resolved) {
-  explicit <- identical(backend, "gpu") ||
-    (is.null(backend) && identical(getOption("fsgpu.backend", Sys.getenv("FSGPU_BACKEND", "auto")), "gpu"))
-  if (resolved == "gpu" && !explicit) "auto-gpu" else resolved
+  if (resolved == "gpu" && requested_backend(backend) != "gpu") "auto-gpu" else resolved
 }
 
 # CUDA device ids to use: all visible devices by default.

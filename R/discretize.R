@@ -54,6 +54,7 @@ unsupervised_discretize_methods <- c("equal_width", "equal_freq")
 #' @param backend `"auto"`, `"cpu"` or `"gpu"`, as in [select_features()].
 #' @param threads CPU threads; see [fsgpu_threads()].
 #' @param devices GPU ids to split the features across.
+#' @param quiet `TRUE` shows no progress bar; see [fsgpu_progress].
 #' @param ... Passed on by methods.
 #' @return An object of class `fsgpu_discretization`, a list with
 #'   \describe{
@@ -67,8 +68,9 @@ unsupervised_discretize_methods <- c("equal_width", "equal_freq")
 #'       samples x features;}
 #'   }
 #'   and `method`, `nbins`, `na`, `classes`, `n_samples`, `backend`, `threads`, `devices`,
-#'   `elapsed` and `timings` (seconds spent finding the cuts, with the GPU's phases, and coding
-#'   the data). It has `print`, `as.data.frame` and `predict` methods.
+#'   `elapsed`, `timings` (seconds spent finding the cuts, with the GPU's phases, and coding
+#'   the data) and `run` (where the job ran and why, as in [select_features()]). It has
+#'   `print`, `as.data.frame` and `predict` methods.
 #' @references Kurgan and Cios (2004), CAIM discretization algorithm, IEEE TKDE 16. Tsai, Lee
 #'   and Yang (2008), A discretization algorithm based on class-attribute contingency
 #'   coefficient, Information Sciences 178. Gonzalez-Abril, Cuberos, Velasco and Ortega (2009),
@@ -93,7 +95,7 @@ discretize <- function(x, ...) UseMethod("discretize")
 #' @rdname discretize
 #' @export
 discretize.default <- function(x, y = NULL, method = "caim", nbins = NULL, na = c("fail", "omit"), backend = NULL,
-                               threads = NULL, devices = NULL, ...) {
+                               threads = NULL, devices = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
   method <- check_discretize_method(method)
   na <- match.arg(na)
@@ -101,8 +103,10 @@ discretize.default <- function(x, y = NULL, method = "caim", nbins = NULL, na = 
   input <- normalise_x(x, "x")
   if (method %in% unsupervised_discretize_methods) y <- NULL
   else if (is.null(y)) stop(sprintf("method = \"%s\" needs the class labels y", method), call. = FALSE)
-  if (!is.null(y)) input <- c(input, encode_classes(y, input$n_samples, input$sample_names, "y"))
-  run_discretize(input, method, nbins, na, backend, threads, devices)
+  quiet_if(quiet, {
+    if (!is.null(y)) input <- c(input, encode_classes(y, input$n_samples, input$sample_names, "y"))
+    run_discretize(input, method, nbins, na, backend, threads, devices, quiet)
+  })
 }
 
 #' @rdname discretize
@@ -112,14 +116,15 @@ discretize.default <- function(x, y = NULL, method = "caim", nbins = NULL, na = 
 #' @export
 discretize.SummarizedExperiment <- function(x, class = NULL, method = "caim", assay = 1L, nbins = NULL,
                                             na = c("fail", "omit"), backend = NULL, threads = NULL, devices = NULL,
-                                            ...) {
+                                            quiet = FALSE, ...) {
   check_dots_empty(...)
   method <- check_discretize_method(method)
   na <- match.arg(na)
   if (method %in% unsupervised_discretize_methods) class <- NULL
   else if (is.null(class)) stop(sprintf("method = \"%s\" needs class, the colData column of the class labels", method),
                                 call. = FALSE)
-  run_discretize(prepare_se_input(x, class, assay, allow_missing = TRUE), method, nbins, na, backend, threads, devices)
+  quiet_if(quiet, run_discretize(prepare_se_input(x, class, assay, allow_missing = TRUE), method, nbins, na, backend,
+                                 threads, devices, quiet))
 }
 
 check_discretize_method <- function(method) {
@@ -154,7 +159,7 @@ check_discretize_values <- function(input, na, arg) {
   }
 }
 
-run_discretize <- function(input, method, nbins, na, backend, threads, devices) {
+run_discretize <- function(input, method, nbins, na, backend, threads, devices, quiet = FALSE) {
   check_discretize_values(input, na, "x")
   supervised <- !method %in% unsupervised_discretize_methods
   if (supervised) {
@@ -164,15 +169,17 @@ run_discretize <- function(input, method, nbins, na, backend, threads, devices) 
     nbins <- check_count(if (is.null(nbins)) default_nbins(input$n_samples) else nbins, "nbins", min = 2, max = 65535)
   }
   classes <- if (supervised) length(input$classes) else 1L
-  explicit <- identical(backend, "gpu") ||
-    (is.null(backend) && identical(getOption("fsgpu.backend", Sys.getenv("FSGPU_BACKEND", "auto")), "gpu"))
-  backend <- resolve_backend(backend, work = as.numeric(input$n_samples) * input$n_features * (classes + 16))
-  run <- list(backend = backend, threads = fsgpu_threads(threads),
-              devices = if (backend == "gpu") resolve_devices(devices) else integer())
-  engine <- if (backend == "gpu" && !explicit) "auto-gpu" else backend
+  chosen <- choose_backend(backend, work = as.numeric(input$n_samples) * input$n_features * (classes + 16))
+  run <- list(backend = chosen$backend, threads = fsgpu_threads(threads),
+              devices = if (chosen$backend == "gpu") resolve_devices(devices) else integer())
+  engine <- engine_mode(backend, chosen$backend)
+  progress <- job_progress(sprintf("Discretizing %s features (%s)", format(input$n_features, big.mark = ","),
+                                   method_label(method)), quiet)
   start <- proc.time()[["elapsed"]]
   res <- fsgpu_discretize(input$x, input$n_samples, if (supervised) input$y else integer(), classes, method,
-                          nbins, engine, run$threads, run$devices, as.numeric(getOption("fsgpu.gpu_memory_limit", 0)))
+                          nbins, engine, run$threads, run$devices, as.numeric(getOption("fsgpu.gpu_memory_limit", 0)),
+                          progress)
+  progress_done(progress)
   cut_done <- proc.time()[["elapsed"]]
   codes <- fsgpu_discretize_codes(input$x, input$n_samples, res$cuts, res$lo, res$hi, method, nbins, run$threads)
   end <- proc.time()[["elapsed"]]
@@ -187,7 +194,9 @@ run_discretize <- function(input, method, nbins, na, backend, threads, devices) 
     method = method, nbins = if (supervised) NULL else nbins, na = na,
     classes = if (supervised) input$classes, n_samples = input$n_samples,
     backend = res$backend, threads = run$threads, devices = run$devices,
-    elapsed = end - start, timings = c(res$timings, codes = end - cut_done)
+    elapsed = end - start, timings = c(res$timings, codes = end - cut_done),
+    run = backend_used(res$backend, run$threads, run$devices, end - start,
+                       if (nzchar(res$why_cpu)) res$why_cpu else chosen$why_cpu)
   ), class = "fsgpu_discretization")
 }
 
@@ -259,9 +268,10 @@ method_label <- function(method) {
 #' @exportS3Method print fsgpu_discretization
 print.fsgpu_discretization <- function(x, n = 10, ...) {
   f <- x$features
-  cat(sprintf("%s discretization of %s features (%s samples%s), %s, %.3g s\n", method_label(x$method),
+  cat(sprintf("%s discretization of %s features (%s samples%s)\n", method_label(x$method),
               format(nrow(f), big.mark = ","), format(x$n_samples, big.mark = ","),
-              if (is.null(x$classes)) "" else sprintf(", %d classes", length(x$classes)), x$backend, x$elapsed))
+              if (is.null(x$classes)) "" else sprintf(", %d classes", length(x$classes))))
+  cat(format(x$run), "\n", sep = "")
   cat(sprintf("Intervals per feature: %s (median %s)%s\n",
               if (min(f$intervals) == max(f$intervals)) min(f$intervals) else paste(min(f$intervals), "to", max(f$intervals)),
               stats::median(f$intervals),
@@ -290,7 +300,7 @@ as.data.frame.fsgpu_discretization <- function(x, ...) {
 # `discretize =` argument: a method name (fitted here, on the input's class when supervised) or
 # a fitted discretization (applied to the features of the same names). Integer, logical and
 # factor columns stay categories. The input gains `discretization`.
-apply_discretization <- function(input, discretize, nbins, backend, threads, devices) {
+apply_discretization <- function(input, discretize, nbins, backend, threads, devices, quiet = FALSE) {
   if (is.null(discretize)) return(input)
   numeric <- numeric_column_indices(input)
   if (inherits(discretize, "fsgpu_discretization")) {
@@ -314,7 +324,7 @@ apply_discretization <- function(input, discretize, nbins, backend, threads, dev
       if (!is.null(nbins)) stop(sprintf("nbins is for equal-width binning; discretize = \"%s\" chooses its own intervals",
                                         method), call. = FALSE)
       NULL
-    }, "fail", backend, threads, devices)
+    }, "fail", backend, threads, devices, quiet)
     codes <- fit$codes
   }
   input$x <- replace_columns(input, numeric, codes)

@@ -65,12 +65,19 @@
 #' @param return_tuples Return, for every variable, the tuple where its gain is largest (ties:
 #'   the lexicographically first tuple, then the first discretization).
 #' @param top Return the tuples of the `top` variables with the largest gains.
+#' @param map Where the variables lie on the genome, for [plot()][plot.fsgpu_interactions]: a
+#'   data frame with columns `chr` and `bp` (as the `map` of [read_plink()]) and either one row
+#'   per variable or a column `snp` naming them. Packed genotypes from [read_plink()] carry
+#'   theirs; for a matrix give `map = geno$map`.
 #' @return An object of class `fsgpu_interactions`: `scores`, a data frame with a row per
 #'   variable (`variable`, `index`, `gain` in bits, `p_value`, `p_adjusted`, `relevant`, and
 #'   with tuples `tuple` (names joined by `" x "`), `tuple_1`..`tuple_k` (indices) and
 #'   `discretization`); `tuples`, the rows of `scores` for `top` (or all, with
 #'   `return_tuples`) sorted by gain; `relevant`, the relevant variables' names; `contrast_gain`;
-#'   `df`, `alpha` (the fitted exponent), `params`, `backend`, `why_cpu` and `timings`.
+#'   `df`, `alpha` (the fitted exponent), `params`, `backend`, `why_cpu`, `elapsed`, `timings`
+#'   and `run` (where the job ran and why, as in [select_features()]); `map`, the variables'
+#'   chromosomes and positions when `x` comes from [read_plink()] (or `map` is given). It has
+#'   `print`, `as.data.frame` and `plot` methods.
 #' @references Mnich and Rudnicki (2020), All-relevant feature selection using
 #'   multidimensional filters with exhaustive search, Information Sciences 524. Piliszek,
 #'   Mnich, Migacz, Tabaszewski, Sulkowski, Polewko-Klim and Rudnicki (2019), MDFS:
@@ -92,9 +99,11 @@ find_interactions.default <- function(x, y, dimensions = 2, divisions = 1, discr
                                       pseudo_count = 0.25, seed = NULL, levels = NULL, contrast = TRUE,
                                       n_contrast = NULL, p_adjust = "holm", level = 0.05,
                                       missing = c("exclude", "level"), return_tuples = FALSE, top = NULL,
-                                      backend = NULL, threads = NULL, devices = NULL, ...) {
+                                      map = NULL, backend = NULL, threads = NULL, devices = NULL,
+                                      quiet = FALSE, ...) {
   check_dots_empty(...)
-  run_interactions(interaction_input(x, levels), y, mget(setdiff(names(formals()), c("x", "y", "levels", "..."))))
+  quiet_if(quiet, run_interactions(interaction_input(x, levels), y,
+                                   mget(setdiff(names(formals()), c("x", "y", "levels", "...")))))
 }
 
 #' @rdname find_interactions
@@ -106,7 +115,7 @@ find_interactions.SummarizedExperiment <- function(x, class, dimensions = 2, div
                                                    contrast = TRUE, n_contrast = NULL, p_adjust = "holm",
                                                    level = 0.05, missing = c("exclude", "level"),
                                                    return_tuples = FALSE, top = NULL, assay = 1L, backend = NULL,
-                                                   threads = NULL, devices = NULL, ...) {
+                                                   threads = NULL, devices = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
   if (!methods::is(x, "SummarizedExperiment")) stop("x must be a SummarizedExperiment", call. = FALSE)
   columns <- colnames(SummarizedExperiment::colData(x))
@@ -116,21 +125,21 @@ find_interactions.SummarizedExperiment <- function(x, class, dimensions = 2, div
   values <- t(as.matrix(SummarizedExperiment::assay(x, assay, withDimnames = TRUE)))
   y <- SummarizedExperiment::colData(x)[[class]]
   args <- mget(setdiff(names(formals()), c("x", "class", "levels", "assay", "...")))
-  run_interactions(interaction_input(values, levels), y, args)
+  quiet_if(quiet, run_interactions(interaction_input(values, levels), y, args))
 }
 
 #' @rdname find_interactions
 #' @export
 find_interactions.fsgpu_genotypes <- function(x, y, dimensions = 2, contrast = TRUE, n_contrast = NULL,
                                               p_adjust = "holm", level = 0.05, missing = c("exclude", "level"),
-                                              return_tuples = FALSE, top = NULL, pseudo_count = 0.25,
-                                              backend = NULL, threads = NULL, devices = NULL, ...) {
+                                              return_tuples = FALSE, top = NULL, pseudo_count = 0.25, map = x$map,
+                                              backend = NULL, threads = NULL, devices = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
   input <- list(kind = "bed", x = x$bytes, n_samples = x$n_samples, n_vars = x$n_snps,
                 names = x$snp_names, sample_names = x$sample_names, levels = 3L, any_missing = NA)
   args <- c(mget(setdiff(names(formals()), c("x", "y", "..."))),
             list(divisions = 1, discretizations = 1, range = 0, seed = 0))
-  run_interactions(input, y, args)
+  quiet_if(quiet, run_interactions(input, y, args))
 }
 
 # The engine's view of x: kind "numeric" (double matrix, discretized) or "codes" (integer matrix).
@@ -216,18 +225,22 @@ run_interactions <- function(input, y, a) {
   top <- if (is.null(a$top)) NULL else check_count(a$top, "top")
   words <- ceiling(length(rows) / 64)
   work <- (choose(input$n_vars, k) + n_contrast * choose(input$n_vars, k - 1)) * words * discretizations
-  backend <- resolve_backend(a$backend, work)
+  chosen <- choose_backend(a$backend, work)
+  backend <- chosen$backend
   threads <- fsgpu_threads(a$threads)
   devices <- if (backend == "gpu") resolve_devices(a$devices) else integer(0)
   if (backend != "cpu" && length(devices) == 0) backend <- "cpu"
   engine <- engine_mode(a$backend, backend)
+  progress <- job_progress(sprintf("Searching %s %d-tuples of variables", format(choose(input$n_vars, k), big.mark = ","),
+                                   k), a$quiet)
   elapsed <- system.time(
     res <- fsgpu_find_interactions(input$x, input$kind, input$n_samples, rows, input$n_vars, classes$y,
                                    length(classes$classes), source, contrast_seed, k, divisions, discretizations,
                                    range, seed, a$pseudo_count, n_levels, missing == "level", with_tuples,
-                                   engine, threads, devices, getOption("fsgpu.gpu_memory_limit", 0)),
+                                   engine, threads, devices, getOption("fsgpu.gpu_memory_limit", 0), progress),
     gcFirst = FALSE
   )[["elapsed"]]
+  progress_done(progress)
   real <- seq_len(input$n_vars)
   df <- (length(classes$classes) - 1) * (n_levels - 1) * n_levels^(k - 1)
   mask <- c(rep(FALSE, input$n_vars), rep(TRUE, n_contrast))
@@ -254,8 +267,22 @@ run_interactions <- function(input, y, a) {
                   seed = seed, pseudo_count = a$pseudo_count, levels = n_levels, missing = missing,
                   n_contrast = n_contrast, p_adjust = a$p_adjust, level = a$level,
                   n_objects = length(rows), classes = classes$classes, kind = input$kind),
-    backend = res$backend, why_cpu = res$why_cpu, elapsed = elapsed, timings = res$timings
+    backend = res$backend, why_cpu = res$why_cpu, elapsed = elapsed, timings = res$timings,
+    run = backend_used(res$backend, threads, devices, elapsed, if (nzchar(res$why_cpu)) res$why_cpu else chosen$why_cpu),
+    map = variable_map(a$map, input$names)
   ), class = "fsgpu_interactions")
+}
+
+# The chromosome and position of every variable (a data frame chr, bp in the variables' order),
+# from a map with one row per variable or a column `snp` naming them; NULL without a map.
+variable_map <- function(map, names) {
+  if (is.null(map)) return(NULL)
+  if (!is.data.frame(map) || !all(c("chr", "bp") %in% names(map)))
+    stop("map must be a data frame with columns chr and bp (as read_plink() returns)", call. = FALSE)
+  rows <- if ("snp" %in% names(map) && all(names %in% map$snp)) match(names, map$snp) else if (nrow(map) == length(names))
+    seq_along(names) else stop(sprintf("map has %d rows and no snp column naming the %d variables", nrow(map),
+                                       length(names)), call. = FALSE)
+  data.frame(chr = as.character(map$chr[rows]), bp = as.numeric(map$bp[rows]), stringsAsFactors = FALSE)
 }
 
 # MDFS 1.5's default jitter of the thresholds (GetRange with k = 3).
@@ -288,14 +315,13 @@ mdfs_p_values <- function(gain, df, dimensions, discretizations, divisions, mask
 #' @exportS3Method print fsgpu_interactions
 print.fsgpu_interactions <- function(x, n = 10, ...) {
   p <- x$params
-  cat(sprintf("Interaction search (MDFS): %d-way, %s variables, %s objects, %d classes, %s; %s, %.3g s\n",
+  cat(sprintf("Interaction search (MDFS): %d-way, %s variables, %s objects, %d classes, %s\n",
               p$dimensions, format(nrow(x$scores), big.mark = ","), format(p$n_objects, big.mark = ","),
               length(p$classes),
               if (p$kind == "numeric") sprintf("%d levels x %d discretization%s", p$levels, p$discretizations,
                                                if (p$discretizations == 1) "" else "s")
-              else sprintf("%d levels (codes)", p$levels),
-              x$backend, x$elapsed))
-  if (nzchar(x$why_cpu)) cat(sprintf("(CPU because %s)\n", x$why_cpu))
+              else sprintf("%d levels (codes)", p$levels)))
+  cat(format(x$run), "\n", sep = "")
   cat(sprintf("%d relevant at %s < %g (%s contrast variables)\n", length(x$relevant),
               if (p$p_adjust == "none") "p" else paste0(p$p_adjust, "-adjusted p"), p$level,
               format(p$n_contrast, big.mark = ",")))

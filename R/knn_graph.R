@@ -48,10 +48,14 @@ knn_metrics <- c("pearson", "spearman", "cosine", "euclidean", "manhattan")
 #' @param backend `"auto"`, `"cpu"` or `"gpu"`, as in [select_features()].
 #' @param threads CPU threads; see [fsgpu_threads()].
 #' @param devices GPU ids to split the query rows across.
+#' @param quiet `TRUE` shows no progress bar and no message about constant rows; see
+#'   [fsgpu_progress].
 #' @param ... Passed on by methods.
 #' @return For `output = "index"`, a list of class `fsgpu_knn` with `index` and `distance`
-#'   (rows named as the points) and attributes `metric`, `k`, `backend`, `elapsed` and
-#'   `timings`. For `"edges"`, a data frame `from`, `to`, `rank`, `distance`, `similarity`
+#'   (rows named as the points) and attributes `metric`, `k`, `self` (`FALSE` with `query`),
+#'   `backend`, `elapsed`,
+#'   `timings` and `run` (where the job ran and why, as in [select_features()]); it has `print`
+#'   and `plot` methods. For `"edges"`, a data frame `from`, `to`, `rank`, `distance`, `similarity`
 #'   (kNN: one row per point and neighbour, in order; mutual: each pair once, `from` before `to`),
 #'   or `from`, `to`, `weight` for an SNN graph. For `"igraph"`, a graph whose vertices are
 #'   the points, with edge attributes `weight` (and `distance` unless SNN).
@@ -75,9 +79,10 @@ knn_graph <- function(x, ...) UseMethod("knn_graph")
 #' @rdname knn_graph
 #' @export
 knn_graph.default <- function(x, k = 10, metric = "pearson", output = c("index", "edges", "igraph"), mutual = FALSE,
-                              snn = FALSE, query = NULL, backend = NULL, threads = NULL, devices = NULL, ...) {
+                              snn = FALSE, query = NULL, backend = NULL, threads = NULL, devices = NULL,
+                              quiet = FALSE, ...) {
   check_dots_empty(...)
-  run_knn(points_of(x, "x"), k, metric, output, mutual, snn, query, backend, threads, devices)
+  quiet_if(quiet, run_knn(points_of(x, "x"), k, metric, output, mutual, snn, query, backend, threads, devices, quiet))
 }
 
 #' @rdname knn_graph
@@ -88,7 +93,7 @@ knn_graph.default <- function(x, k = 10, metric = "pearson", output = c("index",
 knn_graph.SummarizedExperiment <- function(x, k = 10, metric = "pearson", output = c("index", "edges", "igraph"),
                                            mutual = FALSE, snn = FALSE, query = NULL, assay = 1L,
                                            by = c("features", "samples"), backend = NULL, threads = NULL,
-                                           devices = NULL, ...) {
+                                           devices = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
   by <- match.arg(by)
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE))
@@ -101,8 +106,8 @@ knn_graph.SummarizedExperiment <- function(x, k = 10, metric = "pearson", output
     q <- as.matrix(SummarizedExperiment::assay(query, assay, withDimnames = TRUE))
     query <- if (by == "samples") t(q) else q
   }
-  run_knn(points_of(a, if (is.character(assay)) sprintf("assay '%s'", assay) else paste("assay", assay)), k, metric,
-          output, mutual, snn, query, backend, threads, devices)
+  quiet_if(quiet, run_knn(points_of(a, if (is.character(assay)) sprintf("assay '%s'", assay) else paste("assay", assay)),
+                          k, metric, output, mutual, snn, query, backend, threads, devices, quiet))
 }
 
 # Points as a double matrix (rows), with their names; a clear error for what is not numbers.
@@ -127,7 +132,7 @@ points_of <- function(x, arg, min_rows = 2) {
   x
 }
 
-run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, devices) {
+run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, devices, quiet = FALSE) {
   if (!is.character(metric) || length(metric) != 1 || !metric %in% knn_metrics)
     stop("metric must be one of ", quote_list(knn_metrics), call. = FALSE)
   output <- match.arg(output, c("index", "edges", "igraph"))
@@ -150,12 +155,17 @@ run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, 
   k <- check_count(k, "k", max = if (is.null(query)) n - 1 else n,
                    what = if (is.null(query)) "the number of rows minus one" else "the number of rows of x")
   n_queries <- if (is.null(query)) n else nrow(query)
-  backend <- resolve_backend(backend, work = as.numeric(n_queries) * n * ncol(x) / 64)
+  chosen <- choose_backend(backend, work = as.numeric(n_queries) * n * ncol(x) / 64)
+  backend <- chosen$backend
   threads <- fsgpu_threads(threads)
   devices <- if (backend == "gpu") resolve_devices(devices) else integer()
+  progress <- job_progress(sprintf("Finding %d nearest neighbours of %s points", k, format(n_queries, big.mark = ",")),
+                           quiet)
   elapsed <- system.time(
-    res <- fsgpu_knn(x, query, k, metric, backend, threads, devices, as.numeric(getOption("fsgpu.gpu_memory_limit", 0))),
+    res <- fsgpu_knn(x, query, k, metric, backend, threads, devices, as.numeric(getOption("fsgpu.gpu_memory_limit", 0)),
+                     progress),
     gcFirst = FALSE)[["elapsed"]]
+  progress_done(progress)
   if (res$constant_rows > 0 && metric != "euclidean" && metric != "manhattan")
     message(sprintf("%d constant row%s: %s correlation with any row is taken as 0 (distance 1)", res$constant_rows,
                     if (res$constant_rows > 1) "s" else "", if (res$constant_rows > 1) "their" else "its"))
@@ -166,7 +176,8 @@ run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, 
   label <- function(i, nm) if (is.null(nm)) i else nm[i]
   if (output == "index" && !mutual && is.null(snn)) {
     return(structure(list(index = res$index, distance = res$distance), class = "fsgpu_knn", metric = metric, k = k,
-                     backend = res$backend, elapsed = elapsed, timings = res$timings))
+                     backend = res$backend, elapsed = elapsed, timings = res$timings, self = is.null(query),
+                     run = backend_used(res$backend, threads, devices, elapsed, chosen$why_cpu)))
   }
   if (!is.null(snn)) {
     e <- fsgpu_snn_edges(unname(res$index), snn, threads)
@@ -200,8 +211,9 @@ run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, 
 
 #' @exportS3Method print fsgpu_knn
 print.fsgpu_knn <- function(x, n = 5, ...) {
-  cat(sprintf("Exact %d-nearest neighbours of %s points (%s), %s, %.3g s\n", attr(x, "k"),
-              format(nrow(x$index), big.mark = ","), attr(x, "metric"), attr(x, "backend"), attr(x, "elapsed")))
+  cat(sprintf("Exact %d-nearest neighbours of %s points (%s)\n", attr(x, "k"), format(nrow(x$index), big.mark = ","),
+              attr(x, "metric")))
+  cat(format(attr(x, "run")), "\n", sep = "")
   cat("$index\n")
   print(utils::head(x$index, n))
   cat("$distance\n")

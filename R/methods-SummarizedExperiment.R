@@ -8,10 +8,11 @@
 select_features.SummarizedExperiment <- function(x, class, k = 10, assay = 1L, method = "jmi", nbins = NULL,
                                                  beta = NULL, gamma = NULL, fixed = NULL, min_score = NULL,
                                                  weights = NULL, backend = NULL, threads = NULL, devices = NULL,
-                                                 units = c("bits", "nats"), progress = interactive(),
+                                                 units = c("bits", "nats"), quiet = FALSE,
                                                  discretize = NULL, ...) {
   check_dots_empty(...)
-  run_selection(prepare_se_input(x, class, assay), k = k, method = method, nbins = nbins, beta = beta,
-                gamma = gamma, fixed = fixed, min_score = min_score, weights = weights, backend = backend,
-                threads = threads, devices = devices, units = units, progress = progress, discretize = discretize)
+  quiet_if(quiet, run_selection(prepare_se_input(x, class, assay), k = k, method = method, nbins = nbins,
+                                beta = beta, gamma = gamma, fixed = fixed, min_score = min_score, weights = weights,
+                                backend = backend, threads = threads, devices = devices, units = units,
+                                quiet = quiet, discretize = discretize))
 }

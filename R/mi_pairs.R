@@ -41,8 +41,11 @@
 #'   columns `feature1`, `feature2` (names), `index1`, `index2` (columns of `x`, `index1 <
 #'   index2`), `mi_joint`, `mi1`, `mi2`, `interaction` (in `units`), `df`, `p_value` and, with
 #'   `p_adjust`, `p_adjusted`; attributes `n_pairs` (pairs tested), `by`, `nbins`, `units`,
-#'   `backend`, `elapsed` and `timings` (seconds spent encoding the data, preparing the
-#'   codes and per-feature sums, and searching the pairs, GPU set-up included). For `output = "matrix"`, a features x features matrix.
+#'   `backend`, `elapsed`, `timings` (seconds spent encoding the data, preparing the
+#'   codes and per-feature sums, and searching the pairs, GPU set-up included) and `run` (where
+#'   the job ran and why, as in [select_features()]). It has `print` and `plot` methods. For
+#'   `output = "matrix"`, a features x features matrix with attributes `by`, `nbins`, `units`,
+#'   `backend` and `run`.
 #' @references Sluga, Curk, Zupan and Lotric (2017), Heterogeneous computing architecture for
 #'   fast detection of SNP-SNP interactions, BMC Bioinformatics 18. Jakulin and Bratko (2003),
 #'   Analyzing attribute dependencies, PKDD.
@@ -62,11 +65,13 @@ mi_pairs <- function(x, ...) UseMethod("mi_pairs")
 #' @export
 mi_pairs.default <- function(x, y, top = 1000, threshold = NULL, with = NULL, by = c("joint", "interaction"),
                              p_adjust = "none", output = c("pairs", "matrix"), nbins = NULL, backend = NULL,
-                             threads = NULL, devices = NULL, units = c("bits", "nats"), discretize = NULL, ...) {
+                             threads = NULL, devices = NULL, units = c("bits", "nats"), discretize = NULL,
+                             quiet = FALSE, ...) {
   check_dots_empty(...)
-  run_pairs(prepare_input(x, y), top = if (!missing(top)) top, threshold = threshold, with = with, by = by,
-            p_adjust = p_adjust, output = output, nbins = nbins, backend = backend, threads = threads,
-            devices = devices, units = units, discretize = discretize)
+  quiet_if(quiet, run_pairs(prepare_input(x, y), top = if (!missing(top)) top, threshold = threshold, with = with,
+                            by = by, p_adjust = p_adjust, output = output, nbins = nbins, backend = backend,
+                            threads = threads, devices = devices, units = units, discretize = discretize,
+                            quiet = quiet))
 }
 
 #' @rdname mi_pairs
@@ -77,15 +82,16 @@ mi_pairs.SummarizedExperiment <- function(x, class, top = 1000, threshold = NULL
                                           by = c("joint", "interaction"), p_adjust = "none",
                                           output = c("pairs", "matrix"), assay = 1L, nbins = NULL, backend = NULL,
                                           threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                          discretize = NULL, ...) {
+                                          discretize = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
-  run_pairs(prepare_se_input(x, class, assay), top = if (!missing(top)) top, threshold = threshold, with = with,
-            by = by, p_adjust = p_adjust, output = output, nbins = nbins, backend = backend, threads = threads,
-            devices = devices, units = units, discretize = discretize)
+  quiet_if(quiet, run_pairs(prepare_se_input(x, class, assay), top = if (!missing(top)) top, threshold = threshold,
+                            with = with, by = by, p_adjust = p_adjust, output = output, nbins = nbins,
+                            backend = backend, threads = threads, devices = devices, units = units,
+                            discretize = discretize, quiet = quiet))
 }
 
 run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, backend, threads, devices, units,
-                      discretize = NULL) {
+                      discretize = NULL, quiet = FALSE) {
   by <- match.arg(by, c("joint", "interaction"))
   output <- match.arg(output, c("pairs", "matrix"))
   if (input$n_features < 2) stop("x needs at least two features to form pairs", call. = FALSE)
@@ -114,22 +120,25 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
                         "it is for up to 10,000 pairs: use \"hochberg\" (the same Simes-based assumptions, ",
                         "slightly less power) or \"BH\""), format(n_tested, big.mark = ",", scientific = FALSE)),
          call. = FALSE)
-  input <- apply_discretization(input, discretize, nbins, backend, threads, devices)
+  input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
   run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
+  progress <- job_progress(sprintf("Searching %s feature pairs", format(n_tested, big.mark = ",")), quiet)
   elapsed <- system.time(
     res <- fsgpu_mi_pairs(input$x, input$y, length(input$classes), with, by, top, !is.null(threshold),
                           if (is.null(threshold)) 0 else threshold, run$scale, run$nbins, run$engine,
-                          run$threads, run$devices, run$memory_limit),
+                          run$threads, run$devices, run$memory_limit, progress),
     gcFirst = FALSE
   )[["elapsed"]]
+  progress_done(progress)
   run$backend <- res$backend
+  used <- backend_used(res$backend, run$threads, run$devices, elapsed, if (nzchar(res$why_cpu)) res$why_cpu else run$why_cpu)
   if (output == "matrix") {
     values <- res[[if (by == "joint") "mi_joint" else "interaction"]] * run$scale
     m <- matrix(NA_real_, input$n_features, input$n_features,
                 dimnames = list(input$feature_names, input$feature_names))
     m[cbind(res$i, res$j)] <- values
     m[cbind(res$j, res$i)] <- values
-    return(structure(m, by = by, nbins = run$nbins, units = run$units, backend = run$backend))
+    return(structure(m, by = by, nbins = run$nbins, units = run$units, backend = run$backend, run = used))
   }
   df <- (res$cells - 1) * (length(input$classes) - 1)
   g <- 2 * input$n_samples * log(2) * res$mi_joint
@@ -142,18 +151,18 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   if (p_adjust != "none") out$p_adjusted <- stats::p.adjust(out$p_value, p_adjust, n = max(res$n_pairs, nrow(out)))
   structure(out, class = c("fsgpu_pairs", "data.frame"), n_pairs = res$n_pairs, by = by, p_adjust = p_adjust,
             nbins = run$nbins, units = run$units, backend = run$backend, elapsed = elapsed,
-            timings = res$timings, binned = has_numeric_columns(input), discretization = input$discretization,
+            timings = res$timings, run = used, binned = has_numeric_columns(input), discretization = input$discretization,
             n_samples = input$n_samples, n_features = input$n_features, classes = input$classes)
 }
 
 #' @exportS3Method print fsgpu_pairs
 print.fsgpu_pairs <- function(x, n = 10, ...) {
-  cat(sprintf("Feature pairs by %s: %s of %s tested (%s samples, %d classes, %s), %s, %.3g s\n",
+  cat(sprintf("Feature pairs by %s: %s of %s tested (%s samples, %d classes, %s)\n",
               if (attr(x, "by") == "joint") "joint MI I(Y; Xi,Xj)" else "interaction information",
               format(nrow(x), big.mark = ","), format(attr(x, "n_pairs"), big.mark = ","),
               format(attr(x, "n_samples"), big.mark = ","), length(attr(x, "classes")),
-              if (isTRUE(attr(x, "binned"))) sprintf("%d bins", attr(x, "nbins")) else "categorical features",
-              attr(x, "backend"), attr(x, "elapsed")))
+              if (isTRUE(attr(x, "binned"))) sprintf("%d bins", attr(x, "nbins")) else "categorical features"))
+  cat(format(attr(x, "run")), "\n", sep = "")
   cat(sprintf("Information in %s; interaction > 0 is synergy.\n", attr(x, "units")))
   shown <- utils::head(as.data.frame(x), n)
   print(shown, row.names = FALSE, digits = 4)
@@ -195,7 +204,7 @@ as.data.frame.fsgpu_pairs <- function(x, ...) {
 #' @param features Features (names or indices) to include; default all.
 #' @param assay For a `SummarizedExperiment`: the assay (name or index).
 #' @return A symmetric features x features matrix (in `units`) with attributes `nbins`,
-#'   `units` and `backend`.
+#'   `units`, `backend` and `run` (where the job ran and why, as in [select_features()]).
 #' @examples
 #' set.seed(1)
 #' x <- matrix(rnorm(200 * 4), 200, 4, dimnames = list(NULL, paste0("g", 1:4)))
@@ -207,32 +216,43 @@ mi_matrix <- function(x, ...) UseMethod("mi_matrix")
 #' @rdname mi_matrix
 #' @export
 mi_matrix.default <- function(x, features = NULL, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                              units = c("bits", "nats"), discretize = NULL, ...) {
+                              units = c("bits", "nats"), discretize = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
-  run_mi_matrix(prepare_unsupervised_input(x), features, nbins, backend, threads, devices, units, discretize)
+  quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x), features, nbins, backend, threads, devices, units,
+                                discretize, quiet))
 }
 
 #' @rdname mi_matrix
 #' @export
 mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = 1L, nbins = NULL, backend = NULL,
                                            threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                          discretize = NULL, ...) {
+                                          discretize = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
-  run_mi_matrix(prepare_se_input(x, NULL, assay), features, nbins, backend, threads, devices, units, discretize)
+  quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay), features, nbins, backend, threads, devices, units,
+                                discretize, quiet))
 }
 
-run_mi_matrix <- function(input, features, nbins, backend, threads, devices, units, discretize = NULL) {
+run_mi_matrix <- function(input, features, nbins, backend, threads, devices, units, discretize = NULL,
+                          quiet = FALSE) {
   index <- resolve_features(features, input, "features")
   if (length(index)) input <- subset_features(input, index)
   if (input$n_features < 2) stop("mi_matrix needs at least two features", call. = FALSE)
-  input <- apply_discretization(input, discretize, nbins, backend, threads, devices)
+  input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
   run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
-  m <- fsgpu_mi_matrix(input$x, input$n_samples, run$nbins, run$engine, run$threads, run$devices, run$memory_limit)
-  used <- attr(m, "backend")
+  progress <- job_progress(sprintf("Mutual information of %s feature pairs",
+                                   format(choose(input$n_features, 2), big.mark = ",")), quiet)
+  elapsed <- system.time(
+    m <- fsgpu_mi_matrix(input$x, input$n_samples, run$nbins, run$engine, run$threads, run$devices,
+                         run$memory_limit, progress),
+    gcFirst = FALSE
+  )[["elapsed"]]
+  progress_done(progress)
+  ran <- attr(m, "backend")
+  fell_back <- attr(m, "why_cpu")
+  used <- backend_used(ran, run$threads, run$devices, elapsed, if (nzchar(fell_back)) fell_back else run$why_cpu)
   m <- m * run$scale
-  attr(m, "backend") <- NULL
-  dimnames(m) <- list(input$feature_names, input$feature_names)
-  structure(m, nbins = run$nbins, units = run$units, backend = used)
+  attributes(m) <- list(dim = dim(m), dimnames = list(input$feature_names, input$feature_names))
+  structure(m, nbins = run$nbins, units = run$units, backend = ran, run = used)
 }
 
 # resolve_run() for a pair search, whose work grows with features squared; `engine` is what
@@ -281,7 +301,7 @@ resolve_pair_run <- function(input, nbins, backend, threads, devices, units) {
 #'   when `mim` is given.
 #' @param output `"igraph"` (an undirected weighted graph; needs the igraph package),
 #'   `"edges"` (a data frame `from`, `to`, `weight`, `mi`) or `"matrix"` (the weights).
-#' @param ... Passed to [mi_matrix()] (`nbins`, `backend`, `threads`, `devices`, `assay`) when
+#' @param ... Passed to [mi_matrix()] (`nbins`, `backend`, `threads`, `devices`, `assay`, `quiet`) when
 #'   the MI matrix is computed from `x`.
 #' @return The network as chosen by `output`; edges carry `weight` (the method's score) and
 #'   `mi`.

@@ -17,7 +17,8 @@
 #' @param snps SNPs to read (indices or names); default all. Only for `packed = FALSE`.
 #' @param packed Keep the genotypes packed (see above).
 #' @return A list with `genotypes` (a samples x SNPs integer matrix with the SNP and sample ids
-#'   as dimnames, or with `packed = TRUE` an object of class `fsgpu_genotypes`), `map` (the .bim
+#'   as dimnames, or with `packed = TRUE` an object of class `fsgpu_genotypes`, which carries the
+#'   map for [find_interactions()] and its plot), `map` (the .bim
 #'   as a data frame: `chr`, `snp`, `cm`, `bp`, `allele1`, `allele2`) and `samples` (the .fam:
 #'   `family`, `id`, `father`, `mother`, `sex`, `phenotype`).
 #' @examples
@@ -51,7 +52,7 @@ read_plink <- function(prefix, snps = NULL, packed = FALSE) {
   if (packed) {
     if (!is.null(snps)) stop("packed = TRUE reads every SNP", call. = FALSE)
     genotypes <- structure(list(bytes = bytes, n_samples = nrow(samples), n_snps = nrow(map), snp_names = map$snp,
-                                sample_names = samples$id), class = "fsgpu_genotypes")
+                                sample_names = samples$id, map = map), class = "fsgpu_genotypes")
     return(list(genotypes = genotypes, map = map, samples = samples))
   }
   index <- if (is.null(snps)) seq_len(nrow(map)) else if (is.character(snps)) {

@@ -73,7 +73,8 @@
 #' @param threads CPU threads; see [fsgpu_threads()].
 #' @param devices GPU ids to split the features across (default: all, see [backend_info()]).
 #' @param units `"bits"` (as FEAST) or `"nats"`.
-#' @param progress Show progress on the console (default: in interactive sessions).
+#' @param quiet `TRUE` shows no progress bar and no messages; by default a progress bar appears
+#'   in interactive sessions for jobs of more than a few seconds. See [fsgpu_progress].
 #' @param discretize How to cut numeric columns instead of `nbins` equal-width bins: a method
 #'   of [discretize()] (`"caim"`, `"cacc"`, `"ameva"`, `"mdlp"`, `"equal_freq"`, ...), fitted
 #'   here on `x` and `y`, or a discretization fitted before (its cut points are applied to
@@ -86,7 +87,9 @@
 #'   `k`, `beta`, `gamma`, `min_score`, `weighted`, `nbins`, `units`, `backend`, `threads`,
 #'   `devices`), the data's shape (`n_samples`, `n_features`, `classes`), `elapsed` seconds,
 #'   `timings` (seconds spent encoding the data, preparing the engine, e.g. copying codes to
-#'   the GPUs, on the first step and on all later steps) and `stopped_early`. It has `print`,
+#'   the GPUs, on the first step and on all later steps), `stopped_early` and `run`, where the
+#'   job ran: `name` (`"cpu"` or `"gpu"`), `threads`, `devices`, `device_names`, `why_cpu` (why
+#'   `backend = "auto"` did not take a GPU, `""` otherwise) and `elapsed`. It has `print`,
 #'   `as.data.frame` and `plot` methods.
 #' @references Brown, Pocock, Zhao and Lujan (2012), Conditional likelihood maximisation: a
 #'   unifying framework for information theoretic feature selection, JMLR 13. Yang and Moody
@@ -113,11 +116,12 @@ select_features <- function(x, ...) UseMethod("select_features")
 select_features.default <- function(x, y, k = 10, method = "jmi", nbins = NULL, beta = NULL, gamma = NULL,
                                     fixed = NULL, min_score = NULL, weights = NULL, backend = NULL,
                                     threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                    progress = interactive(), discretize = NULL, ...) {
+                                    quiet = FALSE, discretize = NULL, ...) {
   check_dots_empty(...)
-  run_selection(prepare_input(x, y), k = k, method = method, nbins = nbins, beta = beta, gamma = gamma,
-                fixed = fixed, min_score = min_score, weights = weights, backend = backend,
-                threads = threads, devices = devices, units = units, progress = progress, discretize = discretize)
+  quiet_if(quiet, run_selection(prepare_input(x, y), k = k, method = method, nbins = nbins, beta = beta,
+                                gamma = gamma, fixed = fixed, min_score = min_score, weights = weights,
+                                backend = backend, threads = threads, devices = devices, units = units,
+                                quiet = quiet, discretize = discretize))
 }
 
 selection_methods <- c("jmi", "mim", "mrmr", "mifs", "cife", "condred", "betagamma", "icap", "cmim",
@@ -127,7 +131,7 @@ ratio_methods <- c("disr", "njmim")
 weighted_methods <- c("mim", "jmi", "disr", "cmim", "cmi")
 
 run_selection <- function(input, k, method, nbins, beta, gamma, fixed, min_score, weights, backend, threads,
-                          devices, units, progress, discretize = NULL) {
+                          devices, units, quiet, discretize = NULL) {
   if (!is.character(method) || length(method) != 1 || !method %in% selection_methods)
     stop("method must be one of ", quote_list(selection_methods), call. = FALSE)
   k <- check_count(k, "k", max = input$n_features, what = "the number of features")
@@ -135,25 +139,29 @@ run_selection <- function(input, k, method, nbins, beta, gamma, fixed, min_score
   fixed <- resolve_features(fixed, input, "fixed")
   if (length(fixed) > k) stop(sprintf("fixed has %d features, more than k = %d", length(fixed), k), call. = FALSE)
   weights <- check_weights(weights, method, input$n_samples)
+  why_cpu <- NULL
   if (!is.null(weights)) {
     if (identical(backend, "gpu")) stop("weights are computed on the CPU only; use backend = \"cpu\" or \"auto\"",
                                         call. = FALSE)
+    if (requested_backend(backend) == "auto") why_cpu <- "weighted information is computed on the CPU"
     backend <- "cpu"
   }
-  input <- apply_discretization(input, discretize, nbins, backend, threads, devices)
+  input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
   run <- resolve_run(input, nbins, backend, threads, devices, units, steps = k)
+  if (!is.null(why_cpu)) run$why_cpu <- why_cpu
   if (is.null(min_score)) min_score <- if (method %in% never_negative_methods) 0 else -Inf
   if (!is.numeric(min_score) || length(min_score) != 1 || is.na(min_score))
     stop("min_score must be one number (or -Inf)", call. = FALSE)
   # Scores are in bits inside; ratios have no unit and are compared as they are.
   min_bits <- if (method %in% ratio_methods) min_score else min_score / run$scale
 
+  progress <- job_progress(sprintf("Selecting %d features (%s)", k, toupper(method)), quiet)
   elapsed <- system.time(
     res <- fsgpu_select(input$x, input$y, length(input$classes), k, method, coef$beta, coef$gamma, fixed, min_bits,
-                        weights, run$nbins, run$backend, run$threads, run$devices, run$memory_limit,
-                        isTRUE(progress)),
+                        weights, run$nbins, run$backend, run$threads, run$devices, run$memory_limit, progress),
     gcFirst = FALSE
   )[["elapsed"]]
+  progress_done(progress)
   n <- length(res$features)
   in_units <- if (method %in% ratio_methods) seq_len(n) == 1L else rep(TRUE, n)
   structure(list(
@@ -165,7 +173,8 @@ run_selection <- function(input, k, method, nbins, beta, gamma, fixed, min_score
     backend = run$backend,
     threads = run$threads, devices = run$devices,
     n_samples = input$n_samples, n_features = input$n_features, classes = input$classes,
-    elapsed = elapsed, timings = res$timings, stopped_early = n < k
+    elapsed = elapsed, timings = res$timings, stopped_early = n < k,
+    run = backend_used(run$backend, run$threads, run$devices, elapsed, run$why_cpu)
   ), class = "fsgpu_selection")
 }
 
@@ -231,19 +240,13 @@ check_weights <- function(weights, method, n_samples) {
 
 #' @exportS3Method print fsgpu_selection
 print.fsgpu_selection <- function(x, n = 10, ...) {
-  where <- if (x$backend == "gpu") {
-    d <- backend_info()$devices
-    paste0("gpu: ", paste(unique(d$name[d$id %in% x$devices]), collapse = ", "))
-  } else {
-    sprintf("cpu: %d thread%s", x$threads, if (x$threads == 1) "" else "s")
-  }
   params <- c(if (!is.null(x$beta)) sprintf("beta = %g", x$beta), if (!is.null(x$gamma)) sprintf("gamma = %g", x$gamma),
               if (isTRUE(x$weighted)) "weighted")
   cat(sprintf("%s%s selection: %d of %s features (%s samples, %d classes, %s)\n",
               toupper(x$method), if (length(params)) paste0(" (", paste(params, collapse = ", "), ")") else "",
               nrow(x$selection), format(x$n_features, big.mark = ","),
               format(x$n_samples, big.mark = ","), length(x$classes), binning_label(x$nbins, x$discretization)))
-  cat(sprintf("%s, %.3g s\n", where, x$elapsed))
+  cat(format(x$run), "\n", sep = "")
   if (x$stopped_early)
     cat(sprintf("Stopped after %d of k = %d: no remaining feature scores above %g.\n", nrow(x$selection), x$k,
                 x$min_score))
@@ -264,24 +267,17 @@ binning_label <- function(nbins, discretization) {
 #' @export
 as.data.frame.fsgpu_selection <- function(x, ...) x$selection
 
-#' @export
-plot.fsgpu_selection <- function(x, main = NULL, ...) {
-  s <- x$selection
-  if (is.null(main)) main <- sprintf("%s selection", toupper(x$method))
-  graphics::plot(s$rank, s$score, type = "b", pch = 19, xlab = "rank", main = main,
-                 ylab = if (x$method %in% ratio_methods) "score" else sprintf("score (%s)", x$units), ...)
-  invisible(x)
-}
-
 # The settings every job resolves the same way: bins, backend (for a job of `steps` passes
 # over the data), threads, devices, the GPU memory limit and the unit of information.
 resolve_run <- function(input, nbins, backend, threads, devices, units, steps) {
   units <- match.arg(units, c("bits", "nats"))
   if (is.null(nbins)) nbins <- default_nbins(input$n_samples)
-  backend <- resolve_backend(backend, work = as.numeric(input$n_samples) * input$n_features * steps)
+  chosen <- choose_backend(backend, work = as.numeric(input$n_samples) * input$n_features * steps)
+  backend <- chosen$backend
   list(
     nbins = check_count(nbins, "nbins", min = 2, max = 65535),
     backend = backend,
+    why_cpu = chosen$why_cpu,
     threads = fsgpu_threads(threads),
     devices = if (backend == "gpu") resolve_devices(devices) else integer(),
     memory_limit = as.numeric(getOption("fsgpu.gpu_memory_limit", 0)),

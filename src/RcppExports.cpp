@@ -21,8 +21,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_discretize
-Rcpp::List fsgpu_discretize(SEXP x, int n_samples, Rcpp::IntegerVector y, int n_classes, std::string method, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit);
-RcppExport SEXP _fsgpu_fsgpu_discretize(SEXP xSEXP, SEXP n_samplesSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP methodSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP) {
+Rcpp::List fsgpu_discretize(SEXP x, int n_samples, Rcpp::IntegerVector y, int n_classes, std::string method, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
+RcppExport SEXP _fsgpu_fsgpu_discretize(SEXP xSEXP, SEXP n_samplesSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP methodSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -36,7 +36,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_discretize(x, n_samples, y, n_classes, method, nbins, backend, threads, devices, memory_limit));
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_discretize(x, n_samples, y, n_classes, method, nbins, backend, threads, devices, memory_limit, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -59,8 +60,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_find_interactions
-Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source, double contrast_seed, int dimensions, int divisions, int discretizations, double range, double seed, double pseudo_count, int n_levels, bool missing_level, bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit);
-RcppExport SEXP _fsgpu_fsgpu_find_interactions(SEXP xSEXP, SEXP kindSEXP, SEXP n_rowsSEXP, SEXP rowsSEXP, SEXP n_real_dSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP contrast_sourceSEXP, SEXP contrast_seedSEXP, SEXP dimensionsSEXP, SEXP divisionsSEXP, SEXP discretizationsSEXP, SEXP rangeSEXP, SEXP seedSEXP, SEXP pseudo_countSEXP, SEXP n_levelsSEXP, SEXP missing_levelSEXP, SEXP with_tuplesSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP) {
+Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source, double contrast_seed, int dimensions, int divisions, int discretizations, double range, double seed, double pseudo_count, int n_levels, bool missing_level, bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
+RcppExport SEXP _fsgpu_fsgpu_find_interactions(SEXP xSEXP, SEXP kindSEXP, SEXP n_rowsSEXP, SEXP rowsSEXP, SEXP n_real_dSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP contrast_sourceSEXP, SEXP contrast_seedSEXP, SEXP dimensionsSEXP, SEXP divisionsSEXP, SEXP discretizationsSEXP, SEXP rangeSEXP, SEXP seedSEXP, SEXP pseudo_countSEXP, SEXP n_levelsSEXP, SEXP missing_levelSEXP, SEXP with_tuplesSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -86,7 +87,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_find_interactions(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit));
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_find_interactions(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -131,8 +133,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_knn
-Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> query, int k, std::string metric, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit);
-RcppExport SEXP _fsgpu_fsgpu_knn(SEXP xSEXP, SEXP querySEXP, SEXP kSEXP, SEXP metricSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP) {
+Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> query, int k, std::string metric, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
+RcppExport SEXP _fsgpu_fsgpu_knn(SEXP xSEXP, SEXP querySEXP, SEXP kSEXP, SEXP metricSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -144,7 +146,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_knn(x, query, k, metric, backend, threads, devices, memory_limit));
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_knn(x, query, k, metric, backend, threads, devices, memory_limit, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -162,8 +165,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_mi_pairs
-Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure, double top, bool has_threshold, double threshold, double scale, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit);
-RcppExport SEXP _fsgpu_fsgpu_mi_pairs(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP withSEXP, SEXP measureSEXP, SEXP topSEXP, SEXP has_thresholdSEXP, SEXP thresholdSEXP, SEXP scaleSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP) {
+Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure, double top, bool has_threshold, double threshold, double scale, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
+RcppExport SEXP _fsgpu_fsgpu_mi_pairs(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP withSEXP, SEXP measureSEXP, SEXP topSEXP, SEXP has_thresholdSEXP, SEXP thresholdSEXP, SEXP scaleSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -181,13 +184,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_pairs(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit));
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_pairs(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress));
     return rcpp_result_gen;
 END_RCPP
 }
 // fsgpu_mi_matrix
-Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit);
-RcppExport SEXP _fsgpu_fsgpu_mi_matrix(SEXP xSEXP, SEXP n_samplesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP) {
+Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
+RcppExport SEXP _fsgpu_fsgpu_mi_matrix(SEXP xSEXP, SEXP n_samplesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -198,7 +202,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_matrix(x, n_samples, nbins, backend, threads, devices, memory_limit));
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_matrix(x, n_samples, nbins, backend, threads, devices, memory_limit, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -217,7 +222,7 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_select
-Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std::string method, double beta, double gamma, Rcpp::IntegerVector fixed, double min_score, SEXP weights, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, bool progress);
+Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std::string method, double beta, double gamma, Rcpp::IntegerVector fixed, double min_score, SEXP weights, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
 RcppExport SEXP _fsgpu_fsgpu_select(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP kSEXP, SEXP methodSEXP, SEXP betaSEXP, SEXP gammaSEXP, SEXP fixedSEXP, SEXP min_scoreSEXP, SEXP weightsSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
@@ -237,7 +242,7 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
-    Rcpp::traits::input_parameter< bool >::type progress(progressSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
     rcpp_result_gen = Rcpp::wrap(fsgpu_select(x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress));
     return rcpp_result_gen;
 END_RCPP
@@ -284,16 +289,16 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_backend_info_raw", (DL_FUNC) &_fsgpu_fsgpu_backend_info_raw, 0},
-    {"_fsgpu_fsgpu_discretize", (DL_FUNC) &_fsgpu_fsgpu_discretize, 10},
+    {"_fsgpu_fsgpu_discretize", (DL_FUNC) &_fsgpu_fsgpu_discretize, 11},
     {"_fsgpu_fsgpu_discretize_codes", (DL_FUNC) &_fsgpu_fsgpu_discretize_codes, 8},
-    {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 22},
+    {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 23},
     {"_fsgpu_fsgpu_check_bed", (DL_FUNC) &_fsgpu_fsgpu_check_bed, 4},
     {"_fsgpu_fsgpu_decode_bed", (DL_FUNC) &_fsgpu_fsgpu_decode_bed, 3},
     {"_fsgpu_fsgpu_mdfs_alpha", (DL_FUNC) &_fsgpu_fsgpu_mdfs_alpha, 4},
-    {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 8},
+    {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 9},
     {"_fsgpu_fsgpu_snn_edges", (DL_FUNC) &_fsgpu_fsgpu_snn_edges, 3},
-    {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 14},
-    {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 7},
+    {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 15},
+    {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 8},
     {"_fsgpu_fsgpu_mi_network", (DL_FUNC) &_fsgpu_fsgpu_mi_network, 4},
     {"_fsgpu_fsgpu_select", (DL_FUNC) &_fsgpu_fsgpu_select, 16},
     {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 8},

@@ -6,6 +6,7 @@
 #include "core/discretize.h"
 #include "core/gpu_backend.h"
 #include "input_codes.h"
+#include "job_progress.h"
 
 using namespace fsgpu;
 
@@ -37,11 +38,12 @@ DiscretizeTask task_of(const NumericColumns& columns, int32_t n_samples, const s
 
 // Cut points of every column of x: a list with cuts (a list of numeric vectors), lo, hi,
 // criterion, missing, the backend that ran ("auto-gpu": the GPU unless there are more classes
-// than it takes) and timings (seconds: the engine's, and on a GPU its phases).
+// than it takes, which why_cpu then says) and timings (seconds: the engine's, and on a GPU its
+// phases). progress: see JobProgress.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_discretize(SEXP x, int n_samples, Rcpp::IntegerVector y, int n_classes, std::string method,
                             int nbins, std::string backend, int threads, Rcpp::IntegerVector devices,
-                            double memory_limit) {
+                            double memory_limit, SEXP progress) {
   FSGPU_GLUE_BEGIN
   const auto start = std::chrono::steady_clock::now();
   const NumericColumns columns = numeric_columns_from_r(x, n_samples);
@@ -51,17 +53,23 @@ Rcpp::List fsgpu_discretize(SEXP x, int n_samples, Rcpp::IntegerVector y, int n_
     task.labels = y.begin();
     task.n_classes = n_classes;
   }
-  auto interrupt = [] { Rcpp::checkUserInterrupt(); };
-  if (backend == "auto-gpu") backend = task.n_classes <= kMaxGpuDiscretizeClasses ? "gpu" : "cpu";
+  JobProgress job(progress);
+  std::string why_cpu;
+  if (backend == "auto-gpu") {
+    if (task.n_classes > kMaxGpuDiscretizeClasses)
+      why_cpu = "the GPU discretization takes up to " + std::to_string(kMaxGpuDiscretizeClasses) + " classes, not " +
+                std::to_string(task.n_classes);
+    backend = why_cpu.empty() ? "gpu" : "cpu";
+  }
   std::vector<FeatureCuts> result;
   GpuDiscretizePhases phases;
   if (backend == "gpu") {
     GpuOptions options;
     options.devices.assign(devices.begin(), devices.end());
     options.memory_limit = static_cast<int64_t>(memory_limit);
-    result = gpu_discretize(task, options, interrupt, &phases);
+    result = gpu_discretize(task, options, job.whole(), &phases);
   } else {
-    result = cpu_discretize(task, threads, interrupt);
+    result = cpu_discretize(task, threads, job.whole());
   }
   const int64_t p = task.n_features;
   Rcpp::List cuts(p);
@@ -85,7 +93,8 @@ Rcpp::List fsgpu_discretize(SEXP x, int n_samples, Rcpp::IntegerVector y, int n_
         Rcpp::Named("gpu_download") = phases.download);
   return Rcpp::List::create(Rcpp::Named("cuts") = cuts, Rcpp::Named("lo") = lo, Rcpp::Named("hi") = hi,
                             Rcpp::Named("criterion") = criterion, Rcpp::Named("missing") = missing,
-                            Rcpp::Named("backend") = backend, Rcpp::Named("timings") = timings);
+                            Rcpp::Named("backend") = backend, Rcpp::Named("why_cpu") = why_cpu,
+                            Rcpp::Named("timings") = timings);
   FSGPU_GLUE_END
 }
 

@@ -13,6 +13,7 @@
 #include "core/interactions.h"
 #include "core/plink.h"
 #include "input_codes.h"
+#include "job_progress.h"
 
 using namespace fsgpu;
 
@@ -99,7 +100,7 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
                                    double contrast_seed, int dimensions, int divisions, int discretizations,
                                    double range, double seed, double pseudo_count, int n_levels, bool missing_level,
                                    bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices,
-                                   double memory_limit) {
+                                   double memory_limit, SEXP progress) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   VariableSource source;
@@ -128,12 +129,13 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
   options.devices.assign(devices.begin(), devices.end());
   options.memory_limit = static_cast<int64_t>(memory_limit);
   options.host_threads = threads;
-  auto interrupt = [] { Rcpp::checkUserInterrupt(); };
+  JobProgress job(progress);  // each discretization is an equal part of the job
   std::vector<double> gain(size_t(n_vars), -INFINITY);
   std::vector<int32_t> tuple(with_tuples ? size_t(n_vars) * dimensions : 0, 0), found_in(size_t(n_vars), 0);
   std::string why_cpu, ran_backend;
   double prepare_seconds = 0, search_seconds = 0;
   for (int32_t d = 0; d < discretizations; ++d) {
+    job.report(static_cast<double>(d) / discretizations);
     Clock::time_point t0 = Clock::now();
     const InteractionBits bits = build_interaction_bits(
         layout, n_vars, n_levels, [&](int64_t v, int8_t* out) { source.codes(v, d, out); }, threads);
@@ -147,8 +149,9 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
       else if (backend == "gpu") throw std::runtime_error("the GPU cannot run this search: " + problem);
       else why_cpu = problem;
     }
-    const InteractionBest best = ran == "gpu" ? gpu_interactions(bits, tables, task, options, interrupt)
-                                              : cpu_interactions(bits, tables, task, threads, interrupt);
+    const Checkpoint checkpoint = job.part(static_cast<double>(d) / discretizations, 1.0 / discretizations);
+    const InteractionBest best = ran == "gpu" ? gpu_interactions(bits, tables, task, options, checkpoint)
+                                              : cpu_interactions(bits, tables, task, threads, checkpoint);
     search_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     ran_backend = ran;
     // The first discretization reaching a variable's best gain keeps it (MDFS's strict >).

@@ -6,6 +6,7 @@
 #include "core/gpu_backend.h"
 #include "core/knn.h"
 #include "input_codes.h"
+#include "job_progress.h"
 
 using namespace fsgpu;
 
@@ -27,7 +28,8 @@ KnnMetric metric_of(const std::string& name) {
 // backend that ran, the number of rows a correlation metric found constant, and timings.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> query, int k, std::string metric,
-                     std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit) {
+                     std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit,
+                     SEXP progress) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
@@ -40,7 +42,7 @@ Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> 
     queries = prepare_points(qx.begin(), qx.nrow(), qx.ncol(), m, threads);
   }
   const double prepare_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  auto interrupt = [] { Rcpp::checkUserInterrupt(); };
+  JobProgress job(progress);
   KnnResult r;
   GpuKnnPhases phases;
   if (backend == "gpu") {
@@ -48,9 +50,9 @@ Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> 
     options.devices.assign(devices.begin(), devices.end());
     options.memory_limit = static_cast<int64_t>(memory_limit);
     options.host_threads = threads;
-    r = gpu_knn(reference, self ? nullptr : &queries, k, options, interrupt, &phases);
+    r = gpu_knn(reference, self ? nullptr : &queries, k, options, job.whole(), &phases);
   } else {
-    r = cpu_knn(reference, self ? nullptr : &queries, k, threads, interrupt);
+    r = cpu_knn(reference, self ? nullptr : &queries, k, threads, job.whole());
   }
   Rcpp::IntegerMatrix index(static_cast<int>(r.n_queries), k);
   Rcpp::NumericMatrix distance(static_cast<int>(r.n_queries), k);

@@ -10,26 +10,31 @@
 #include "core/networks.h"
 #include "core/pairs.h"
 #include "input_codes.h"
+#include "job_progress.h"
 
 using namespace fsgpu;
 
 namespace {
 
 // Runs the pair search on the backend the R layer chose ("gpu", "cpu", or "auto-gpu": the GPU
-// unless it cannot take the search, having too many levels or too little memory), checking for
-// interrupts between slices of the work. `backend` becomes the one that ran.
+// unless it cannot take the search, having too many levels or too little memory), reaching
+// `checkpoint` between slices of the work. `backend` becomes the one that ran; `why_cpu` says why
+// an automatic choice of the GPU fell back to the CPU.
 std::vector<PairRecord> search_pairs(const PairData& data, const PairTask& task, const PlogpTable& plogp,
-                                     PairCollector& collector, std::string& backend, int threads,
-                                     const Rcpp::IntegerVector& devices, double memory_limit) {
-  auto interrupt = [] { Rcpp::checkUserInterrupt(); };
+                                     PairCollector& collector, std::string& backend, std::string& why_cpu,
+                                     int threads, const Rcpp::IntegerVector& devices, double memory_limit,
+                                     const Checkpoint& checkpoint) {
   GpuOptions options;
   options.devices.assign(devices.begin(), devices.end());
   options.memory_limit = static_cast<int64_t>(memory_limit);
-  if (backend == "auto-gpu") backend = gpu_pair_search_problem(data, task, options).empty() ? "gpu" : "cpu";
+  if (backend == "auto-gpu") {
+    why_cpu = gpu_pair_search_problem(data, task, options);
+    backend = why_cpu.empty() ? "gpu" : "cpu";
+  }
   if (backend == "gpu") {
-    gpu_pair_search(data, task, plogp, collector, options, interrupt);
+    gpu_pair_search(data, task, plogp, collector, options, checkpoint);
   } else {
-    cpu_pair_search(data, task, plogp, collector, threads, interrupt);
+    cpu_pair_search(data, task, plogp, collector, threads, checkpoint);
   }
   return collector.finish();
 }
@@ -45,7 +50,8 @@ double bits_of(int64_t fixed, int64_t n) { return fixed_to_bits(Wide(fixed), n);
 // [[Rcpp::export]]
 Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure,
                           double top, bool has_threshold, double threshold, double scale, int nbins,
-                          std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit) {
+                          std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit,
+                          SEXP progress) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
@@ -75,8 +81,10 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
   }
   PairCollector collector(top < 0 ? -1 : static_cast<int64_t>(top), has_threshold, min_key);
   t0 = Clock::now();
+  JobProgress job(progress);
+  std::string why_cpu;
   const std::vector<PairRecord> pairs =
-      search_pairs(data, task, plogp, collector, backend, threads, devices, memory_limit);
+      search_pairs(data, task, plogp, collector, backend, why_cpu, threads, devices, memory_limit, job.whole());
   const double search_seconds = seconds_since(t0);
 
   const size_t k = pairs.size();
@@ -97,7 +105,7 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
                             Rcpp::Named("mi1") = mi1, Rcpp::Named("mi2") = mi2,
                             Rcpp::Named("interaction") = interaction, Rcpp::Named("cells") = cells,
                             Rcpp::Named("n_pairs") = static_cast<double>(task.n_pairs()),
-                            Rcpp::Named("backend") = backend,
+                            Rcpp::Named("backend") = backend, Rcpp::Named("why_cpu") = why_cpu,
                             Rcpp::Named("timings") = Rcpp::NumericVector::create(
                                 Rcpp::Named("encode") = encode_seconds, Rcpp::Named("prepare") = prepare_seconds,
                                 Rcpp::Named("search") = search_seconds));
@@ -105,11 +113,11 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
 }
 
 // I(Xi;Xj) for every pair of columns of x, in bits, as a symmetric matrix with the entropies
-// H(Xi) on the diagonal; attribute "backend": the backend that ran. memory_limit as for
-// fsgpu_mi_pairs.
+// H(Xi) on the diagonal; attributes "backend": the backend that ran, and "why_cpu". memory_limit
+// as for fsgpu_mi_pairs.
 // [[Rcpp::export]]
 Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads,
-                                    Rcpp::IntegerVector devices, double memory_limit) {
+                                    Rcpp::IntegerVector devices, double memory_limit, SEXP progress) {
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = ClassLayout::one_class(n_samples);
   const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
@@ -123,9 +131,13 @@ Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::strin
   PairCollector collector([m, f, n_samples](const PairRecord& r) {
     m[r.i + f * r.j] = m[r.j + f * r.i] = bits_of(r.key, n_samples);
   });
-  search_pairs(data, PairTask::all(f), plogp, collector, backend, threads, devices, memory_limit);
+  JobProgress job(progress);
+  std::string why_cpu;
+  search_pairs(data, PairTask::all(f), plogp, collector, backend, why_cpu, threads, devices, memory_limit,
+               job.whole());
   for (int64_t a = 0; a < f; ++a) m[a + f * a] = bits_of(data.constants.plogp_n - data.sums.x_terms[a], n_samples);
   out.attr("backend") = backend;
+  out.attr("why_cpu") = why_cpu;
   return out;
   FSGPU_GLUE_END
 }
@@ -135,11 +147,11 @@ Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::strin
 Rcpp::NumericMatrix fsgpu_mi_network(Rcpp::NumericMatrix mim, std::string method, double eps, int threads) {
   FSGPU_GLUE_BEGIN
   const int64_t n = mim.nrow();
-  auto interrupt = [] { Rcpp::checkUserInterrupt(); };
+  JobProgress job(R_NilValue);  // interrupts only
   std::vector<double> w;
-  if (method == "aracne") w = aracne_network(mim.begin(), n, eps, threads, interrupt);
+  if (method == "aracne") w = aracne_network(mim.begin(), n, eps, threads, job.whole());
   else if (method == "clr") w = clr_network(mim.begin(), n);
-  else if (method == "mrnet") w = mrnet_network(mim.begin(), n, threads, interrupt);
+  else if (method == "mrnet") w = mrnet_network(mim.begin(), n, threads, job.whole());
   else throw std::invalid_argument("unknown network method '" + method + "'");
   Rcpp::NumericMatrix out(static_cast<int>(n), static_cast<int>(n));
   std::copy(w.begin(), w.end(), out.begin());

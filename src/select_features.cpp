@@ -9,22 +9,23 @@
 #include "core/select.h"
 #include "core/weighted_engine.h"
 #include "input_codes.h"
+#include "job_progress.h"
 
 using namespace fsgpu;
 
 namespace {
 
 // The engine the R layer chose: "gpu" on the given devices, otherwise the CPU; with weights,
-// the weighted CPU engine (R refuses weights on the GPU before this).
+// the weighted CPU engine (R refuses weights on the GPU before this). The CPU engines reach
+// `checkpoint` between slices of a pass.
 std::unique_ptr<SelectionEngine> make_engine(const CodeMatrix& codes, const ClassLayout& layout,
                                              const std::string& backend, int threads,
                                              const Rcpp::IntegerVector& devices, double memory_limit,
-                                             SEXP weights = R_NilValue) {
-  auto interrupt = [] { Rcpp::checkUserInterrupt(); };
+                                             const Checkpoint& checkpoint, SEXP weights = R_NilValue) {
   if (!Rf_isNull(weights)) {
     const Rcpp::NumericVector w(weights);
     return std::make_unique<WeightedCpuEngine>(codes, layout, std::vector<double>(w.begin(), w.end()), threads,
-                                               interrupt);
+                                               checkpoint);
   }
   if (backend == "gpu") {
     GpuOptions options;
@@ -32,7 +33,7 @@ std::unique_ptr<SelectionEngine> make_engine(const CodeMatrix& codes, const Clas
     options.memory_limit = static_cast<int64_t>(memory_limit);
     return make_gpu_engine(codes, layout, options);
   }
-  return std::make_unique<CpuEngine>(codes, layout, threads, interrupt);
+  return std::make_unique<CpuEngine>(codes, layout, threads, checkpoint);
 }
 
 Method method_of(const std::string& name) {
@@ -52,7 +53,7 @@ Method method_of(const std::string& name) {
 Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std::string method, double beta,
                         double gamma, Rcpp::IntegerVector fixed, double min_score, SEXP weights, int nbins,
                         std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit,
-                        bool progress) {
+                        SEXP progress) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
@@ -70,18 +71,24 @@ Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std
   options.gamma = gamma;
   for (int f : fixed) options.fixed.push_back(f - 1);
   options.min_score = min_score;
-  std::unique_ptr<SelectionEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit, weights);
+  // Progress counts steps (k of them; a selection that stops early jumps to the end), and
+  // slices within a CPU step.
+  JobProgress job(progress);
+  int64_t step = 0;
+  std::unique_ptr<SelectionEngine> engine =
+      make_engine(codes, layout, backend, threads, devices, memory_limit,
+                  [&](double done) { job.report((static_cast<double>(step) + done) / k); }, weights);
   const double prepare_seconds = seconds_since(t0);
   t0 = Clock::now();
   double relevance_seconds = -1;  // the I(X;Y) pass and the first argmax
   // Between steps, on the main thread: the user may interrupt, and long runs show progress.
-  auto on_step = [&](int64_t step) {
-    if (step == 1) {
+  auto on_step = [&](int64_t next) {
+    if (next == 1) {
       relevance_seconds = seconds_since(t0);
       t0 = Clock::now();
     }
-    Rcpp::checkUserInterrupt();
-    if (progress) REprintf("\rfsgpu: selecting feature %d of %d", static_cast<int>(step + 1), k);
+    step = next;
+    job.report(static_cast<double>(step) / k);
   };
   Selection sel = select_features(*engine, options, on_step);
   double steps_seconds = seconds_since(t0);  // every step after the first
@@ -89,7 +96,6 @@ Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std
     relevance_seconds = steps_seconds;
     steps_seconds = 0;
   }
-  if (progress) REprintf("\n");
 
   Rcpp::IntegerVector features(sel.features.size());
   for (size_t i = 0; i < sel.features.size(); ++i) features[i] = static_cast<int>(sel.features[i] + 1);
@@ -108,7 +114,9 @@ Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = layout_from_r(y, n_classes);
   const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
-  std::unique_ptr<SelectionEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit);
+  JobProgress job(R_NilValue);  // one pass: interrupts only
+  std::unique_ptr<SelectionEngine> engine =
+      make_engine(codes, layout, backend, threads, devices, memory_limit, job.whole());
   return Rcpp::wrap(mi_scores(*engine));
   FSGPU_GLUE_END
 }
@@ -122,7 +130,9 @@ Rcpp::NumericVector fsgpu_conditional_scores(SEXP x, Rcpp::IntegerVector y, int 
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = layout_from_r(y, n_classes);
   const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
-  std::unique_ptr<SelectionEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit);
+  JobProgress job(R_NilValue);  // one pass: interrupts only
+  std::unique_ptr<SelectionEngine> engine =
+      make_engine(codes, layout, backend, threads, devices, memory_limit, job.whole());
   Conditioning z;
   if (z_feature > 0) {
     z = Conditioning::on_feature(codes, layout, z_feature - 1, engine->plogp());

@@ -7,7 +7,7 @@
 namespace fsgpu {
 
 CpuEngine::CpuEngine(const CodeMatrix& x, const ClassLayout& layout, int threads,
-                     std::function<void()> between_slices, int64_t slice_entries)
+                     Checkpoint between_slices, int64_t slice_entries)
     : between_slices_(std::move(between_slices)),
       slice_entries_(std::max<int64_t>(slice_entries, 1)),
       x_(x),

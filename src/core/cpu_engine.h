@@ -4,6 +4,7 @@
 #include <functional>
 #include <vector>
 
+#include "checkpoint.h"
 #include "engine.h"
 
 namespace fsgpu {
@@ -14,7 +15,7 @@ class CpuEngine : public SelectionEngine {
   // between_slices on the calling thread between them: where the R glue lets the user
   // interrupt a long step.
   static constexpr int64_t kSliceEntries = int64_t(1) << 26;
-  CpuEngine(const CodeMatrix& x, const ClassLayout& layout, int threads, std::function<void()> between_slices = nullptr,
+  CpuEngine(const CodeMatrix& x, const ClassLayout& layout, int threads, Checkpoint between_slices = nullptr,
             int64_t slice_entries = kSliceEntries);
   void score_pass(const Conditioning& s, const StepRule& rule) override;
   void retire(int64_t feature) override { retired_[feature] = 1; }
@@ -25,7 +26,7 @@ class CpuEngine : public SelectionEngine {
   const PlogpTable& plogp() const override { return plogp_; }
 
  private:
-  std::function<void()> between_slices_;
+  Checkpoint between_slices_;
   int64_t slice_entries_;
   const CodeMatrix& x_;
   const ClassLayout& layout_;

@@ -200,7 +200,7 @@ double reported_criterion(DiscretizeMethod m, double sum, int32_t k, int32_t n, 
 }
 
 std::vector<FeatureCuts> cpu_discretize(const DiscretizeTask& task, int threads,
-                                        const std::function<void()>& between_slices) {
+                                        const Checkpoint& between_slices) {
   const bool supervised = is_supervised(task.method);
   if (supervised && (!task.labels || task.n_classes < 2)) throw std::invalid_argument("supervised discretization needs classes");
   const int32_t classes = supervised ? task.n_classes : 1;

@@ -13,6 +13,8 @@
 #include <functional>
 #include <vector>
 
+#include "checkpoint.h"
+
 namespace fsgpu {
 
 enum class DiscretizeMethod : int32_t { caim, cacc, ameva, mdlp, equal_width, equal_freq };
@@ -51,7 +53,7 @@ constexpr int32_t kMaxGpuDiscretizeClasses = 1024;
 // Cut points of every feature, features split over `threads`; between_slices runs on the calling
 // thread between slices of features (where the caller may check for an interrupt).
 std::vector<FeatureCuts> cpu_discretize(const DiscretizeTask& task, int threads,
-                                        const std::function<void()>& between_slices);
+                                        const Checkpoint& between_slices);
 
 // Interval codes 1..k of every value (NA_code for missing values), n_samples x n_features
 // column-major: the number of cuts below the value plus one (intervals closed on the right), or

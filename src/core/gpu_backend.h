@@ -58,7 +58,7 @@ std::string gpu_pair_search_problem(const PairData& data, const PairTask& task, 
 // passing pairs go to the collector; between_batches runs on the calling thread. Throws
 // gpu_pair_search_problem()'s reason, when there is one, before allocating anything.
 void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,
-                     const GpuOptions& options, const std::function<void()>& between_batches);
+                     const GpuOptions& options, const Checkpoint& between_batches);
 
 // Seconds a GPU discretization spent in each phase, summed over chunks and devices (each phase
 // ends with a stream synchronisation, so they add up to the wall time of one device).
@@ -81,7 +81,7 @@ struct GpuDiscretizePhases {
 // the CPU engine's results; between_chunks runs on the calling thread while they work; phases
 // (when not null) receives where the time went.
 std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask& task, const GpuOptions& options,
-                                        const std::function<void()>& between_chunks,
+                                        const Checkpoint& between_chunks,
                                         GpuDiscretizePhases* phases = nullptr);
 
 // Where a GPU kNN search spent its time (seconds, summed over devices), how many candidates its
@@ -102,7 +102,7 @@ struct GpuKnnPhases {
 // The exact kNN of knn.h on the devices, with the CPU engine's results: the query rows are split
 // across devices; reference points that do not fit a device's memory are streamed in blocks.
 KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, const GpuOptions& options,
-                  const std::function<void()>& between_blocks, GpuKnnPhases* phases = nullptr);
+                  const Checkpoint& between_blocks, GpuKnnPhases* phases = nullptr);
 
 // Why gpu_interactions cannot run `task`, or "" when it can: the GPU counts 2- and 3-tuples of
 // variables with 2 to 4 levels and no missing values (the CPU takes the rest), on devices with
@@ -113,6 +113,6 @@ std::string gpu_interactions_problem(const InteractionBits& bits, const Interact
 // The interaction search of interactions.h on the devices (they split the first variables), with
 // the CPU engine's results bit for bit; between_batches runs on the calling thread.
 InteractionBest gpu_interactions(const InteractionBits& bits, const GainTables& tables, const InteractionTask& task,
-                                 const GpuOptions& options, const std::function<void()>& between_batches);
+                                 const GpuOptions& options, const Checkpoint& between_batches);
 
 }  // namespace fsgpu

@@ -19,6 +19,7 @@
 #include <functional>
 #include <vector>
 
+#include "checkpoint.h"
 #include "code_matrix.h"  // ClassLayout
 #include "interaction_gain.h"
 
@@ -119,6 +120,6 @@ std::vector<uint64_t> word_major_bits(const InteractionBits& bits, int64_t strid
 // The CPU engine: every k-tuple of the variables, on `threads` threads; between_slices runs on
 // the calling thread (interrupts). Results are independent of the thread count.
 InteractionBest cpu_interactions(const InteractionBits& bits, const GainTables& tables, const InteractionTask& task,
-                                 int threads, const std::function<void()>& between_slices);
+                                 int threads, const Checkpoint& between_slices);
 
 }  // namespace fsgpu

@@ -170,7 +170,7 @@ void check_knn_arguments(const KnnPoints& reference, const KnnPoints* queries, i
 }
 
 KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, int threads,
-                  const std::function<void()>& between_blocks) {
+                  const Checkpoint& between_blocks) {
   check_knn_arguments(reference, queries, k);
   const bool self = queries == nullptr;
   const KnnPoints& q = self ? reference : *queries;
@@ -199,7 +199,8 @@ KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
   out.distance.resize(out.index.size());
   const int32_t capacity = static_cast<int32_t>(std::min<int64_t>(k + kExtra, reference.n));
   const int64_t n_blocks = (q.n + kQueryBlock - 1) / kQueryBlock;
-  const int64_t slices = std::clamp<int64_t>(q.n * reference.n * stride32 / (int64_t(1) << 32), 1, 4096);
+  // About 2^32 multiply-adds a slice (a fraction of a second), however large the search.
+  const int64_t slices = std::max<int64_t>(q.n * reference.n * stride32 / (int64_t(1) << 32), 1);
   std::vector<std::vector<KnnCandidate>> heaps(std::max(threads, 1));
   std::vector<std::vector<int32_t>> sizes(std::max(threads, 1));
   std::vector<int64_t> exact_rows(std::max(threads, 1), 0);

@@ -14,6 +14,8 @@
 #include <functional>
 #include <vector>
 
+#include "checkpoint.h"
+
 namespace fsgpu {
 
 enum class KnnMetric : int32_t { pearson, spearman, cosine, euclidean, manhattan };
@@ -58,7 +60,7 @@ void check_knn_arguments(const KnnPoints& reference, const KnnPoints* queries, i
 // (rerank_candidates). between_blocks runs on the calling thread between blocks of queries
 // (where the caller may check for an interrupt).
 KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, int threads,
-                  const std::function<void()>& between_blocks);
+                  const Checkpoint& between_blocks);
 
 // Single-precision copies of prepared rows for the GPU's candidate pass, `stride32` floats each:
 // spearman's rows scaled to unit length, euclidean and manhattan rows minus `centre` (dim values,

@@ -14,7 +14,7 @@ int64_t slices_for(int64_t n) { return std::clamp<int64_t>(n / 64, 1, 64); }
 }  // namespace
 
 std::vector<double> aracne_network(const double* mim, int64_t n, double eps, int threads,
-                                   const std::function<void()>& between_slices) {
+                                   const Checkpoint& between_slices) {
   std::vector<double> weights(static_cast<size_t>(n * n), 0.0);
   // Row i decides its edges to every j > i (and writes both halves of them): no two rows
   // write the same entry.
@@ -56,7 +56,7 @@ std::vector<double> clr_network(const double* mim, int64_t n) {
 }
 
 std::vector<double> mrnet_network(const double* mim, int64_t n, int threads,
-                                  const std::function<void()>& between_slices) {
+                                  const Checkpoint& between_slices) {
   // picked[i * n + j]: the score with which target i picked j (0 when it did not).
   std::vector<double> picked(static_cast<size_t>(n * n), 0.0);
   sliced_parallel_for(n, slices_for(n), threads, 1, between_slices, [&](int64_t target, int) {

@@ -8,13 +8,15 @@
 #include <functional>
 #include <vector>
 
+#include "checkpoint.h"
+
 namespace fsgpu {
 
 // ARACNE: the edge (i, j) goes when some k has mim(i,k) - eps > mim(i,j) and
 // mim(j,k) - eps > mim(i,j): the data processing inequality, with tolerance eps, removes the
 // weakest edge of a triangle. Edges keep their mutual information as weight.
 std::vector<double> aracne_network(const double* mim, int64_t n, double eps, int threads,
-                                   const std::function<void()>& between_slices);
+                                   const Checkpoint& between_slices);
 
 // CLR: weight sqrt(z_i^2 + z_j^2), z_i = max(0, (mim(i,j) - mean_i) / sd_i) with the mean and
 // the sample standard deviation of row i off the diagonal (z_i = 0 when sd_i = 0).
@@ -25,6 +27,6 @@ std::vector<double> clr_network(const double* mim, int64_t n);
 // until the best score is negative. Weight: the larger score with which i picked j or j
 // picked i, and no edge when neither scored above 0.
 std::vector<double> mrnet_network(const double* mim, int64_t n, int threads,
-                                  const std::function<void()>& between_slices);
+                                  const Checkpoint& between_slices);
 
 }  // namespace fsgpu

@@ -246,7 +246,7 @@ bool small_table(int32_t li, int32_t lj, int32_t classes, int64_t n) {
 }  // namespace
 
 void cpu_pair_search(const PairData& d, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,
-                     int threads, const std::function<void()>& between_slices, int64_t slice_work) {
+                     int threads, const Checkpoint& between_slices, int64_t slice_work) {
   const int64_t max_levels = d.x->max_levels();
   if (max_levels * max_levels > kMaxPairCells)
     throw std::runtime_error("features with " + std::to_string(max_levels) +
@@ -343,9 +343,9 @@ void cpu_pair_search(const PairData& d, const PairTask& task, const PlogpTable& 
     filter = collector.filter();
   };
   sliced_parallel_for(n_units, slices, threads, 1,
-                      [&] {
+                      [&](double done) {
                         merge();
-                        if (between_slices) between_slices();
+                        if (between_slices) between_slices(done);
                       },
                       unit_pairs);
   merge();

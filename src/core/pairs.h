@@ -16,6 +16,7 @@
 #include <functional>
 #include <vector>
 
+#include "checkpoint.h"
 #include "code_matrix.h"
 #include "criteria.h"  // FSGPU_HD
 #include "plogp_table.h"
@@ -155,6 +156,6 @@ constexpr int kMaxGpuPairLevels = 64;
 // time. between_slices runs on the calling thread.
 constexpr int64_t kPairSliceWork = int64_t(1) << 26;  // about 0.1 s of a core
 void cpu_pair_search(const PairData& data, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,
-                     int threads, const std::function<void()>& between_slices, int64_t slice_work = kPairSliceWork);
+                     int threads, const Checkpoint& between_slices, int64_t slice_work = kPairSliceWork);
 
 }  // namespace fsgpu

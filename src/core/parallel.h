@@ -11,6 +11,8 @@
 #include <omp.h>
 #endif
 
+#include "checkpoint.h"
+
 namespace fsgpu {
 
 // Calls body(begin, end, worker) over [0, n) in chunks of `grain`, on up to `threads` workers
@@ -44,15 +46,16 @@ void parallel_for(int64_t n, int threads, int64_t grain, Body&& body) {
 }
 
 // parallel_for over [0, n) in `slices` consecutive slices (at least 1, at most n and
-// kMaxSlices), calling between_slices (when set) on the calling thread between them: where a
-// long pass lets the user interrupt. body(i, worker) runs once per index.
+// kMaxSlices), calling between_slices (when set) on the calling thread between them with the
+// fraction of slices done: where a long pass reports progress and lets the user interrupt.
+// body(i, worker) runs once per index.
 constexpr int64_t kMaxSlices = int64_t(1) << 16;  // slices of a fraction of a second even in passes of hours
 template <class Body>
 void sliced_parallel_for(int64_t n, int64_t slices, int threads, int64_t grain,
-                         const std::function<void()>& between_slices, Body&& body) {
+                         const Checkpoint& between_slices, Body&& body) {
   slices = std::clamp<int64_t>(slices, 1, std::clamp<int64_t>(n, 1, kMaxSlices));
   for (int64_t slice = 0; slice < slices; ++slice) {
-    if (slice > 0 && between_slices) between_slices();
+    if (slice > 0 && between_slices) between_slices(static_cast<double>(slice) / static_cast<double>(slices));
     const int64_t first = n * slice / slices, last = n * (slice + 1) / slices;
     parallel_for(last - first, threads, grain, [&](int64_t begin, int64_t end, int worker) {
       for (int64_t i = first + begin; i < first + end; ++i) body(i, worker);

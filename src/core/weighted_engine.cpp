@@ -14,7 +14,7 @@ bool supports_weights(Method m) {
 }
 
 WeightedCpuEngine::WeightedCpuEngine(const CodeMatrix& x, const ClassLayout& layout, const std::vector<double>& weights,
-                                     int threads, std::function<void()> between_slices)
+                                     int threads, Checkpoint between_slices)
     : between_slices_(std::move(between_slices)),
       x_(x),
       layout_(layout),

@@ -13,6 +13,7 @@
 #include <functional>
 #include <vector>
 
+#include "checkpoint.h"
 #include "engine.h"
 
 namespace fsgpu {
@@ -23,7 +24,7 @@ class WeightedCpuEngine : public SelectionEngine {
  public:
   // weights: one per sample, in the caller's sample order, finite and not negative.
   WeightedCpuEngine(const CodeMatrix& x, const ClassLayout& layout, const std::vector<double>& weights, int threads,
-                    std::function<void()> between_slices = nullptr);
+                    Checkpoint between_slices = nullptr);
   void score_pass(const Conditioning& s, const StepRule& rule) override;
   void retire(int64_t feature) override { retired_[feature] = 1; }
   Candidate best_candidate() override;
@@ -47,7 +48,7 @@ class WeightedCpuEngine : public SelectionEngine {
   };
   Terms terms_of(int64_t feature, const Conditioning& s, Scratch& scratch) const;
 
-  std::function<void()> between_slices_;
+  Checkpoint between_slices_;
   const CodeMatrix& x_;
   const ClassLayout& layout_;
   int threads_;

@@ -523,7 +523,7 @@ int64_t bytes_per_feature(DiscretizeMethod m, int32_t n, int32_t classes) {
 }  // namespace
 
 std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask& task, const GpuOptions& options,
-                                        const std::function<void()>& between_chunks, GpuDiscretizePhases* phases) {
+                                        const Checkpoint& between_chunks, GpuDiscretizePhases* phases) {
   if (options.devices.empty()) throw std::runtime_error("no GPU device given");
   const bool supervised = is_supervised(task.method);
   if (supervised && (!task.labels || task.n_classes < 2)) throw std::invalid_argument("supervised discretization needs classes");
@@ -552,6 +552,7 @@ std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask& task, const GpuOpt
   const int64_t n_chunks = (t.n_features + chunk - 1) / chunk;
 
   std::atomic<bool> cancel(false);
+  std::atomic<int64_t> chunks_done(0);
   std::vector<GpuDiscretizePhases> device_phases(n_devices);
   auto work = [&](size_t d) {
     DiscretizeDevice dev;
@@ -608,9 +609,11 @@ std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask& task, const GpuOpt
           fc.criterion = reported_criterion(t.method, res.sum[f], res.n_cuts[f] + 1, res.n_valid[f], res.present[f],
                                             tables.ln.data());
       }
+      ++chunks_done;
     }
   };
-  run_on_devices(std::min<size_t>(n_devices, static_cast<size_t>(n_chunks)), work, between_chunks, cancel);
+  run_on_devices(std::min<size_t>(n_devices, static_cast<size_t>(n_chunks)), work,
+                 [&] { if (between_chunks) between_chunks(static_cast<double>(chunks_done) / n_chunks); }, cancel);
   if (phases)
     for (const GpuDiscretizePhases& p : device_phases) *phases += p;
   return out;

@@ -703,7 +703,7 @@ std::string gpu_interactions_problem(const InteractionBits& b, const Interaction
 }
 
 InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tables, const InteractionTask& task,
-                                 const GpuOptions& options, const std::function<void()>& between_batches) {
+                                 const GpuOptions& options, const Checkpoint& between_batches) {
   check_interaction_task(b, task);
   const std::string problem = gpu_interactions_problem(b, task, options);
   if (!problem.empty()) throw std::runtime_error(problem);
@@ -721,14 +721,16 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
   const int64_t n_batches = (n_first + batch - 1) / batch;
   const size_t n_devices = options.devices.size();
   std::vector<std::vector<Key>> device_best(n_devices), device_tuple(n_devices);
-  std::atomic<int64_t> next_batch{0};
+  std::atomic<int64_t> next_batch{0}, batches_done{0};
   std::atomic<bool> cancel{false};
+  const int passes = task.with_tuples ? 2 : 1;
   std::vector<Key> best(size_t(b.n_vars), 0);
   // Pass 1 finds the best gains on every device; their maximum goes to every device for pass 2.
   // Each device's data stay uploaded from the first pass to the second.
   DeviceStates devices(options.devices);
   auto run_pass = [&](bool tuple_pass) {
     next_batch = 0;
+    batches_done = 0;
     run_on_devices(
         n_devices,
         [&](size_t d) {
@@ -792,6 +794,7 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
               launch(k, b.n_levels, a, s);
             }
             FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));
+            ++batches_done;
           }
           std::vector<Key>& out = tuple_pass ? device_tuple[d] : device_best[d];
           out.resize(size_t(b.n_vars));
@@ -799,7 +802,11 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
                                            b.n_vars * sizeof(Key), cudaMemcpyDeviceToHost, s));
           FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));
         },
-        between_batches, cancel);
+        [&] {
+          if (between_batches)
+            between_batches(((tuple_pass ? 1 : 0) + static_cast<double>(batches_done) / n_batches) / passes);
+        },
+        cancel);
   };
   run_pass(false);
   for (size_t d = 0; d < n_devices; ++d)

@@ -504,7 +504,7 @@ void exact_on_device(KnnDevice& dev, cudaStream_t s, KnnMetric m, const double* 
 }  // namespace
 
 KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, const GpuOptions& options,
-                  const std::function<void()>& between_blocks, GpuKnnPhases* phases) {
+                  const Checkpoint& between_blocks, GpuKnnPhases* phases) {
   if (options.devices.empty()) throw std::runtime_error("no GPU device given");
   check_knn_arguments(reference, queries, k);
   const bool self = queries == nullptr;
@@ -539,6 +539,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
   const size_t n_devices = std::min<size_t>(options.devices.size(), static_cast<size_t>((q.n + kTile - 1) / kTile));
   const int64_t per_device = (q.n + int64_t(n_devices) - 1) / int64_t(n_devices);
   std::atomic<bool> cancel(false);
+  std::atomic<int64_t> rows_done(0);  // queries through their first pass, for progress
   std::vector<GpuKnnPhases> device_phases(n_devices);
   auto work = [&](size_t d) {
     KnnDevice dev;
@@ -718,6 +719,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
       const int64_t nb = std::min(last, b0 + batch) - b0;
       pass(tensor ? Precision::half : Precision::single, nullptr, b0, nb, unsure);
       all_unsure.insert(all_unsure.end(), unsure.begin(), unsure.end());
+      rows_done += nb;
     }
     // Rows a half-precision pass could not settle: again in single precision; then exactly.
     if (tensor && !all_unsure.empty() && !cancel) {
@@ -736,7 +738,8 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
       mark(ph.rerank);
     }
   };
-  run_on_devices(n_devices, work, between_blocks, cancel);
+  run_on_devices(
+      n_devices, work, [&] { if (between_blocks) between_blocks(static_cast<double>(rows_done) / q.n); }, cancel);
   if (phases) {
     for (const GpuKnnPhases& p : device_phases) *phases += p;
     phases->candidates_per_query /= static_cast<double>(q.n);

@@ -281,7 +281,7 @@ std::string gpu_pair_search_problem(const PairData& data, const PairTask& task, 
 }
 
 void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,
-                     const GpuOptions& options, const std::function<void()>& between_batches) {
+                     const GpuOptions& options, const Checkpoint& between_batches) {
   const CodeMatrix& x = *data.x;
   const ClassLayout& layout = *data.layout;
   const std::string problem = gpu_pair_search_problem(data, task, options);
@@ -374,7 +374,8 @@ void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTabl
       collector.add(found);
     }
     next += round;
-    if (between_batches && next < batches.size()) between_batches();
+    if (between_batches && next < batches.size())
+      between_batches(static_cast<double>(next) / static_cast<double>(batches.size()));
   }
 }
 

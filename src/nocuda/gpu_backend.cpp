@@ -22,16 +22,16 @@ std::string gpu_pair_search_problem(const PairData&, const PairTask&, const GpuO
 }
 
 void gpu_pair_search(const PairData&, const PairTask&, const PlogpTable&, PairCollector&, const GpuOptions&,
-                     const std::function<void()>&) {
+                     const Checkpoint&) {
   throw std::runtime_error(gpu_status().problem);
 }
 
-std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask&, const GpuOptions&, const std::function<void()>&,
+std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask&, const GpuOptions&, const Checkpoint&,
                                         GpuDiscretizePhases*) {
   throw std::runtime_error(gpu_status().problem);
 }
 
-KnnResult gpu_knn(const KnnPoints&, const KnnPoints*, int32_t, const GpuOptions&, const std::function<void()>&,
+KnnResult gpu_knn(const KnnPoints&, const KnnPoints*, int32_t, const GpuOptions&, const Checkpoint&,
                   GpuKnnPhases*) {
   throw std::runtime_error(gpu_status().problem);
 }
@@ -41,7 +41,7 @@ std::string gpu_interactions_problem(const InteractionBits&, const InteractionTa
 }
 
 InteractionBest gpu_interactions(const InteractionBits&, const GainTables&, const InteractionTask&, const GpuOptions&,
-                                 const std::function<void()>&) {
+                                 const Checkpoint&) {
   throw std::runtime_error(gpu_status().problem);
 }
 

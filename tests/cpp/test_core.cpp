@@ -132,7 +132,7 @@ std::vector<PairRecord> search(const PairData& data, const PairTask& task, int64
   PlogpTable plogp(data.layout->n_samples);
   PairCollector collector(top, has_min, min_key);
   if (devices.empty()) {
-    cpu_pair_search(data, task, plogp, collector, threads, [&] { if (slices) ++*slices; }, slice_work);
+    cpu_pair_search(data, task, plogp, collector, threads, [&](double) { if (slices) ++*slices; }, slice_work);
   } else {
     GpuOptions options;
     options.devices = devices;
@@ -340,10 +340,17 @@ int main() {
              with_fixed.scores[0] == mi[7], "case %u: fixed features come first", c.seed);
     }
     int slice_calls = 0;
-    CpuEngine sliced(dense, layout, 2, [&] { ++slice_calls; }, dense.n_entries() / 7 + 1);
+    bool fractions_ok = true;  // within each pass: strictly between 0 and 1, increasing
+    double last_done = 0;
+    CpuEngine sliced(dense, layout, 2, [&](double done) {
+      ++slice_calls;
+      fractions_ok = fractions_ok && done > 0 && done < 1;
+      last_done = done;
+    }, dense.n_entries() / 7 + 1);
     const Selection& jmi = reference[Method::jmi];
     same_selection(jmi, select_features(sliced, options_for(Method::jmi, k), nullptr), "sliced steps");
     EXPECT(slice_calls >= 5 * int(jmi.features.size()), "between_slices ran %d times", slice_calls);
+    EXPECT(fractions_ok && last_done > 0.5, "between_slices fractions in (0, 1), the last %g", last_done);
     if (dense.max_levels() <= 64 && dense.n_features * dense.n_samples <= 200000)
       pair_tests(c.seed, dense, sparse, layout, y, gpu);
     if (gpu.devices.empty()) continue;
