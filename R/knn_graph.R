@@ -48,6 +48,13 @@ knn_metrics <- c("pearson", "spearman", "cosine", "euclidean", "manhattan")
 #' @param backend `"auto"`, `"cpu"` or `"gpu"`, as in [select_features()].
 #' @param threads CPU threads; see [fsgpu_threads()].
 #' @param devices GPU ids to split the query rows across.
+#' @param BPPARAM `NULL` (one process), or a `BiocParallel::BiocParallelParam` (e.g.
+#'   `SnowParam(4)`, or `BatchtoolsParam()` on a cluster) to spread the search over its workers
+#'   in blocks of query points (three per worker; `options(fsgpu.tiles = n)` sets their number),
+#'   each searched by the normal engine on a worker against all points: the neighbours and
+#'   distances are identical to `BPPARAM = NULL`'s. As in [mi_pairs()], `threads` is per worker,
+#'   `devices` may be a list of GPU id sets given to the blocks in turn, and the workers need
+#'   fsgpu installed.
 #' @param ... Passed on by methods.
 #' @return For `output = "index"`, a list of class `fsgpu_knn` with `index` and `distance`
 #'   (rows named as the points) and attributes `metric`, `k`, `backend`, `elapsed` and
@@ -69,15 +76,19 @@ knn_metrics <- c("pearson", "spearman", "cosine", "euclidean", "manhattan")
 #' head(knn_graph(genes, k = 5, snn = TRUE, output = "edges", backend = "cpu"))
 #' # neighbours of new points among the rows
 #' knn_graph(genes, k = 2, query = genes[1:2, ] + 0.01, backend = "cpu")$index
+#' # the same neighbours from blocks of points searched by BiocParallel workers
+#' if (requireNamespace("BiocParallel", quietly = TRUE))
+#'   knn_graph(genes, k = 3, backend = "cpu", BPPARAM = BiocParallel::SerialParam())$index[1:3, ]
 #' @export
 knn_graph <- function(x, ...) UseMethod("knn_graph")
 
 #' @rdname knn_graph
 #' @export
 knn_graph.default <- function(x, k = 10, metric = "pearson", output = c("index", "edges", "igraph"), mutual = FALSE,
-                              snn = FALSE, query = NULL, backend = NULL, threads = NULL, devices = NULL, ...) {
+                              snn = FALSE, query = NULL, backend = NULL, threads = NULL, devices = NULL,
+                              BPPARAM = NULL, ...) {
   check_dots_empty(...)
-  run_knn(points_of(x, "x"), k, metric, output, mutual, snn, query, backend, threads, devices)
+  run_knn(points_of(x, "x"), k, metric, output, mutual, snn, query, backend, threads, devices, BPPARAM)
 }
 
 #' @rdname knn_graph
@@ -88,7 +99,7 @@ knn_graph.default <- function(x, k = 10, metric = "pearson", output = c("index",
 knn_graph.SummarizedExperiment <- function(x, k = 10, metric = "pearson", output = c("index", "edges", "igraph"),
                                            mutual = FALSE, snn = FALSE, query = NULL, assay = 1L,
                                            by = c("features", "samples"), backend = NULL, threads = NULL,
-                                           devices = NULL, ...) {
+                                           devices = NULL, BPPARAM = NULL, ...) {
   check_dots_empty(...)
   by <- match.arg(by)
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE))
@@ -102,7 +113,7 @@ knn_graph.SummarizedExperiment <- function(x, k = 10, metric = "pearson", output
     query <- if (by == "samples") t(q) else q
   }
   run_knn(points_of(a, if (is.character(assay)) sprintf("assay '%s'", assay) else paste("assay", assay)), k, metric,
-          output, mutual, snn, query, backend, threads, devices)
+          output, mutual, snn, query, backend, threads, devices, BPPARAM)
 }
 
 # Points as a double matrix (rows), with their names; a clear error for what is not numbers.
@@ -127,7 +138,8 @@ points_of <- function(x, arg, min_rows = 2) {
   x
 }
 
-run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, devices) {
+run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, devices, BPPARAM = NULL) {
+  bp <- bp_setup(BPPARAM, devices, threads)
   if (!is.character(metric) || length(metric) != 1 || !metric %in% knn_metrics)
     stop("metric must be one of ", quote_list(knn_metrics), call. = FALSE)
   output <- match.arg(output, c("index", "edges", "igraph"))
@@ -152,9 +164,11 @@ run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, 
   n_queries <- if (is.null(query)) n else nrow(query)
   backend <- resolve_backend(backend, work = as.numeric(n_queries) * n * ncol(x) / 64)
   threads <- fsgpu_threads(threads)
-  devices <- if (backend == "gpu") resolve_devices(devices) else integer()
+  devices <- if (backend == "gpu") resolve_devices(bp_all_devices(devices)) else integer()
+  args <- list(x = x, query = query, k = k, metric = metric, backend = backend, threads = threads, devices = devices,
+               memory_limit = as.numeric(getOption("fsgpu.gpu_memory_limit", 0)))
   elapsed <- system.time(
-    res <- fsgpu_knn(x, query, k, metric, backend, threads, devices, as.numeric(getOption("fsgpu.gpu_memory_limit", 0))),
+    res <- if (is.null(bp)) do.call(fsgpu_knn, args) else bp_knn(bp, args),
     gcFirst = FALSE)[["elapsed"]]
   if (res$constant_rows > 0 && metric != "euclidean" && metric != "manhattan")
     message(sprintf("%d constant row%s: %s correlation with any row is taken as 0 (distance 1)", res$constant_rows,
