@@ -40,7 +40,7 @@ split_by_work <- function(work, n_tiles) {
   total <- cumsum(as.numeric(work))
   ends <- if (total[n] > 0) findInterval(total[n] * seq_len(n_tiles - 1) / n_tiles, total) else
     round(n * seq_len(n_tiles - 1) / n_tiles)
-  ends <- unique(c(ends[ends > 0 & ends < n], n))
+  ends <- as.numeric(unique(c(ends[ends > 0 & ends < n], n)))
   begins <- c(0, utils::head(ends, -1))
   Map(function(b, e) c(begin = b, end = e), begins, ends)
 }
