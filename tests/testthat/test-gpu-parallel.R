@@ -5,10 +5,15 @@ skip_if_not_installed("BiocParallel")
 skip_if_not(isTRUE(fsgpu::backend_info()$gpu_available), "no GPU")
 
 snow <- BiocParallel::SnowParam(2)
-BiocParallel::bpstart(snow)
-withr::defer(BiocParallel::bpstop(snow), teardown_env())
+BiocParallel::bpstart(snow)  # stopped at the end of the file
 serial <- BiocParallel::SerialParam()
 gpus <- fsgpu::backend_info()$devices$id
+
+with_tiles <- function(n, code) {
+  old <- options(fsgpu.tiles = n)
+  on.exit(options(old))
+  code
+}
 
 gpu_result_of <- function(r) {
   for (a in c("elapsed", "timings", "backend")) attr(r, a) <- NULL
@@ -24,7 +29,7 @@ expect_gpu_tiles_identical <- function(f, tiles = c(3, 5)) {
   for (param in list(serial, snow))
     for (n in tiles)
       for (devices in list(NULL, as.list(gpus))) {
-        got <- withr::with_options(list(fsgpu.tiles = n), gpu_result_of(f(param, "gpu", devices)))
+        got <- with_tiles(n, gpu_result_of(f(param, "gpu", devices)))
         expect_identical(got, expected, label = sprintf("%s, %d tiles, devices %s", class(param)[1], n,
                                                         if (is.list(devices)) "per tile" else "all"))
       }
@@ -71,3 +76,5 @@ test_that("knn_graph on GPUs from blocks of points equals one process and the CP
   expect_gpu_tiles_identical(function(bp, backend, devices)
     knn_graph(x, k = 5, query = q, backend = backend, devices = devices, BPPARAM = bp), tiles = 4)
 })
+
+BiocParallel::bpstop(snow)

@@ -7,8 +7,7 @@ skip_if_not_installed("BiocParallel")
 # Two socket workers, started once for the file: fresh R sessions that must find fsgpu
 # themselves (testthat runs from tests/testthat, where a relative R_LIBS no longer points).
 snow <- BiocParallel::SnowParam(2)
-BiocParallel::bpstart(snow)
-withr::defer(BiocParallel::bpstop(snow), teardown_env())
+BiocParallel::bpstart(snow)  # stopped at the end of the file
 serial <- BiocParallel::SerialParam()
 
 # The result without what depends on the run (seconds, and timings summed over tiles).
@@ -18,12 +17,19 @@ result_of <- function(r) {
   r
 }
 
+# The value of code with options(fsgpu.tiles = n).
+with_tiles <- function(n, code) {
+  old <- options(fsgpu.tiles = n)
+  on.exit(options(old))
+  code
+}
+
 # Runs f(BPPARAM) without, then with each param and number of tiles, and expects identical results.
 expect_tiles_identical <- function(f, params = list(serial, snow), tiles = c(1, 3, 7)) {
   expected <- result_of(f(NULL))
   for (param in params)
     for (n in tiles) {
-      got <- withr::with_options(list(fsgpu.tiles = n), result_of(f(param)))
+      got <- with_tiles(n, result_of(f(param)))
       expect_identical(got, expected, label = sprintf("%s with %d tiles", class(param)[1], n))
     }
   invisible(expected)
@@ -138,3 +144,5 @@ test_that("tiles split the work into non-empty ranges of about equal work", {
   expect_length(fsgpu:::split_by_work(c(5, 0, 0), 3), 1)  # the empty ranges go
   expect_length(fsgpu:::split_by_work(rep(1, 2), 5), 2)
 })
+
+BiocParallel::bpstop(snow)
