@@ -13,8 +13,8 @@ fsgpu_discretize_codes <- function(x, n_samples, cuts, lo, hi, method, nbins, th
     .Call(`_fsgpu_fsgpu_discretize_codes`, x, n_samples, cuts, lo, hi, method, nbins, threads)
 }
 
-fsgpu_find_interactions <- function(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress) {
-    .Call(`_fsgpu_fsgpu_find_interactions`, x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress)
+fsgpu_find_interactions <- function(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress = NULL, first_begin = 0, first_end = -1) {
+    .Call(`_fsgpu_fsgpu_find_interactions`, x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress, first_begin, first_end)
 }
 
 fsgpu_check_bed <- function(head, size, n_samples, n_snps) {
@@ -29,7 +29,7 @@ fsgpu_mdfs_alpha <- function(tail, mode, last_only, search_points) {
     .Call(`_fsgpu_fsgpu_mdfs_alpha`, tail, mode, last_only, search_points)
 }
 
-fsgpu_knn <- function(x, query, k, metric, backend, threads, devices, memory_limit, progress) {
+fsgpu_knn <- function(x, query, k, metric, backend, threads, devices, memory_limit, progress = NULL) {
     .Call(`_fsgpu_fsgpu_knn`, x, query, k, metric, backend, threads, devices, memory_limit, progress)
 }
 
@@ -37,16 +37,20 @@ fsgpu_snn_edges <- function(index, type, threads) {
     .Call(`_fsgpu_fsgpu_snn_edges`, index, type, threads)
 }
 
-fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress) {
-    .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress)
+fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress = NULL, row_begin = 0, row_end = -1) {
+    .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end)
 }
 
-fsgpu_mi_matrix <- function(x, n_samples, nbins, backend, threads, devices, memory_limit, progress) {
-    .Call(`_fsgpu_fsgpu_mi_matrix`, x, n_samples, nbins, backend, threads, devices, memory_limit, progress)
+fsgpu_mi_matrix <- function(x, n_samples, nbins, backend, threads, devices, memory_limit, progress = NULL, row_begin = 0, row_end = -1) {
+    .Call(`_fsgpu_fsgpu_mi_matrix`, x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end)
 }
 
 fsgpu_mi_network <- function(mim, method, eps, threads) {
     .Call(`_fsgpu_fsgpu_mi_network`, mim, method, eps, threads)
+}
+
+fsgpu_pair_codes <- function(x, n_samples, nbins, threads) {
+    .Call(`_fsgpu_fsgpu_pair_codes`, x, n_samples, nbins, threads)
 }
 
 fsgpu_select <- function(x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress) {

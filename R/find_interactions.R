@@ -69,6 +69,14 @@
 #'   data frame with columns `chr` and `bp` (as the `map` of [read_plink()]) and either one row
 #'   per variable or a column `snp` naming them. Packed genotypes from [read_plink()] carry
 #'   theirs; for a matrix give `map = geno$map`.
+#' @param BPPARAM `NULL` (one process), or a `BiocParallel::BiocParallelParam` (e.g.
+#'   `SnowParam(4)`, or `BatchtoolsParam()` on a cluster) to spread the search over its
+#'   workers: the tuples are cut by their first variable into tiles of about equal work (three
+#'   per worker; `options(fsgpu.tiles = n)` sets their number), each searched by the normal
+#'   engine on a worker, and merged per variable (largest gain, then first discretization,
+#'   then first tuple). Gains, tuples and p-values are identical to `BPPARAM = NULL`'s. As in
+#'   [mi_pairs()], `threads` is per worker, `devices` may be a list of GPU id sets given to the
+#'   tiles in turn, and the workers need fsgpu installed.
 #' @return An object of class `fsgpu_interactions`: `scores`, a data frame with a row per
 #'   variable (`variable`, `index`, `gain` in bits, `p_value`, `p_adjusted`, `relevant`, and
 #'   with tuples `tuple` (names joined by `" x "`), `tuple_1`..`tuple_k` (indices) and
@@ -90,6 +98,9 @@
 #' res <- find_interactions(x, y, dimensions = 2, top = 3, backend = "cpu", threads = 1)
 #' res
 #' res$tuples
+#' if (requireNamespace("BiocParallel", quietly = TRUE))  # the same, from tiles on workers
+#'   find_interactions(x, y, dimensions = 2, top = 3, backend = "cpu", threads = 1,
+#'                     BPPARAM = BiocParallel::SerialParam())$tuples
 #' @export
 find_interactions <- function(x, ...) UseMethod("find_interactions")
 
@@ -99,7 +110,7 @@ find_interactions.default <- function(x, y, dimensions = 2, divisions = 1, discr
                                       pseudo_count = 0.25, seed = NULL, levels = NULL, contrast = TRUE,
                                       n_contrast = NULL, p_adjust = "holm", level = 0.05,
                                       missing = c("exclude", "level"), return_tuples = FALSE, top = NULL,
-                                      map = NULL, backend = NULL, threads = NULL, devices = NULL,
+                                      map = NULL, backend = NULL, threads = NULL, devices = NULL, BPPARAM = NULL,
                                       quiet = FALSE, ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_interactions(interaction_input(x, levels), y,
@@ -115,7 +126,7 @@ find_interactions.SummarizedExperiment <- function(x, class, dimensions = 2, div
                                                    contrast = TRUE, n_contrast = NULL, p_adjust = "holm",
                                                    level = 0.05, missing = c("exclude", "level"),
                                                    return_tuples = FALSE, top = NULL, assay = 1L, backend = NULL,
-                                                   threads = NULL, devices = NULL, quiet = FALSE, ...) {
+                                                   threads = NULL, devices = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
   if (!methods::is(x, "SummarizedExperiment")) stop("x must be a SummarizedExperiment", call. = FALSE)
   columns <- colnames(SummarizedExperiment::colData(x))
@@ -133,7 +144,8 @@ find_interactions.SummarizedExperiment <- function(x, class, dimensions = 2, div
 find_interactions.fsgpu_genotypes <- function(x, y, dimensions = 2, contrast = TRUE, n_contrast = NULL,
                                               p_adjust = "holm", level = 0.05, missing = c("exclude", "level"),
                                               return_tuples = FALSE, top = NULL, pseudo_count = 0.25, map = x$map,
-                                              backend = NULL, threads = NULL, devices = NULL, quiet = FALSE, ...) {
+                                              backend = NULL, threads = NULL, devices = NULL, BPPARAM = NULL,
+                                              quiet = FALSE, ...) {
   check_dots_empty(...)
   input <- list(kind = "bed", x = x$bytes, n_samples = x$n_samples, n_vars = x$n_snps,
                 names = x$snp_names, sample_names = x$sample_names, levels = 3L, any_missing = NA)
@@ -177,6 +189,7 @@ interaction_input <- function(x, levels) {
 }
 
 run_interactions <- function(input, y, a) {
+  bp <- bp_setup(a$BPPARAM, a$devices, a$threads)
   k <- check_count(a$dimensions, "dimensions", max = 5)
   missing <- match.arg(a$missing, c("exclude", "level"))
   numeric_input <- input$kind == "numeric"
@@ -228,16 +241,21 @@ run_interactions <- function(input, y, a) {
   chosen <- choose_backend(a$backend, work)
   backend <- chosen$backend
   threads <- fsgpu_threads(a$threads)
-  devices <- if (backend == "gpu") resolve_devices(a$devices) else integer(0)
+  devices <- if (backend == "gpu") resolve_devices(bp_all_devices(a$devices)) else integer(0)
   if (backend != "cpu" && length(devices) == 0) backend <- "cpu"
   engine <- engine_mode(a$backend, backend)
-  progress <- job_progress(sprintf("Searching %s %d-tuples of variables", format(choose(input$n_vars, k), big.mark = ","),
-                                   k), a$quiet)
+  args <- list(x = input$x, kind = input$kind, n_rows = input$n_samples, rows = rows, n_real_d = input$n_vars,
+               y = classes$y, n_classes = length(classes$classes), contrast_source = source,
+               contrast_seed = contrast_seed, dimensions = k, divisions = divisions, discretizations = discretizations,
+               range = range, seed = seed, pseudo_count = a$pseudo_count, n_levels = n_levels,
+               missing_level = missing == "level", with_tuples = with_tuples, backend = engine, threads = threads,
+               devices = devices, memory_limit = getOption("fsgpu.gpu_memory_limit", 0))
+  # Progress from the engine; tiles on workers report none.
+  progress <- if (is.null(bp)) job_progress(sprintf("Searching %s %d-tuples of variables",
+                                                     format(choose(input$n_vars, k), big.mark = ","), k), a$quiet)
   elapsed <- system.time(
-    res <- fsgpu_find_interactions(input$x, input$kind, input$n_samples, rows, input$n_vars, classes$y,
-                                   length(classes$classes), source, contrast_seed, k, divisions, discretizations,
-                                   range, seed, a$pseudo_count, n_levels, missing == "level", with_tuples,
-                                   engine, threads, devices, getOption("fsgpu.gpu_memory_limit", 0), progress),
+    res <- if (is.null(bp)) do.call(fsgpu_find_interactions, c(args, list(progress = progress))) else
+      bp_find_interactions(bp, args, input$n_vars + n_contrast),
     gcFirst = FALSE
   )[["elapsed"]]
   progress_done(progress)

@@ -48,6 +48,13 @@ knn_metrics <- c("pearson", "spearman", "cosine", "euclidean", "manhattan")
 #' @param backend `"auto"`, `"cpu"` or `"gpu"`, as in [select_features()].
 #' @param threads CPU threads; see [fsgpu_threads()].
 #' @param devices GPU ids to split the query rows across.
+#' @param BPPARAM `NULL` (one process), or a `BiocParallel::BiocParallelParam` (e.g.
+#'   `SnowParam(4)`, or `BatchtoolsParam()` on a cluster) to spread the search over its workers
+#'   in blocks of query points (three per worker; `options(fsgpu.tiles = n)` sets their number),
+#'   each searched by the normal engine on a worker against all points: the neighbours and
+#'   distances are identical to `BPPARAM = NULL`'s. As in [mi_pairs()], `threads` is per worker,
+#'   `devices` may be a list of GPU id sets given to the blocks in turn, and the workers need
+#'   fsgpu installed.
 #' @param quiet `TRUE` shows no progress bar and no message about constant rows; see
 #'   [fsgpu_progress].
 #' @param ... Passed on by methods.
@@ -73,6 +80,9 @@ knn_metrics <- c("pearson", "spearman", "cosine", "euclidean", "manhattan")
 #' head(knn_graph(genes, k = 5, snn = TRUE, output = "edges", backend = "cpu"))
 #' # neighbours of new points among the rows
 #' knn_graph(genes, k = 2, query = genes[1:2, ] + 0.01, backend = "cpu")$index
+#' # the same neighbours from blocks of points searched by BiocParallel workers
+#' if (requireNamespace("BiocParallel", quietly = TRUE))
+#'   knn_graph(genes, k = 3, backend = "cpu", BPPARAM = BiocParallel::SerialParam())$index[1:3, ]
 #' @export
 knn_graph <- function(x, ...) UseMethod("knn_graph")
 
@@ -80,9 +90,10 @@ knn_graph <- function(x, ...) UseMethod("knn_graph")
 #' @export
 knn_graph.default <- function(x, k = 10, metric = "pearson", output = c("index", "edges", "igraph"), mutual = FALSE,
                               snn = FALSE, query = NULL, backend = NULL, threads = NULL, devices = NULL,
-                              quiet = FALSE, ...) {
+                              BPPARAM = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_knn(points_of(x, "x"), k, metric, output, mutual, snn, query, backend, threads, devices, quiet))
+  quiet_if(quiet, run_knn(points_of(x, "x"), k, metric, output, mutual, snn, query, backend, threads, devices,
+                          BPPARAM, quiet))
 }
 
 #' @rdname knn_graph
@@ -93,7 +104,7 @@ knn_graph.default <- function(x, k = 10, metric = "pearson", output = c("index",
 knn_graph.SummarizedExperiment <- function(x, k = 10, metric = "pearson", output = c("index", "edges", "igraph"),
                                            mutual = FALSE, snn = FALSE, query = NULL, assay = 1L,
                                            by = c("features", "samples"), backend = NULL, threads = NULL,
-                                           devices = NULL, quiet = FALSE, ...) {
+                                           devices = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
   by <- match.arg(by)
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE))
@@ -107,7 +118,7 @@ knn_graph.SummarizedExperiment <- function(x, k = 10, metric = "pearson", output
     query <- if (by == "samples") t(q) else q
   }
   quiet_if(quiet, run_knn(points_of(a, if (is.character(assay)) sprintf("assay '%s'", assay) else paste("assay", assay)),
-                          k, metric, output, mutual, snn, query, backend, threads, devices, quiet))
+                          k, metric, output, mutual, snn, query, backend, threads, devices, BPPARAM, quiet))
 }
 
 # Points as a double matrix (rows), with their names; a clear error for what is not numbers.
@@ -132,7 +143,9 @@ points_of <- function(x, arg, min_rows = 2) {
   x
 }
 
-run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, devices, quiet = FALSE) {
+run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, devices, BPPARAM = NULL,
+                    quiet = FALSE) {
+  bp <- bp_setup(BPPARAM, devices, threads)
   if (!is.character(metric) || length(metric) != 1 || !metric %in% knn_metrics)
     stop("metric must be one of ", quote_list(knn_metrics), call. = FALSE)
   output <- match.arg(output, c("index", "edges", "igraph"))
@@ -158,12 +171,14 @@ run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, 
   chosen <- choose_backend(backend, work = as.numeric(n_queries) * n * ncol(x) / 64)
   backend <- chosen$backend
   threads <- fsgpu_threads(threads)
-  devices <- if (backend == "gpu") resolve_devices(devices) else integer()
-  progress <- job_progress(sprintf("Finding %d nearest neighbours of %s points", k, format(n_queries, big.mark = ",")),
-                           quiet)
+  devices <- if (backend == "gpu") resolve_devices(bp_all_devices(devices)) else integer()
+  args <- list(x = x, query = query, k = k, metric = metric, backend = backend, threads = threads, devices = devices,
+               memory_limit = as.numeric(getOption("fsgpu.gpu_memory_limit", 0)))
+  # Progress from the engine; blocks on workers report none.
+  progress <- if (is.null(bp)) job_progress(sprintf("Finding %d nearest neighbours of %s points", k,
+                                                     format(n_queries, big.mark = ",")), quiet)
   elapsed <- system.time(
-    res <- fsgpu_knn(x, query, k, metric, backend, threads, devices, as.numeric(getOption("fsgpu.gpu_memory_limit", 0)),
-                     progress),
+    res <- if (is.null(bp)) do.call(fsgpu_knn, c(args, list(progress = progress))) else bp_knn(bp, args),
     gcFirst = FALSE)[["elapsed"]]
   progress_done(progress)
   if (res$constant_rows > 0 && metric != "euclidean" && metric != "manhattan")

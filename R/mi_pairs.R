@@ -37,6 +37,15 @@
 #'   assumptions with slightly less power, and `"BH"` controls the false discovery rate.
 #' @param output `"pairs"` (a data frame) or `"matrix"`: the full symmetric matrix of the `by`
 #'   measure, for up to 10,000 features (`NA` on the diagonal).
+#' @param BPPARAM `NULL` (one process), or a `BiocParallel::BiocParallelParam` (e.g.
+#'   `SnowParam(4)` on one machine, `BatchtoolsParam()` on a cluster) to spread the search over
+#'   its workers: the rows of the search are cut into tiles of about equal work (three per
+#'   worker; `options(fsgpu.tiles = n)` sets their number), each searched by the normal engine
+#'   on a worker, and the tiles' best pairs merged. The result is identical to `BPPARAM =
+#'   NULL`'s. Workers need fsgpu installed (they find the library of this session); `threads`
+#'   is then per worker (default: this machine's cores shared among the workers), `devices`
+#'   may be a list of GPU id sets given to the tiles in turn, and the backend is chosen here.
+#'   The workers get the binned codes rather than double values.
 #' @return For `output = "pairs"`, a data frame of class `fsgpu_pairs`, best first, with
 #'   columns `feature1`, `feature2` (names), `index1`, `index2` (columns of `x`, `index1 <
 #'   index2`), `mi_joint`, `mi1`, `mi2`, `interaction` (in `units`), `df`, `p_value` and, with
@@ -58,6 +67,9 @@
 #' pairs
 #' mi_pairs(x, y, by = "interaction", top = 3, backend = "cpu")
 #' mi_pairs(x, y, with = "snp3", top = 3, backend = "cpu")
+#' # the same pairs from tiles run by BiocParallel workers
+#' if (requireNamespace("BiocParallel", quietly = TRUE))
+#'   mi_pairs(x, y, top = 5, backend = "cpu", BPPARAM = BiocParallel::SerialParam())
 #' @export
 mi_pairs <- function(x, ...) UseMethod("mi_pairs")
 
@@ -66,12 +78,12 @@ mi_pairs <- function(x, ...) UseMethod("mi_pairs")
 mi_pairs.default <- function(x, y, top = 1000, threshold = NULL, with = NULL, by = c("joint", "interaction"),
                              p_adjust = "none", output = c("pairs", "matrix"), nbins = NULL, backend = NULL,
                              threads = NULL, devices = NULL, units = c("bits", "nats"), discretize = NULL,
-                             quiet = FALSE, ...) {
+                             BPPARAM = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_pairs(prepare_input(x, y), top = if (!missing(top)) top, threshold = threshold, with = with,
                             by = by, p_adjust = p_adjust, output = output, nbins = nbins, backend = backend,
                             threads = threads, devices = devices, units = units, discretize = discretize,
-                            quiet = quiet))
+                            BPPARAM = BPPARAM, quiet = quiet))
 }
 
 #' @rdname mi_pairs
@@ -82,16 +94,18 @@ mi_pairs.SummarizedExperiment <- function(x, class, top = 1000, threshold = NULL
                                           by = c("joint", "interaction"), p_adjust = "none",
                                           output = c("pairs", "matrix"), assay = 1L, nbins = NULL, backend = NULL,
                                           threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                          discretize = NULL, quiet = FALSE, ...) {
+                                          discretize = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_pairs(prepare_se_input(x, class, assay), top = if (!missing(top)) top, threshold = threshold,
                             with = with, by = by, p_adjust = p_adjust, output = output, nbins = nbins,
                             backend = backend, threads = threads, devices = devices, units = units,
-                            discretize = discretize, quiet = quiet))
+                            discretize = discretize, BPPARAM = BPPARAM, quiet = quiet))
 }
 
 run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, backend, threads, devices, units,
-                      discretize = NULL, quiet = FALSE) {
+                      discretize = NULL, BPPARAM = NULL, quiet = FALSE) {
+  bp <- bp_setup(BPPARAM, devices, threads)
+  devices <- bp_all_devices(devices)
   by <- match.arg(by, c("joint", "interaction"))
   output <- match.arg(output, c("pairs", "matrix"))
   if (input$n_features < 2) stop("x needs at least two features to form pairs", call. = FALSE)
@@ -122,11 +136,16 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
          call. = FALSE)
   input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
   run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
-  progress <- job_progress(sprintf("Searching %s feature pairs", format(n_tested, big.mark = ",")), quiet)
+  args <- list(x = input$x, y = input$y, n_classes = length(input$classes), with = with, measure = by, top = top,
+               has_threshold = !is.null(threshold), threshold = if (is.null(threshold)) 0 else threshold,
+               scale = run$scale, nbins = run$nbins, backend = run$engine, threads = run$threads,
+               devices = run$devices, memory_limit = run$memory_limit)
+  # Progress from the engine; tiles on workers report none.
+  progress <- if (is.null(bp)) job_progress(sprintf("Searching %s feature pairs", format(n_tested, big.mark = ",")),
+                                            quiet)
   elapsed <- system.time(
-    res <- fsgpu_mi_pairs(input$x, input$y, length(input$classes), with, by, top, !is.null(threshold),
-                          if (is.null(threshold)) 0 else threshold, run$scale, run$nbins, run$engine,
-                          run$threads, run$devices, run$memory_limit, progress),
+    res <- if (is.null(bp)) do.call(fsgpu_mi_pairs, c(args, list(progress = progress))) else
+      bp_mi_pairs(bp, args, n_rows = if (length(with)) length(unique(with)) else input$n_features, input$n_features),
     gcFirst = FALSE
   )[["elapsed"]]
   progress_done(progress)
@@ -203,6 +222,8 @@ as.data.frame.fsgpu_pairs <- function(x, ...) {
 #'   supervised methods do not apply.
 #' @param features Features (names or indices) to include; default all.
 #' @param assay For a `SummarizedExperiment`: the assay (name or index).
+#' @param BPPARAM `NULL`, or a `BiocParallel::BiocParallelParam` to spread the pairs over its
+#'   workers in tiles of rows, as in [mi_pairs()]; the matrix is identical.
 #' @return A symmetric features x features matrix (in `units`) with attributes `nbins`,
 #'   `units`, `backend` and `run` (where the job ran and why, as in [select_features()]).
 #' @examples
@@ -210,46 +231,54 @@ as.data.frame.fsgpu_pairs <- function(x, ...) {
 #' x <- matrix(rnorm(200 * 4), 200, 4, dimnames = list(NULL, paste0("g", 1:4)))
 #' x[, 2] <- x[, 1] + rnorm(200, sd = 0.3)
 #' round(mi_matrix(x, backend = "cpu"), 3)
+#' if (requireNamespace("BiocParallel", quietly = TRUE))
+#'   round(mi_matrix(x, backend = "cpu", BPPARAM = BiocParallel::SerialParam()), 3)
 #' @export
 mi_matrix <- function(x, ...) UseMethod("mi_matrix")
 
 #' @rdname mi_matrix
 #' @export
 mi_matrix.default <- function(x, features = NULL, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                              units = c("bits", "nats"), discretize = NULL, quiet = FALSE, ...) {
+                              units = c("bits", "nats"), discretize = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x), features, nbins, backend, threads, devices, units,
-                                discretize, quiet))
+                                discretize, BPPARAM, quiet))
 }
 
 #' @rdname mi_matrix
 #' @export
 mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = 1L, nbins = NULL, backend = NULL,
                                            threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                          discretize = NULL, quiet = FALSE, ...) {
+                                          discretize = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay), features, nbins, backend, threads, devices, units,
-                                discretize, quiet))
+                                discretize, BPPARAM, quiet))
 }
 
 run_mi_matrix <- function(input, features, nbins, backend, threads, devices, units, discretize = NULL,
-                          quiet = FALSE) {
+                          BPPARAM = NULL, quiet = FALSE) {
+  bp <- bp_setup(BPPARAM, devices, threads)
+  devices <- bp_all_devices(devices)
   index <- resolve_features(features, input, "features")
   if (length(index)) input <- subset_features(input, index)
   if (input$n_features < 2) stop("mi_matrix needs at least two features", call. = FALSE)
   input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
   run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
-  progress <- job_progress(sprintf("Mutual information of %s feature pairs",
-                                   format(choose(input$n_features, 2), big.mark = ",")), quiet)
+  args <- list(x = input$x, n_samples = input$n_samples, nbins = run$nbins, backend = run$engine,
+               threads = run$threads, devices = run$devices, memory_limit = run$memory_limit)
+  # Progress from the engine; tiles on workers report none.
+  progress <- if (is.null(bp)) job_progress(sprintf("Mutual information of %s feature pairs",
+                                                    format(choose(input$n_features, 2), big.mark = ",")), quiet)
   elapsed <- system.time(
-    m <- fsgpu_mi_matrix(input$x, input$n_samples, run$nbins, run$engine, run$threads, run$devices,
-                         run$memory_limit, progress),
+    m <- if (is.null(bp)) do.call(fsgpu_mi_matrix, c(args, list(progress = progress))) else
+      bp_mi_matrix(bp, args, input$n_features),
     gcFirst = FALSE
   )[["elapsed"]]
   progress_done(progress)
   ran <- attr(m, "backend")
   fell_back <- attr(m, "why_cpu")
-  used <- backend_used(ran, run$threads, run$devices, elapsed, if (nzchar(fell_back)) fell_back else run$why_cpu)
+  used <- backend_used(ran, run$threads, run$devices, elapsed,
+                       if (length(fell_back) && nzchar(fell_back)) fell_back else run$why_cpu)
   m <- m * run$scale
   attributes(m) <- list(dim = dim(m), dimnames = list(input$feature_names, input$feature_names))
   structure(m, nbins = run$nbins, units = run$units, backend = ran, run = used)

@@ -60,8 +60,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_find_interactions
-Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source, double contrast_seed, int dimensions, int divisions, int discretizations, double range, double seed, double pseudo_count, int n_levels, bool missing_level, bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
-RcppExport SEXP _fsgpu_fsgpu_find_interactions(SEXP xSEXP, SEXP kindSEXP, SEXP n_rowsSEXP, SEXP rowsSEXP, SEXP n_real_dSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP contrast_sourceSEXP, SEXP contrast_seedSEXP, SEXP dimensionsSEXP, SEXP divisionsSEXP, SEXP discretizationsSEXP, SEXP rangeSEXP, SEXP seedSEXP, SEXP pseudo_countSEXP, SEXP n_levelsSEXP, SEXP missing_levelSEXP, SEXP with_tuplesSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
+Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source, double contrast_seed, int dimensions, int divisions, int discretizations, double range, double seed, double pseudo_count, int n_levels, bool missing_level, bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double first_begin, double first_end);
+RcppExport SEXP _fsgpu_fsgpu_find_interactions(SEXP xSEXP, SEXP kindSEXP, SEXP n_rowsSEXP, SEXP rowsSEXP, SEXP n_real_dSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP contrast_sourceSEXP, SEXP contrast_seedSEXP, SEXP dimensionsSEXP, SEXP divisionsSEXP, SEXP discretizationsSEXP, SEXP rangeSEXP, SEXP seedSEXP, SEXP pseudo_countSEXP, SEXP n_levelsSEXP, SEXP missing_levelSEXP, SEXP with_tuplesSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP first_beginSEXP, SEXP first_endSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -88,7 +88,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_find_interactions(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress));
+    Rcpp::traits::input_parameter< double >::type first_begin(first_beginSEXP);
+    Rcpp::traits::input_parameter< double >::type first_end(first_endSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_find_interactions(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress, first_begin, first_end));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -165,8 +167,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_mi_pairs
-Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure, double top, bool has_threshold, double threshold, double scale, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
-RcppExport SEXP _fsgpu_fsgpu_mi_pairs(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP withSEXP, SEXP measureSEXP, SEXP topSEXP, SEXP has_thresholdSEXP, SEXP thresholdSEXP, SEXP scaleSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
+Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure, double top, bool has_threshold, double threshold, double scale, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double row_begin, double row_end);
+RcppExport SEXP _fsgpu_fsgpu_mi_pairs(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP withSEXP, SEXP measureSEXP, SEXP topSEXP, SEXP has_thresholdSEXP, SEXP thresholdSEXP, SEXP scaleSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP row_beginSEXP, SEXP row_endSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -185,13 +187,15 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_pairs(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress));
+    Rcpp::traits::input_parameter< double >::type row_begin(row_beginSEXP);
+    Rcpp::traits::input_parameter< double >::type row_end(row_endSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_pairs(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end));
     return rcpp_result_gen;
 END_RCPP
 }
 // fsgpu_mi_matrix
-Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
-RcppExport SEXP _fsgpu_fsgpu_mi_matrix(SEXP xSEXP, SEXP n_samplesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
+Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double row_begin, double row_end);
+RcppExport SEXP _fsgpu_fsgpu_mi_matrix(SEXP xSEXP, SEXP n_samplesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP row_beginSEXP, SEXP row_endSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -203,7 +207,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_matrix(x, n_samples, nbins, backend, threads, devices, memory_limit, progress));
+    Rcpp::traits::input_parameter< double >::type row_begin(row_beginSEXP);
+    Rcpp::traits::input_parameter< double >::type row_end(row_endSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_matrix(x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -218,6 +224,20 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type eps(epsSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     rcpp_result_gen = Rcpp::wrap(fsgpu_mi_network(mim, method, eps, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_pair_codes
+Rcpp::IntegerMatrix fsgpu_pair_codes(SEXP x, int n_samples, int nbins, int threads);
+RcppExport SEXP _fsgpu_fsgpu_pair_codes(SEXP xSEXP, SEXP n_samplesSEXP, SEXP nbinsSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type n_samples(n_samplesSEXP);
+    Rcpp::traits::input_parameter< int >::type nbins(nbinsSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_pair_codes(x, n_samples, nbins, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -291,15 +311,16 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_backend_info_raw", (DL_FUNC) &_fsgpu_fsgpu_backend_info_raw, 0},
     {"_fsgpu_fsgpu_discretize", (DL_FUNC) &_fsgpu_fsgpu_discretize, 11},
     {"_fsgpu_fsgpu_discretize_codes", (DL_FUNC) &_fsgpu_fsgpu_discretize_codes, 8},
-    {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 23},
+    {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 25},
     {"_fsgpu_fsgpu_check_bed", (DL_FUNC) &_fsgpu_fsgpu_check_bed, 4},
     {"_fsgpu_fsgpu_decode_bed", (DL_FUNC) &_fsgpu_fsgpu_decode_bed, 3},
     {"_fsgpu_fsgpu_mdfs_alpha", (DL_FUNC) &_fsgpu_fsgpu_mdfs_alpha, 4},
     {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 9},
     {"_fsgpu_fsgpu_snn_edges", (DL_FUNC) &_fsgpu_fsgpu_snn_edges, 3},
-    {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 15},
-    {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 8},
+    {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 17},
+    {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 10},
     {"_fsgpu_fsgpu_mi_network", (DL_FUNC) &_fsgpu_fsgpu_mi_network, 4},
+    {"_fsgpu_fsgpu_pair_codes", (DL_FUNC) &_fsgpu_fsgpu_pair_codes, 4},
     {"_fsgpu_fsgpu_select", (DL_FUNC) &_fsgpu_fsgpu_select, 16},
     {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 8},
     {"_fsgpu_fsgpu_conditional_scores", (DL_FUNC) &_fsgpu_fsgpu_conditional_scores, 11},

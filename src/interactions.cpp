@@ -94,13 +94,17 @@ struct VariableSource {
 // backend: "cpu", "gpu", or "auto-gpu" (the GPU unless it cannot take the search: then the CPU,
 // and why_cpu says why). For every variable (the real ones, then the contrast ones) its best gain over the tuples and
 // discretizations, the tuple (1-based, when asked) and the discretization (1-based) reaching it.
+// Only tuples whose first variable (0-based) is in [first_begin, first_end) are searched
+// (InteractionTask; first_end < 0: to the last): a tile, whose bests merge with the other
+// tiles' by gain, then discretization, then tuple.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d,
                                    Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source,
                                    double contrast_seed, int dimensions, int divisions, int discretizations,
                                    double range, double seed, double pseudo_count, int n_levels, bool missing_level,
                                    bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices,
-                                   double memory_limit, SEXP progress) {
+                                   double memory_limit, SEXP progress = R_NilValue, double first_begin = 0,
+                                   double first_end = -1) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   VariableSource source;
@@ -125,6 +129,8 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
   task.dimensions = dimensions;
   task.n_real = source.n_real;
   task.with_tuples = with_tuples;
+  task.first_begin = static_cast<int64_t>(first_begin);
+  task.first_end = first_end < 0 ? -1 : static_cast<int64_t>(first_end);
   GpuOptions options;
   options.devices.assign(devices.begin(), devices.end());
   options.memory_limit = static_cast<int64_t>(memory_limit);

@@ -25,11 +25,12 @@ KnnMetric metric_of(const std::string& name) {
 
 // The k nearest rows of x (a double matrix, points in rows) of every row of x (query NULL: each
 // row excluding itself) or of query: index (1-based) and distance matrices, queries x k, the
-// backend that ran, the number of rows a correlation metric found constant, and timings.
+// backend that ran, the number of rows a correlation metric found constant (of both, and of x
+// alone), and timings.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> query, int k, std::string metric,
                      std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit,
-                     SEXP progress) {
+                     SEXP progress = R_NilValue) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
@@ -77,6 +78,7 @@ Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> 
                             Rcpp::Named("backend") = backend,
                             Rcpp::Named("constant_rows") = static_cast<double>(reference.constant_rows +
                                                                                queries.constant_rows),
+                            Rcpp::Named("reference_constant_rows") = static_cast<double>(reference.constant_rows),
                             Rcpp::Named("timings") = timings);
   FSGPU_GLUE_END
 }

@@ -46,12 +46,14 @@ double bits_of(int64_t fixed, int64_t n) { return fixed_to_bits(Wide(fixed), n);
 // The best `top` pairs (top < 0: all) by `measure` ("joint" or "interaction"), among those at
 // or above threshold (in bits times scale) when has_threshold; pairs of every feature, or of those in `with`
 // (1-based) with every feature. Values in bits. memory_limit: the bytes a GPU search may use per
-// device (0: what is free).
+// device (0: what is free). Only the pairs of row positions [row_begin, row_end) of the search
+// (PairTask; row_end < 0: all rows) are searched: a tile, whose best pairs merge with the other
+// tiles' by the exact measure, key_high * 2^32 + key_low, then i, then j.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure,
                           double top, bool has_threshold, double threshold, double scale, int nbins,
                           std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit,
-                          SEXP progress) {
+                          SEXP progress = R_NilValue, double row_begin = 0, double row_end = -1) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
@@ -66,7 +68,9 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
   const double prepare_seconds = seconds_since(t0);
   std::vector<int32_t> rows;
   for (int f : with) rows.push_back(f - 1);
-  const PairTask task = with.size() ? PairTask::with(rows, codes.n_features) : PairTask::all(codes.n_features);
+  const PairTask whole = with.size() ? PairTask::with(rows, codes.n_features) : PairTask::all(codes.n_features);
+  const PairTask task = whole.tile(static_cast<int64_t>(row_begin),
+                                   row_end < 0 ? whole.row_end : static_cast<int64_t>(row_end));
   const int64_t n = layout.n_samples;
   // The smallest key whose value, as R reports it (bits, times `scale` for other units), is at
   // least the threshold: a threshold equal to a reported value keeps that pair.
@@ -89,7 +93,7 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
 
   const size_t k = pairs.size();
   Rcpp::IntegerVector i(k), j(k), cells(k);
-  Rcpp::NumericVector joint(k), mi1(k), mi2(k), interaction(k);
+  Rcpp::NumericVector joint(k), mi1(k), mi2(k), interaction(k), key_high(k), key_low(k);
   for (size_t p = 0; p < k; ++p) {
     const PairRecord& r = pairs[p];
     const int64_t information = r.joint_class - r.joint - data.constants.class_terms + data.constants.plogp_n;
@@ -100,10 +104,14 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
     mi1[p] = bits_of(data.sums.relevance[r.i], n);
     mi2[p] = bits_of(data.sums.relevance[r.j], n);
     interaction[p] = bits_of(information - data.sums.relevance[r.i] - data.sums.relevance[r.j], n);
+    // Both halves are exact doubles (the values above may round distinct keys alike).
+    key_high[p] = static_cast<double>(r.key >> 32);
+    key_low[p] = static_cast<double>(r.key & 0xffffffffLL);
   }
   return Rcpp::List::create(Rcpp::Named("i") = i, Rcpp::Named("j") = j, Rcpp::Named("mi_joint") = joint,
                             Rcpp::Named("mi1") = mi1, Rcpp::Named("mi2") = mi2,
                             Rcpp::Named("interaction") = interaction, Rcpp::Named("cells") = cells,
+                            Rcpp::Named("key_high") = key_high, Rcpp::Named("key_low") = key_low,
                             Rcpp::Named("n_pairs") = static_cast<double>(task.n_pairs()),
                             Rcpp::Named("backend") = backend, Rcpp::Named("why_cpu") = why_cpu,
                             Rcpp::Named("timings") = Rcpp::NumericVector::create(
@@ -114,28 +122,37 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
 
 // I(Xi;Xj) for every pair of columns of x, in bits, as a symmetric matrix with the entropies
 // H(Xi) on the diagonal; attributes "backend": the backend that ran, and "why_cpu". memory_limit
-// as for fsgpu_mi_pairs.
+// as for fsgpu_mi_pairs. With a tile of rows [row_begin, row_end) (row_end < 0: all), only those
+// rows of the matrix, and of each row i only the entries j >= i (the tile's pairs and the
+// diagonal; the rest 0): the tiles' rows put together give the upper triangle.
 // [[Rcpp::export]]
 Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads,
-                                    Rcpp::IntegerVector devices, double memory_limit, SEXP progress) {
+                                    Rcpp::IntegerVector devices, double memory_limit, SEXP progress = R_NilValue,
+                                    double row_begin = 0, double row_end = -1) {
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = ClassLayout::one_class(n_samples);
   const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
   const PlogpTable plogp(layout.n_samples);
   const PairData data = PairData::of(codes, layout, plogp, PairMeasure::mutual, threads);
   const int64_t f = codes.n_features;
-  Rcpp::NumericMatrix out(static_cast<int>(f), static_cast<int>(f));
+  const PairTask task = PairTask::all(f).tile(static_cast<int64_t>(row_begin),
+                                              row_end < 0 ? f : static_cast<int64_t>(row_end));
+  const int64_t first = task.row_begin, n_rows = task.row_end - task.row_begin;
+  const bool whole = n_rows == f;
+  Rcpp::NumericMatrix out(static_cast<int>(n_rows), static_cast<int>(f));
   // Records go straight into the matrix (through a raw pointer: the sink may run on a worker
   // thread), so no list of the f^2/2 pairs is ever held.
   double* m = out.begin();
-  PairCollector collector([m, f, n_samples](const PairRecord& r) {
-    m[r.i + f * r.j] = m[r.j + f * r.i] = bits_of(r.key, n_samples);
+  PairCollector collector([m, f, n_rows, first, whole, n_samples](const PairRecord& r) {
+    const double v = bits_of(r.key, n_samples);
+    m[(r.i - first) + n_rows * r.j] = v;
+    if (whole) m[r.j + f * r.i] = v;
   });
   JobProgress job(progress);
   std::string why_cpu;
-  search_pairs(data, PairTask::all(f), plogp, collector, backend, why_cpu, threads, devices, memory_limit,
-               job.whole());
-  for (int64_t a = 0; a < f; ++a) m[a + f * a] = bits_of(data.constants.plogp_n - data.sums.x_terms[a], n_samples);
+  search_pairs(data, task, plogp, collector, backend, why_cpu, threads, devices, memory_limit, job.whole());
+  for (int64_t a = first; a < first + n_rows; ++a)
+    m[(a - first) + n_rows * a] = bits_of(data.constants.plogp_n - data.sums.x_terms[a], n_samples);
   out.attr("backend") = backend;
   out.attr("why_cpu") = why_cpu;
   return out;

@@ -386,9 +386,18 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
     };
     if (contrast) {
       tuple[k - 1] = static_cast<int32_t>(job);
-      for_each_ascending(tuple, 0, k - 1, n_real, evaluate);
+      if (k == 1) {
+        if (task.first_in_range(job)) evaluate();
+        return;
+      }
+      // The real variables before the contrast one, their first in the task's range.
+      for (int64_t first = std::max<int64_t>(0, task.first_begin); first < n_real && task.first_in_range(first);
+           ++first) {
+        tuple[0] = static_cast<int32_t>(first);
+        for_each_ascending(tuple, 1, k - 1, n_real, evaluate);
+      }
     } else {
-      if (job > n_real - k) return;
+      if (job > n_real - k || !task.first_in_range(job)) return;
       tuple[0] = static_cast<int32_t>(job);
       for_each_ascending(tuple, 1, k, n_real, evaluate);
     }

@@ -97,10 +97,19 @@ struct GainTables {
 // (permuted copies), as in MDFS 1.4: real variables are scored over the k-tuples of real
 // variables; each contrast variable over the tuples of k - 1 real variables and itself (it is
 // the tuple's last position), and only its own gain counts.
+//
+// A tuple's first variable is its smallest (for a contrast variable's tuples, a real variable, or
+// with dimensions = 1 the contrast variable itself). Only tuples whose first variable is in
+// [first_begin, first_end) are evaluated (first_end < 0: no upper end): by default all; a range
+// is one share of a search split across processes (the R layer's BPPARAM), whose per-variable
+// bests merge into the whole search's with InteractionBest's order.
 struct InteractionTask {
   int32_t dimensions = 2;
   int64_t n_real = 0;
   bool with_tuples = false;
+  int64_t first_begin = 0, first_end = -1;
+
+  bool first_in_range(int64_t var) const { return var >= first_begin && (first_end < 0 || var < first_end); }
 };
 
 // Throws when a search of this shape is not possible: dimensions outside 1..5, more cells than

@@ -18,6 +18,7 @@ PairTask PairTask::all(int64_t n_features) {
   t.rows.resize(n_features);
   for (int64_t f = 0; f < n_features; ++f) t.rows[f] = static_cast<int32_t>(f);
   t.row_rank = t.rows;
+  t.row_end = n_features;
   return t;
 }
 
@@ -33,12 +34,23 @@ PairTask PairTask::with(const std::vector<int32_t>& features, int64_t n_features
     t.row_rank[t.rows[r]] = static_cast<int32_t>(r);
   }
   t.all_pairs = static_cast<int64_t>(t.rows.size()) == n_features;
+  t.row_end = static_cast<int64_t>(t.rows.size());
+  return t;
+}
+
+PairTask PairTask::tile(int64_t begin, int64_t end) const {
+  if (begin < 0 || begin > end || end > static_cast<int64_t>(rows.size()))
+    throw std::invalid_argument("a tile's rows must lie within the task's rows");
+  PairTask t = *this;
+  t.row_begin = begin;
+  t.row_end = end;
   return t;
 }
 
 int64_t PairTask::n_pairs() const {
-  const int64_t m = static_cast<int64_t>(rows.size());
-  return m * (n_features - m) + m * (m - 1) / 2;
+  // Position r pairs with n_features - 1 - r features: the sum over [row_begin, row_end).
+  const int64_t count = row_end - row_begin;
+  return count * (n_features - 1) - (row_begin + row_end - 1) * count / 2;
 }
 
 PairCollector::PairCollector(int64_t top, bool has_min, int64_t min_key)
@@ -253,11 +265,12 @@ void cpu_pair_search(const PairData& d, const PairTask& task, const PlogpTable& 
                              " levels are too many for pair tables; bin or merge categories first");
   const CodeMatrix& x = *d.x;
   const ClassLayout& layout = *d.layout;
-  const int64_t n = x.n_samples, n_rows = static_cast<int64_t>(task.rows.size());
+  const int64_t n = x.n_samples, n_rows = task.row_end - task.row_begin;
   const int32_t n_features = static_cast<int32_t>(task.n_features), classes = layout.n_classes;
   threads = std::max(1, threads);
-  // Units of work: each block of kRowBlock rows against ranges of `chunk` columns, from the
-  // first column it pairs with (first_unit[b] numbers the units of block b, a prefix sum). At
+  // Units of work: each block of kRowBlock rows (from the task's row_begin) against ranges of
+  // `chunk` columns, from the first column it pairs with (first_unit[b] numbers the units of
+  // block b, a prefix sum). At
   // least 8 columns, so that preparing the block's codes costs little next to counting them,
   // unless slices are so small that every thread would otherwise get few units.
   const int64_t n_blocks = (n_rows + kRowBlock - 1) / kRowBlock;
@@ -265,7 +278,7 @@ void cpu_pair_search(const PairData& d, const PairTask& task, const PlogpTable& 
   const int64_t samples = std::max<int64_t>(n, 1);
   const int64_t chunk = std::max<int64_t>(1, std::min(std::max<int64_t>(8, kTileBytes / (2 * samples)),
                                                       slice_work / (8 * kRowBlock * samples)));
-  auto first_column = [&](int64_t b) { return task.all_pairs ? task.rows[b * kRowBlock] + 1 : 0; };
+  auto first_column = [&](int64_t b) { return task.all_pairs ? task.rows[task.row_begin + b * kRowBlock] + 1 : 0; };
   std::vector<int64_t> first_unit(n_blocks + 1, 0);
   for (int64_t b = 0; b < n_blocks; ++b)
     first_unit[b + 1] = first_unit[b] + (n_features - first_column(b) + chunk - 1) / chunk;
@@ -296,7 +309,7 @@ void cpu_pair_search(const PairData& d, const PairTask& task, const PlogpTable& 
   auto unit_pairs = [&](int64_t unit, int worker) {
     PairWorker& w = workers[worker];
     const int64_t block = std::upper_bound(first_unit.begin(), first_unit.end(), unit) - first_unit.begin() - 1;
-    const int64_t r0 = block * kRowBlock, r1 = std::min(n_rows, r0 + kRowBlock);
+    const int64_t r0 = task.row_begin + block * kRowBlock, r1 = std::min(task.row_end, r0 + kRowBlock);
     const int64_t c0 = first_column(block) + (unit - first_unit[block]) * chunk;
     const int32_t c1 = static_cast<int32_t>(std::min<int64_t>(n_features, c0 + chunk));
     std::vector<uint32_t>& row_codes = w.scratch.row_codes;

@@ -66,16 +66,24 @@ FSGPU_HD inline bool pair_before(int64_t key, int32_t i, int32_t j, int64_t key2
 
 // The pairs an engine must evaluate: every pair (rows[r], column) with column != rows[r], except
 // those counted from the other side: when the column is itself a row feature, only if its row
-// position is above r. With rows = all features this is every pair i < j once.
+// position is above r. With rows = all features this is every pair i < j once. Row position r
+// has n_features - 1 - r pairs either way.
+//
+// Only the row positions [row_begin, row_end) are evaluated: all of them unless the task is a
+// tile(), one share of a search split across processes (the R layer's BPPARAM), whose pairs are
+// exactly those the whole search evaluates from these rows.
 struct PairTask {
   std::vector<int32_t> rows;       // distinct features, ascending
   std::vector<int32_t> row_rank;   // per feature: its position in rows, or -1
   bool all_pairs = false;          // rows are all features
   int64_t n_features = 0;
+  int64_t row_begin = 0, row_end = 0;
 
   static PairTask all(int64_t n_features);
   static PairTask with(const std::vector<int32_t>& features, int64_t n_features);
-  int64_t n_pairs() const;
+  // This task restricted to row positions [begin, end) (0 <= begin <= end <= rows.size()).
+  PairTask tile(int64_t begin, int64_t end) const;
+  int64_t n_pairs() const;  // pairs of the rows in [row_begin, row_end)
 };
 
 // Which passing pairs a batch must report, given the collector's state.

@@ -714,8 +714,11 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
   const int host_threads = std::max(1, options.host_threads);
   const std::vector<uint64_t> host_bits = word_major_bits(b, padded, kMaxGpuLevels - 1, host_threads);
   const std::vector<int64_t> alone = single_entropies(b, tables.view(), host_threads);
-  // Work in batches of first variables, from both ends so batches cost about the same.
-  const int64_t n_first = task.n_real;
+  // Work in batches of first variables (those of the task's range), from both ends so batches
+  // cost about the same.
+  const int64_t first_begin = std::min(task.first_begin, task.n_real);
+  const int64_t first_end = task.first_end < 0 ? task.n_real : std::min(task.first_end, task.n_real);
+  const int64_t n_first = std::max<int64_t>(0, first_end - first_begin);
   const int64_t batch = k == 2 ? kPairTile * std::max<int64_t>(1, 4096 / std::max<int64_t>(1, b.n_vars / 4096 + 1))
                                : std::max<int64_t>(1, int64_t(2e9) / std::max<int64_t>(1, b.n_vars * b.n_vars));
   const int64_t n_batches = (n_first + batch - 1) / batch;
@@ -785,8 +788,8 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             if (t >= n_batches) break;
             // Batch t from the front when even, from the back when odd.
             const int64_t index = t % 2 == 0 ? t / 2 : n_batches - 1 - t / 2;
-            a.row_begin = static_cast<int32_t>(index * batch);
-            a.row_end = static_cast<int32_t>(std::min(n_first, (index + 1) * batch));
+            a.row_begin = static_cast<int32_t>(first_begin + index * batch);
+            a.row_end = static_cast<int32_t>(first_begin + std::min(n_first, (index + 1) * batch));
             for (int contrast = 0; contrast < 2; ++contrast) {
               a.contrast = contrast == 1;
               if (a.contrast && task.n_real == b.n_vars) continue;

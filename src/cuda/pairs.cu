@@ -47,6 +47,7 @@ struct PairKernelArgs {
   const int32_t* rows;
   const int32_t* row_rank;
   int32_t n_rows, n_features;
+  int32_t row_begin, row_end;  // the task's row positions (a tile of the rows)
   bool all_pairs;
   int32_t first_row_tile, first_col_tile;
   PairConstants constants;
@@ -121,7 +122,7 @@ __global__ void __launch_bounds__(kPairThreads) pair_kernel(PairKernelArgs a) {
   for (int r = 0; r < kPairsPerSide; ++r)
     for (int s = 0; s < kPairsPerSide; ++s) {
       const int32_t i = fi[r], j = fj[s];
-      bool keep = row_pos[r] < a.n_rows && j < a.n_features && j != i;
+      bool keep = row_pos[r] >= a.row_begin && row_pos[r] < a.row_end && j < a.n_features && j != i;
       if (keep) keep = a.all_pairs ? j > i : (a.row_rank[j] < 0 || a.row_rank[j] > row_pos[r]);
       PairRecord rec;
       if (keep) {
@@ -187,7 +188,10 @@ PairPlan PairPlan::of(const PairData& data, const PairTask& task, size_t n_devic
   p.words = p.class_words.back();
   p.n_col_tiles = static_cast<int32_t>(p.stride / kPairTile);
   const int32_t n_rows = static_cast<int32_t>(task.rows.size());
-  const int32_t n_row_tiles = (n_rows + kPairTile - 1) / kPairTile;
+  // The row tiles that hold the task's row positions (a tile of the rows may start or end
+  // inside one: the kernel skips the positions outside it).
+  const int32_t first_row_tile = static_cast<int32_t>(task.row_begin / kPairTile);
+  const int32_t end_row_tile = static_cast<int32_t>((task.row_end + kPairTile - 1) / kPairTile);
 
   // Batches of row tiles evaluating at most kBatchPairs pairs (so that the output list cannot
   // overflow) and kBatchPopcounts popcounts; a row tile whose columns alone exceed that is
@@ -198,7 +202,7 @@ PairPlan PairPlan::of(const PairData& data, const PairTask& task, size_t n_devic
   const int64_t per_pair = std::max<int64_t>(1, int64_t(p.levels) * p.levels * p.words);
   const int64_t max_tiles = std::max<int64_t>(1, std::min(kBatchPairs, kBatchPopcounts / per_pair) / tile);
   auto first_col = [&](int32_t t) { return task.all_pairs ? t : 0; };
-  for (int32_t t = 0; t < n_row_tiles;) {
+  for (int32_t t = first_row_tile; t < end_row_tile;) {
     const int32_t c0 = first_col(t), cols = p.n_col_tiles - c0;
     if (cols > max_tiles) {
       for (int32_t c = c0; c < p.n_col_tiles; c += static_cast<int32_t>(max_tiles))
@@ -209,7 +213,7 @@ PairPlan PairPlan::of(const PairData& data, const PairTask& task, size_t n_devic
     Batch b{t, 0, c0, cols};
     int64_t tiles = 0;
     const bool first_round = p.batches.size() < n_devices;
-    while (t < n_row_tiles &&
+    while (t < end_row_tile &&
            (b.n_row_tiles == 0 || (!first_round && tiles + p.n_col_tiles - first_col(t) <= max_tiles))) {
       tiles += p.n_col_tiles - first_col(t);
       ++b.n_row_tiles;
@@ -276,7 +280,7 @@ std::string gpu_pair_search_problem(const PairData& data, const PairTask& task, 
   std::string problem = levels_problem(data);
   if (!problem.empty()) return problem;
   if (options.devices.empty()) return "no GPU device given";
-  if (task.rows.empty() || task.n_pairs() == 0) return "";
+  if (task.n_pairs() == 0) return "";
   return memory_problem(PairPlan::of(data, task, options.devices.size()), data, options);
 }
 
@@ -287,7 +291,7 @@ void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTabl
   const std::string problem = gpu_pair_search_problem(data, task, options);
   if (!problem.empty()) throw std::runtime_error(problem);
   const int32_t n_rows = static_cast<int32_t>(task.rows.size());
-  if (n_rows == 0 || task.n_pairs() == 0) return;
+  if (task.n_pairs() == 0) return;
   const int64_t n_features = x.n_features;
   const PairPlan plan = PairPlan::of(data, task, options.devices.size());
 
@@ -330,6 +334,8 @@ void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTabl
   args.levels = plan.levels;
   args.n_classes = layout.n_classes;
   args.n_rows = n_rows;
+  args.row_begin = static_cast<int32_t>(task.row_begin);
+  args.row_end = static_cast<int32_t>(task.row_end);
   args.n_features = static_cast<int32_t>(n_features);
   args.all_pairs = task.all_pairs;
   args.constants = data.constants;
