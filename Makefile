@@ -3,7 +3,7 @@
 #   make demo    install what is missing, build, run inst/scripts/demo.R
 #   make test    the same build, a CPU-only build, the C++ and R test suites
 #
-# Other targets: deps, install, install-cpu, cpptest, check, document, rdev, clean.
+# Other targets: deps, install, install-cpu, cpptest, check, document, rdev, fuzz, clean.
 # Nothing is installed system-wide except Debian packages (deps): the package goes
 # to build/lib (build/lib-cpu for the CPU-only build). SKIP_DEPS=1 skips deps.
 
@@ -24,7 +24,7 @@ DEB_PACKAGES = r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-matrix \
 # The R builds share src/ (objects are built in place): one target at a time.
 # Each R CMD INSTALL compiles with $(JOBS) jobs of its own.
 .NOTPARALLEL:
-.PHONY: all deps install install-cpu demo test cpptest check document rdev clean
+.PHONY: all deps install install-cpu demo test cpptest check document rdev fuzz clean
 
 all: install
 
@@ -128,6 +128,11 @@ rdev:
 	@mkdir -p .rdev/lib
 	FSGPU_CUDA_ARCHS=$${FSGPU_CUDA_ARCHS:-90} MAKEFLAGS=-j$(JOBS) \
 	  $(R) CMD INSTALL --preclean --no-multiarch --no-test-load -l .rdev/lib .
+
+# libFuzzer runs of the LibSVM and ARFF parsers (clang); FUZZ_TIME seconds each (tests/fuzz/README.md)
+FUZZ_TIME = 300
+fuzz:
+	$(MAKE) -C tests/fuzz run FUZZ_TIME=$(FUZZ_TIME)
 
 clean:
 	sh ./cleanup

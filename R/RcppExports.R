@@ -53,6 +53,14 @@ fsgpu_pair_codes <- function(x, n_samples, nbins, threads) {
     .Call(`_fsgpu_fsgpu_pair_codes`, x, n_samples, nbins, threads)
 }
 
+fsgpu_parse_libsvm <- function(bytes, index_base, n_features) {
+    .Call(`_fsgpu_fsgpu_parse_libsvm`, bytes, index_base, n_features)
+}
+
+fsgpu_parse_arff <- function(bytes) {
+    .Call(`_fsgpu_fsgpu_parse_arff`, bytes)
+}
+
 fsgpu_select <- function(x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress) {
     .Call(`_fsgpu_fsgpu_select`, x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress)
 }

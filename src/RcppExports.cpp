@@ -241,6 +241,30 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_parse_libsvm
+Rcpp::List fsgpu_parse_libsvm(Rcpp::RawVector bytes, int index_base, double n_features);
+RcppExport SEXP _fsgpu_fsgpu_parse_libsvm(SEXP bytesSEXP, SEXP index_baseSEXP, SEXP n_featuresSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::RawVector >::type bytes(bytesSEXP);
+    Rcpp::traits::input_parameter< int >::type index_base(index_baseSEXP);
+    Rcpp::traits::input_parameter< double >::type n_features(n_featuresSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_parse_libsvm(bytes, index_base, n_features));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_parse_arff
+Rcpp::List fsgpu_parse_arff(Rcpp::RawVector bytes);
+RcppExport SEXP _fsgpu_fsgpu_parse_arff(SEXP bytesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::RawVector >::type bytes(bytesSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_parse_arff(bytes));
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_select
 Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std::string method, double beta, double gamma, Rcpp::IntegerVector fixed, double min_score, SEXP weights, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
 RcppExport SEXP _fsgpu_fsgpu_select(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP kSEXP, SEXP methodSEXP, SEXP betaSEXP, SEXP gammaSEXP, SEXP fixedSEXP, SEXP min_scoreSEXP, SEXP weightsSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
@@ -321,6 +345,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 10},
     {"_fsgpu_fsgpu_mi_network", (DL_FUNC) &_fsgpu_fsgpu_mi_network, 4},
     {"_fsgpu_fsgpu_pair_codes", (DL_FUNC) &_fsgpu_fsgpu_pair_codes, 4},
+    {"_fsgpu_fsgpu_parse_libsvm", (DL_FUNC) &_fsgpu_fsgpu_parse_libsvm, 3},
+    {"_fsgpu_fsgpu_parse_arff", (DL_FUNC) &_fsgpu_fsgpu_parse_arff, 1},
     {"_fsgpu_fsgpu_select", (DL_FUNC) &_fsgpu_fsgpu_select, 16},
     {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 8},
     {"_fsgpu_fsgpu_conditional_scores", (DL_FUNC) &_fsgpu_fsgpu_conditional_scores, 11},

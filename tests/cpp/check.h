@@ -26,3 +26,6 @@ void knn_tests(const fsgpu::GpuStatus& gpu);
 // Interaction search: MDFS draws, the CPU against direct gains, the GPU against the CPU
 // (test_interactions.cpp).
 void interaction_tests(const fsgpu::GpuStatus& gpu);
+
+// LibSVM and ARFF parsers: results and the position of every error (test_text_formats.cpp).
+void text_format_tests();

@@ -382,6 +382,7 @@ int main() {
   discretize_tests(gpu);
   knn_tests(gpu);
   interaction_tests(gpu);
+  text_format_tests();
   std::printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;
 }

@@ -1,0 +1,256 @@
+# read_libsvm(), read_arff(), read_delimited() and the command line (exec/fsgpu), on small files
+# written here.
+
+write_lines <- function(lines, ext, compress = c("none", "gzip", "bzip2", "xz")) {
+  compress <- match.arg(compress)
+  suffix <- switch(compress, none = "", gzip = ".gz", bzip2 = ".bz2", xz = ".xz")
+  file <- tempfile(fileext = paste0(ext, suffix))
+  con <- switch(compress, none = file(file, "wb"), gzip = gzfile(file, "wb"), bzip2 = bzfile(file, "wb"),
+                xz = xzfile(file, "wb"))
+  writeLines(lines, con, sep = "\n")
+  close(con)
+  file
+}
+
+# A sparse matrix and labels in LibSVM lines (1-based, each line's indices in reverse order).
+libsvm_lines <- function(x, y) {
+  vapply(seq_len(nrow(x)), function(r) {
+    j <- rev(which(x[r, ] != 0))
+    paste(c(as.character(y[r]), sprintf("%d:%s", j, as.character(x[r, j]))), collapse = " ")
+  }, "")
+}
+
+random_sparse <- function(n = 30, p = 12, seed = 3) {
+  with_seed(seed, {
+    x <- matrix(round(rnorm(n * p), 3), n, p)
+    x[sample(length(x), length(x) * 0.7)] <- 0
+    x[, p] <- c(1, rep(0, n - 1))  # the last feature occurs once, so the width is p
+    list(x = x, y = sample(c(-1, 1, 2), n, replace = TRUE))
+  })
+}
+
+test_that("read_libsvm reads back what was written, sparse, with comments, CRLF and any order", {
+  d <- random_sparse()
+  lines <- libsvm_lines(d$x, d$y)
+  lines <- c("# a header comment", "", lines[1:10], "   ", paste0(lines[11:20], "  # trailing comment\r"),
+             paste0(lines[21:30], "\t "))
+  got <- read_libsvm(write_lines(lines, ".libsvm"))
+  expect_s4_class(got$x, "dgCMatrix")
+  expect_identical(dim(got$x), dim(d$x))
+  expect_equal(as.matrix(got$x), d$x, ignore_attr = TRUE)
+  expect_identical(colnames(got$x), paste0("f", seq_len(ncol(d$x))))
+  expect_identical(got$y, factor(d$y, levels = c(-1, 1, 2)))
+  expect_identical(read_libsvm(write_lines(lines, ".libsvm"), labels = "numeric")$y, d$y)
+  expect_null(got$qid)
+})
+
+test_that("read_libsvm decompresses gzip, bzip2 and xz", {
+  d <- random_sparse(seed = 4)
+  plain <- read_libsvm(write_lines(libsvm_lines(d$x, d$y), ".libsvm"))
+  for (compress in c("gzip", "bzip2", "xz"))
+    expect_identical(read_libsvm(write_lines(libsvm_lines(d$x, d$y), ".libsvm", compress)), plain)
+})
+
+test_that("read_libsvm: index base, width, qid and text labels", {
+  zero <- write_lines(c("a 0:1 2:5", "b 1:2"), ".svm")
+  got <- read_libsvm(zero)
+  expect_identical(colnames(got$x), c("f0", "f1", "f2"))
+  expect_equal(as.matrix(got$x), rbind(c(1, 0, 5), c(0, 2, 0)), ignore_attr = TRUE)
+  expect_identical(got$y, factor(c("a", "b")))
+  one <- write_lines(c("1 1:1 3:2", "2 2:1"), ".svm")
+  expect_identical(dim(read_libsvm(one)$x), c(2L, 3L))
+  expect_identical(dim(read_libsvm(one, index_base = 0)$x), c(2L, 4L))
+  expect_identical(dim(read_libsvm(one, n_features = 7)$x), c(2L, 7L))
+  expect_error(read_libsvm(one, n_features = 2), "line 1, column 7: feature index 3 is beyond n_features = 2")
+  expect_error(read_libsvm(zero, index_base = 1), "line 1, column 3: feature index 0 in a file read with 1-based")
+  q <- read_libsvm(write_lines(c("3 qid:1 1:1", "2 qid:1 2:1", "1 2:3"), ".svm"))
+  expect_identical(q$qid, c(1, 1, NA))
+  expect_identical(levels(q$y), c("1", "2", "3"))
+  # +1 and 1 are one class; numeric levels sort as numbers
+  expect_identical(levels(read_libsvm(write_lines(c("+1 1:1", "1 1:2", "10 1:1", "-1 1:1", "9 1:1"), ".svm"))$y),
+                   c("-1", "1", "9", "10"))
+})
+
+test_that("read_libsvm errors name the file, line and column", {
+  expect_error(read_libsvm(write_lines(c("1 1:1", "2 4:1 2:1 4:2"), ".svm")), "line 2, column 11: feature 4 appears twice")
+  expect_error(read_libsvm(write_lines(c("1 1:1", "", "1,3 1:1"), ".svm")), "line 3, column 1: multi-label")
+  expect_error(read_libsvm(write_lines(c("1 1:x"), ".svm")), "line 1, column 5: the value 'x' of feature 1")
+  f <- write_lines(c("1 1:1", "spam 2:1"), ".svm")
+  expect_error(read_libsvm(f, labels = "numeric"), "line 2: the label 'spam' is not a number", fixed = TRUE)
+  expect_error(read_libsvm(f, labels = "numeric"), basename(f), fixed = TRUE)
+  expect_error(read_libsvm(write_lines(c("1 1:1", "1 2:1"), ".svm", "gzip"), n_features = 1), "line 2, column 3")
+  expect_error(read_libsvm(write_lines("# nothing", ".svm")), "no samples")
+  expect_error(read_libsvm(file.path(tempdir(), "no-such-file.svm")), "cannot find the file")
+  expect_error(read_libsvm(f, index_base = 2), "index_base must be 0, 1 or NULL")
+})
+
+test_that("read_libsvm's matrix goes straight into select_features", {
+  d <- random_sparse(n = 60, p = 15, seed = 5)
+  got <- read_libsvm(write_lines(libsvm_lines(d$x, d$y), ".libsvm"))
+  dense <- d$x
+  colnames(dense) <- colnames(got$x)
+  expect_identical(select_features(got$x, got$y, k = 4, nbins = 3, backend = "cpu")$selection,
+                   select_features(dense, factor(d$y), k = 4, nbins = 3, backend = "cpu")$selection)
+})
+
+arff_weather <- c(
+  "% the weather, every type",
+  "@RELATION 'the weather'",
+  "@attribute outlook {sunny, 'over cast', rainy}",
+  "@Attribute \"temp (F)\" REAL",
+  "@attribute count integer",
+  "@attribute note string",
+  "@attribute day date yyyy-MM-dd",
+  "@attribute play {yes,no}",
+  "@DATA",
+  "sunny, 85.5, 3, 'it\\'s hot', 2024-06-01, no",
+  "'over cast',?,?, plain, ?, yes  % a comment",
+  "{0 rainy, 2 -7, 5 yes}")
+
+test_that("read_arff reads every type, dense and sparse, with the class last by default", {
+  d <- read_arff(write_lines(arff_weather, ".arff"))
+  expect_identical(d$relation, "the weather")
+  expect_identical(names(d$x), c("outlook", "temp (F)", "count", "note", "day"))
+  expect_identical(d$x$outlook, factor(c("sunny", "over cast", "rainy"), levels = c("sunny", "over cast", "rainy")))
+  expect_identical(d$x$`temp (F)`, c(85.5, NA, 0))
+  expect_identical(d$x$count, c(3L, NA, -7L))
+  expect_identical(d$x$note, c("it's hot", "plain", ""))
+  expect_identical(d$x$day, c("2024-06-01", NA, ""))
+  expect_identical(d$y, factor(c("no", "yes", "yes"), levels = c("yes", "no")))
+  expect_identical(read_arff(write_lines(arff_weather, ".arff", "xz")), d)
+  by_name <- read_arff(write_lines(arff_weather, ".arff"), class = "outlook")
+  expect_identical(by_name$y, d$x$outlook)
+  expect_identical(names(by_name$x), c("temp (F)", "count", "note", "day", "play"))
+  expect_identical(read_arff(write_lines(arff_weather, ".arff"), class = 1)$y, d$x$outlook)
+  none <- read_arff(write_lines(arff_weather, ".arff"), class = FALSE)
+  expect_null(none$y)
+  expect_identical(ncol(none$x), 6L)
+  expect_error(read_arff(write_lines(arff_weather, ".arff"), class = "Play"), "names no column")
+  expect_error(read_arff(write_lines(arff_weather, ".arff"), class = 9), "an index from 1 to 6")
+})
+
+test_that("an ARFF file written from a data frame reads back, dense or sparse", {
+  df <- with_seed(6, data.frame(a = round(rnorm(20), 4), b = factor(sample(c("x", "y z"), 20, TRUE), levels = c("x", "y z")),
+                                c = sample(0:3, 20, TRUE), cls = factor(sample(c("p", "q"), 20, TRUE))))
+  df$a[c(2, 7)] <- NA
+  header <- c("@relation r", "@attribute a numeric", "@attribute b {x, 'y z'}", "@attribute c integer",
+              "@attribute cls {p, q}", "@data")
+  value <- function(v) ifelse(is.na(v), "?", ifelse(grepl(" ", v), sprintf("'%s'", v), as.character(v)))
+  dense <- do.call(paste, c(lapply(df, value), sep = ","))
+  sparse <- vapply(seq_len(nrow(df)), function(r) {
+    fields <- vapply(df[r, ], function(v) value(v[[1]]), "")
+    keep <- which(!fields %in% c("0", "x", "p"))  # the defaults of a sparse row
+    paste0("{", paste(sprintf("%d %s", keep - 1, fields[keep]), collapse = ", "), "}")
+  }, "")
+  for (rows in list(dense, sparse)) {
+    got <- read_arff(write_lines(c(header, rows), ".arff"))
+    expect_identical(got$x, df[, 1:3])
+    expect_identical(got$y, df$cls)
+  }
+  sel <- select_features(got$x[, c("b", "c")], got$y, k = 2, backend = "cpu")
+  expect_identical(sel$selection$feature, select_features(df[, c("b", "c")], df$cls, k = 2, backend = "cpu")$selection$feature)
+})
+
+test_that("read_arff errors name the file, line and column", {
+  head <- c("@relation r", "@attribute a numeric", "@attribute b {x,y}", "@data")
+  f <- write_lines(c(head, "1,x", "2,z"), ".arff")
+  expect_error(read_arff(f), paste0(basename(f), ": line 6, column 3: 'z' is not a level of attribute 'b'"), fixed = TRUE)
+  expect_error(read_arff(write_lines(c(head, "1"), ".arff")), "line 5, column 2: 1 values for 2 attributes")
+  expect_error(read_arff(write_lines(c(head, "abc,x"), ".arff")), "line 5, column 1: 'abc' is not a number")
+  expect_error(read_arff(write_lines(head[1:3], ".arff")), "no @data")
+  expect_error(read_arff(write_lines(head, ".arff")), "no instances")
+  expect_error(read_arff(write_lines(c("@attribute a {x,y}", "@data", "x"), ".arff")), "the only column")
+})
+
+test_that("read_delimited reads CSV and TSV with a class column", {
+  df <- data.frame(g1 = c(1.5, 0.3, 2.1, NA), class = c("t", "n", "t", "n"), g2 = c(0L, 1L, 0L, 2L))
+  f <- tempfile(fileext = ".csv")
+  utils::write.csv(df, f, row.names = FALSE)
+  d <- read_delimited(f)
+  expect_identical(names(d), c("x", "y"))
+  expect_identical(d$x, df[, c("g1", "g2")])
+  expect_identical(d$y, factor(df$class))
+  expect_identical(read_delimited(f, class = "g2")$y, df$g2)
+  expect_identical(read_delimited(f, class = 1)$y, df$g1)
+  expect_null(read_delimited(f, class = FALSE)$y)
+  tsv <- write_lines(c("a\tb\tlabel", "1\t2\tu", "3\t4\tv"), ".tsv", "gzip")
+  got <- read_delimited(tsv)  # no 'class' column: the last one
+  expect_identical(got$y, factor(c("u", "v")))
+  expect_identical(got$x, data.frame(a = c(1L, 3L), b = c(2L, 4L)))
+  headless <- read_delimited(write_lines(c("1,2,u", "3,4,v"), ".csv"), header = FALSE)
+  expect_identical(names(headless$x), c("V1", "V2"))
+  expect_error(read_delimited(write_lines(c("a,b,class", "1,2,u", "3,4", "5,6,v"), ".csv")),
+               "line 3 has 2 fields, but the first line has 3")
+  expect_error(read_delimited(write_lines(c("a,b", "1,2,u"), ".csv")), "line 2 has 3 fields")
+  expect_error(read_delimited(write_lines("a,b,class", ".csv")), "no data lines")
+  expect_error(read_delimited(f, sep = ";;"), "sep must be one character")
+})
+
+# The command line, run as a user would, with this R's packages.
+run_cli <- function(...) {
+  script <- system.file("exec", "fsgpu", package = "fsgpu")
+  out <- tempfile()
+  err <- tempfile()
+  status <- suppressWarnings(system2(file.path(R.home("bin"), "Rscript"), c(shQuote(script), ...), stdout = out,
+                                     stderr = err, env = paste0("R_LIBS=", paste(.libPaths(), collapse = .Platform$path.sep))))
+  list(status = status, out = readLines(out), err = readLines(err))
+}
+
+test_that("the command line selects features of ARFF, CSV and LibSVM files", {
+  skip_if(system.file("exec", "fsgpu", package = "fsgpu") == "", "fsgpu is not installed")
+  d <- data_informative(n = 90, p = 12, classes = 3, informative = 3, seed = 7)
+  expected <- as.data.frame(select_features(d$x, d$y, k = 4, nbins = 5, method = "mrmr", backend = "cpu"))
+  csv <- tempfile(fileext = ".csv")
+  utils::write.csv(data.frame(class = d$y, d$x), csv, row.names = FALSE)
+  res <- run_cli("-m", "mrmr", "-k", "4", "--bins=5", "--backend", "cpu", csv)
+  expect_identical(res$status, 0L)
+  got <- utils::read.csv(text = res$out)
+  expect_identical(names(got), c("rank", "feature", "index", "score"))
+  expect_identical(got$feature, expected$feature)
+  expect_equal(got$score, expected$score, tolerance = 1e-12)
+  expect_true(any(grepl("MRMR selection: 4 of 12 features", res$err)))
+
+  arff <- tempfile(fileext = ".arff.gz")
+  con <- gzfile(arff, "w")
+  writeLines(c("@relation r", sprintf("@attribute %s numeric", colnames(d$x)),
+               sprintf("@attribute y {%s}", paste(levels(d$y), collapse = ",")), "@data",
+               do.call(paste, c(as.data.frame(format(d$x, digits = 17)), list(as.character(d$y)), sep = ","))), con)
+  close(con)
+  output <- tempfile(fileext = ".csv")
+  res <- run_cli("-m", "mrmr", "-k", "4", "-b", "5", "-q", "-o", output, arff)
+  expect_identical(res$status, 0L)
+  expect_identical(res$err, character())
+  expect_identical(utils::read.csv(output)$feature, expected$feature)
+
+  svm <- write_lines(c("1 1:1 2:1", "2 1:1", "1 2:1 3:1", "2 3:1"), ".txt")
+  res <- run_cli("--format", "libsvm", "-k", "2", "-q", svm)
+  expect_identical(res$status, 0L)
+  expect_identical(utils::read.csv(text = res$out)$rank, 1:2)
+})
+
+test_that("the command line explains bad arguments and input, with non-zero status", {
+  skip_if(system.file("exec", "fsgpu", package = "fsgpu") == "", "fsgpu is not installed")
+  help <- run_cli("--help")
+  expect_identical(help$status, 0L)
+  expect_match(help$out[1], "^Usage: fsgpu")
+  bad <- list(list(c("--bogus", "a.csv"), 2L, "unknown option '--bogus'"),
+              list(character(), 2L, "no input file"),
+              list(c("-k", "two", "a.csv"), 2L, "--select must be a whole number"),
+              list(c("-m", "xyz", "a.csv"), 2L, "--method must be one of"),
+              list("a.dat", 2L, "cannot tell the format"),
+              list("-k", 2L, "-k needs a value"),
+              list(c("--class", "y", "a.libsvm"), 2L, "--class is not for LibSVM"),
+              list(file.path(tempdir(), "absent.csv"), 1L, "cannot find the file"))
+  for (case in bad) {
+    res <- do.call(run_cli, as.list(case[[1]]))
+    expect_identical(res$status, case[[2]], info = paste(case[[1]], collapse = " "))
+    expect_true(any(grepl(case[[3]], res$err, fixed = TRUE)), info = paste(res$err, collapse = "\n"))
+  }
+  broken <- write_lines(c("1 1:1", "2 1:x"), ".libsvm")
+  res <- run_cli(broken)
+  expect_identical(res$status, 1L)
+  expect_true(any(grepl("line 2, column 5", res$err, fixed = TRUE)))
+  res <- run_cli("-k", "50", "-q", write_lines(c("1 1:1", "2 2:1"), ".libsvm"))
+  expect_identical(res$status, 1L)
+  expect_true(any(grepl("k must be between 1 and 2", res$err, fixed = TRUE)))
+})
