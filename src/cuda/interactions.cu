@@ -10,10 +10,12 @@
 // level) columns over 256 objects of a class, so counting costs little beside the gain step.
 // Otherwise a block scores a 64 x 64 tile of (row, column) variables; every thread holds a few
 // rows and columns and keeps their (m-1)^2 counters per class in registers while words are
-// staged through shared memory. Triples (i < j < l): a block takes one i and 128 l's, walks j; the
-// (i, l) counts stay in registers, the block puts I AND J in shared memory for each j, and every
-// thread counts (i, j, l) and (j, l). The other cells (a level of one variable alone, the class
-// sizes, the pair (i, j)) come from known marginals, as in the CPU engine.
+// staged through shared memory. Triples (i < j < l): a block takes one i and a tile of l's and
+// walks the j's; the (i, l) counts stay in registers. With tensor cores, mma instructions count
+// (j, i), (j, l) and, with rows I_a AND J_b, (i, j, l) for groups of j's; otherwise the block puts
+// I AND J in shared memory for each j and every thread counts (i, j, l) and (j, l) with popcounts.
+// The other cells (a level of one variable alone, the class sizes) come from known marginals, as
+// in the CPU engine.
 //
 // A variable's best gain is kept as an order-preserving 64-bit key with atomicMax; the tuple
 // that reaches it (when asked) comes from a second pass, the smallest packed tuple among those
@@ -65,7 +67,7 @@ struct SearchArgs {
   const int64_t* alone;        // per variable: single_entropies()
   GainTableView tables;
   bool shared_tables;          // copy the tables into shared memory (they fit)
-  bool tensor_pairs;           // the device has binary tensor cores (sm_80+)
+  bool tensor_cores;           // the device has binary tensor cores (sm_80+)
   int32_t n_real, n_vars;
   int32_t row_begin, row_end;  // the first variables of this launch
   bool contrast;               // the last position runs over the contrast variables
@@ -577,11 +579,277 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
   }
 }
 
+// Triples on the binary tensor cores, for L = 1 or 2. A block takes one i and BL variables l
+// (NT mma tiles of CV l's per warp) and walks the j's in groups of RV (the mma's rows, as for
+// pairs: for L = 2 row r is (j r % 8, level r / 8), for L = 1 row r is j r). Per 256 objects of a
+// class a warp runs one mma for the (j, i) counts (columns: i's levels, the rest zero) and per
+// tile one for the (j, l) counts and one per level a of i for the (i, j, l) counts, whose rows
+// are I_a AND J_b. Lane (g, t) then holds, for L = 2, the triple (i, j g, l t) and for L = 1 four
+// triples (j g and g + 8, l 2t and 2t + 1); the other cells follow from marginals.
+template <int L, int NC>
+struct TensorTripleShape {
+  static_assert(L == 1 || L == 2, "the tensor-core triples take 2 or 3 levels");
+  static constexpr int RV = 16 / L, CV = 8 / L;                   // j's per group, l's per tile
+  static constexpr int NT = (NC == 2 ? 2 : 1) * (L == 1 ? 2 : 1);  // tiles per warp
+  static constexpr int BL = 8 * NT * CV;                           // l's per block (8 warps)
+};
+
+// The count of cell (x, y, z) of a triple's table (levels 0..L; L is the last level) from its
+// marginals m(u, v, w), where a position equal to L means "any level": inclusion-exclusion over
+// the positions at the last level (n(.., L, ..) = n(.., any, ..) - sum of the other levels).
+template <int L, class Marginal>
+__device__ FSGPU_GAIN_INLINE int32_t triple_cell(const Marginal& m, int x, int y, int z) {
+  int32_t n = 0;
+#pragma unroll
+  for (int u = 0; u <= L; ++u) {
+    if (x < L && u != x) continue;
+#pragma unroll
+    for (int v = 0; v <= L; ++v) {
+      if (y < L && v != y) continue;
+#pragma unroll
+      for (int w = 0; w <= L; ++w) {
+        if (z < L && w != z) continue;
+        const bool minus = ((x == L && u < L) + (y == L && v < L) + (z == L && w < L)) % 2 == 1;
+        n += minus ? -m(u, v, w) : m(u, v, w);
+      }
+    }
+  }
+  return n;
+}
+
+// condH of a triple's table n[class][x][y][z] (axis < 0) or of the table summed over an axis
+// (merged cells), fixed point.
+template <int L, int NC>
+__device__ FSGPU_GAIN_INLINE int64_t triple_entropy(const int32_t (&n)[NC][L + 1][L + 1][L + 1], int axis,
+                                                    const GainTableView& t) {
+  constexpr int M = L + 1;
+  int64_t h = 0;
+#pragma unroll
+  for (int x = 0; x < M; ++x)
+#pragma unroll
+    for (int y = 0; y < M; ++y)
+#pragma unroll
+      for (int z = 0; z < M; ++z) {
+        // A cell of the full table, or a line along the axis (its first cell stands for it).
+        if ((axis == 0 && x) || (axis == 1 && y) || (axis == 2 && z)) continue;
+        int32_t total = 0;
+        int64_t classes = 0;
+#pragma unroll
+        for (int c = 0; c < NC; ++c) {
+          int32_t count = 0;
+#pragma unroll
+          for (int e = 0; e < M; ++e) {
+            if (axis < 0 && e) break;
+            count += n[c][axis == 0 ? e : x][axis == 1 ? e : y][axis == 2 ? e : z];
+          }
+          total += count;
+          classes += axis < 0 ? t.cell[c * t.stride + count] : t.merged[c * t.stride + count];
+        }
+        h += (axis < 0 ? t.cell_total[total] : t.merged_total[total]) - classes;
+      }
+  return h;
+}
+
+template <int L, int NC>
+__global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int32_t l_tiles) {
+  using Shape = TensorTripleShape<L, NC>;
+  constexpr int RV = Shape::RV, CV = Shape::CV, NT = Shape::NT, BL = Shape::BL;
+  constexpr int ROWS = L == 2 ? 1 : 2, COLS = L == 2 ? 1 : 2;  // triples per lane and tile: ROWS x COLS
+  extern __shared__ int64_t table_cache[];
+  __shared__ Key j_best[2][RV];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int32_t i = a.row_begin + blockIdx.x / l_tiles;
+  const int32_t l_first = a.contrast ? a.n_real : 0, l_end = a.contrast ? a.n_vars : a.n_real;
+  const int32_t lb0 = l_first + (blockIdx.x % l_tiles) * BL;
+  if (i >= a.row_end) return;
+  const int32_t j_end = a.contrast ? a.n_real : min(a.n_real, lb0 + BL - 1);  // j < l
+  if (i + 1 >= j_end) return;
+  const GainTableView tables = block_tables(a, table_cache, true, tid, 256);
+  const Key identity = a.tuple_pass ? ~Key(0) : Key(0);
+  if (tid < 2 * RV) j_best[tid / RV][tid % RV] = identity;
+  auto better = [&](Key x, Key y) { return a.tuple_pass ? min(x, y) : max(x, y); };
+  // The lane's l's, their level counts and (i, l) counts, once.
+  const int32_t lw0 = lb0 + warp * NT * CV;
+  auto l_of = [&](int nt, int q) { return lw0 + nt * CV + (L == 2 ? t : 2 * t + q); };
+  int32_t il[NT][COLS][NC][L][L] = {}, l_levels[NT][COLS][NC][L], i_levels[NC][L];
+  load_level_counts<L, NC>(a, i, i_levels);
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int q = 0; q < COLS; ++q) {
+      const int32_t l = min(l_of(nt, q), a.n_vars - 1);
+      load_level_counts<L, NC>(a, l, l_levels[nt][q]);
+#pragma unroll
+      for (int c = 0; c < NC; ++c)
+        for (int32_t w = a.class_word[c]; w < a.class_word[c + 1]; ++w)
+#pragma unroll
+          for (int x = 0; x < L; ++x) {
+            const uint64_t iw = level_row(a, w, x)[i];
+#pragma unroll
+            for (int z = 0; z < L; ++z) il[nt][q][c][x][z] += __popcll(iw & level_row(a, w, z)[l]);
+          }
+    }
+  Key best_i = identity, best_l[NT][COLS];
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int q = 0; q < COLS; ++q) best_l[nt][q] = identity;
+  // The lane's rows g, g + 8 (j, level b) and column g (l, level).
+  const int row_j[2] = {g, L == 2 ? g : g + 8}, row_level[2] = {0, L == 2 ? 1 : 0};
+  const int col_l = L == 2 ? g / 2 : g, col_level = L == 2 ? g % 2 : 0;
+  int parity = 0;
+  for (int32_t jg0 = i + 1; jg0 < j_end; jg0 += RV, parity ^= 1) {
+    int32_t ij[NC][4] = {}, jl[NC][NT][4] = {}, ijl[NC][L][NT][4] = {};
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      const int32_t w_end = a.class_word[c + 1];
+      for (int32_t w0 = a.class_word[c]; w0 < w_end; w0 += kTensorWords) {
+        const int32_t w_lo = w0 + t / 2, w_hi = w0 + 2 + t / 2;
+        uint32_t i_lo[L], i_hi[L];
+#pragma unroll
+        for (int x = 0; x < L; ++x) {
+          i_lo[x] = bitmap_half(a, w_lo, w_end, x, i, t % 2);
+          i_hi[x] = bitmap_half(a, w_hi, w_end, x, i, t % 2);
+        }
+        const uint32_t jx[4] = {bitmap_half(a, w_lo, w_end, row_level[0], jg0 + row_j[0], t % 2),
+                                bitmap_half(a, w_lo, w_end, row_level[1], jg0 + row_j[1], t % 2),
+                                bitmap_half(a, w_hi, w_end, row_level[0], jg0 + row_j[0], t % 2),
+                                bitmap_half(a, w_hi, w_end, row_level[1], jg0 + row_j[1], t % 2)};
+        // (j, i): column g is i's level g (only the first L columns).
+        const uint32_t iy[2] = {g < L ? (g == 0 ? i_lo[0] : i_lo[L - 1]) : 0u,
+                                g < L ? (g == 0 ? i_hi[0] : i_hi[L - 1]) : 0u};
+        mma_and_popc(ij[c], jx, iy);
+        uint32_t ijx[L][4];
+#pragma unroll
+        for (int x = 0; x < L; ++x) {
+          ijx[x][0] = i_lo[x] & jx[0];
+          ijx[x][1] = i_lo[x] & jx[1];
+          ijx[x][2] = i_hi[x] & jx[2];
+          ijx[x][3] = i_hi[x] & jx[3];
+        }
+#pragma unroll
+        for (int nt = 0; nt < NT; ++nt) {
+          const int32_t v = lw0 + nt * CV + col_l;
+          const uint32_t ly[2] = {bitmap_half(a, w_lo, w_end, col_level, v, t % 2),
+                                  bitmap_half(a, w_hi, w_end, col_level, v, t % 2)};
+          mma_and_popc(jl[c][nt], jx, ly);
+#pragma unroll
+          for (int x = 0; x < L; ++x) mma_and_popc(ijl[c][x][nt], ijx[x], ly);
+        }
+      }
+    }
+    // The (j, i) counts of the lane's j's sit in lane (g, 0): d[2 b + a] for L = 2, d[2 r] for L = 1.
+    int32_t ij_lane[NC][4];
+#pragma unroll
+    for (int c = 0; c < NC; ++c)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) ij_lane[c][e] = __shfl_sync(0xffffffffu, ij[c][e], g * 4);
+    Key j_key[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) j_key[r] = identity;
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      const int32_t j = jg0 + row_j[r];
+      int32_t j_levels[NC][L];
+      load_level_counts<L, NC>(a, min(j, a.n_vars - 1), j_levels);
+#pragma unroll
+      for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+        for (int q = 0; q < COLS; ++q) {
+          const int32_t l = l_of(nt, q);
+          if (j >= j_end || l >= l_end || (!a.contrast && l <= j)) continue;
+          // Marginals; level L of a position means any level.
+          auto marginal = [&](int c, int u, int v, int w) -> int32_t {
+            const int e = L == 2 ? 0 : 2 * r + q;  // the lane's d index for L = 1
+            if (u < L && v < L && w < L) return ijl[c][u][nt][L == 2 ? 2 * v + w : e];
+            if (u < L && v < L) return ij_lane[c][L == 2 ? 2 * v + u : 2 * r];
+            if (u < L && w < L) return il[nt][q][c][u][w];
+            if (v < L && w < L) return jl[c][nt][L == 2 ? 2 * v + w : e];
+            if (u < L) return i_levels[c][u];
+            if (v < L) return j_levels[c][v];
+            if (w < L) return l_levels[nt][q][c][w];
+            return a.class_size[c];
+          };
+          int32_t n[NC][L + 1][L + 1][L + 1];
+#pragma unroll
+          for (int c = 0; c < NC; ++c) {
+            auto m = [&](int u, int v, int w) { return marginal(c, u, v, w); };
+#pragma unroll
+            for (int x = 0; x <= L; ++x)
+#pragma unroll
+              for (int y = 0; y <= L; ++y)
+#pragma unroll
+                for (int z = 0; z <= L; ++z) n[c][x][y][z] = triple_cell<L>(m, x, y, z);
+          }
+          const int64_t full = triple_entropy<L, NC>(n, -1, tables);
+          const int64_t gain_l = triple_entropy<L, NC>(n, 2, tables) - full;
+          const Key packed = pack_tuple(i, j, l);
+          if (!a.tuple_pass) {
+            best_l[nt][q] = max(best_l[nt][q], gain_key(gain_l));
+          } else if (gain_key(gain_l) == a.best[l]) {
+            best_l[nt][q] = min(best_l[nt][q], packed);
+          }
+          if (a.contrast) continue;
+          const Key gi = gain_key(triple_entropy<L, NC>(n, 0, tables) - full);
+          const Key gj = gain_key(triple_entropy<L, NC>(n, 1, tables) - full);
+          if (!a.tuple_pass) {
+            best_i = max(best_i, gi);
+            j_key[r] = max(j_key[r], gj);
+          } else {
+            if (gi == a.best[i]) best_i = min(best_i, packed);
+            if (gj == a.best[j]) j_key[r] = min(j_key[r], packed);
+          }
+        }
+    }
+    // A j is shared by the four lanes of one g (and the block's warps): reduce, then once per
+    // group from shared memory (double-buffered: one barrier a group).
+    if (!a.contrast) {
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        Key k = j_key[r];
+        for (int off = 1; off < 4; off <<= 1) k = better(k, __shfl_xor_sync(0xffffffffu, k, off));
+        if (t == 0 && k != identity) {
+          if (a.tuple_pass) atomicMin(&j_best[parity][row_j[r]], k);
+          else atomicMax(&j_best[parity][row_j[r]], k);
+        }
+      }
+      __syncthreads();
+      if (tid < RV) {
+        const Key k = j_best[parity][tid];
+        if (k != identity) {
+          if (a.tuple_pass) atomicMin(a.best_tuple + jg0 + tid, k);
+          else atomicMax(a.best + jg0 + tid, k);
+        }
+        j_best[parity][tid] = identity;  // written again two groups later, past a barrier
+      }
+    }
+  }
+  // An l is shared by the lanes of one t (and q): reduce over g.
+#pragma unroll
+  for (int nt = 0; nt < NT; ++nt)
+#pragma unroll
+    for (int q = 0; q < COLS; ++q) {
+      Key k = best_l[nt][q];
+      for (int off = 4; off < 32; off <<= 1) k = better(k, __shfl_xor_sync(0xffffffffu, k, off));
+      const int32_t l = l_of(nt, q);
+      if (g == 0 && k != identity && l < l_end) {
+        if (a.tuple_pass) atomicMin(a.best_tuple + l, k);
+        else atomicMax(a.best + l, k);
+      }
+    }
+  if (a.contrast) return;
+  for (int off = 1; off < 32; off <<= 1) best_i = better(best_i, __shfl_xor_sync(0xffffffffu, best_i, off));
+  if (lane == 0 && best_i != identity) {
+    if (a.tuple_pass) atomicMin(a.best_tuple + i, best_i);
+    else atomicMax(a.best + i, best_i);
+  }
+}
+
 // The kernel for (dimensions, levels, classes), launched over rows [begin, end).
 template <int L, int NC>
 void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
   if constexpr (L <= 2) {
-    if (k == 2 && a.tensor_pairs) {
+    if (k == 2 && a.tensor_cores) {
       constexpr int BJ = TensorPairShape<L, NC>::BJ;
       const int32_t n_cols = a.contrast ? a.n_vars - a.n_real : a.n_real;
       dim3 grid((n_cols + BJ - 1) / BJ, (a.row_end - a.row_begin + kPairTile - 1) / kPairTile);
@@ -608,6 +876,18 @@ void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
     return;
   }
   const int32_t n_l = a.contrast ? a.n_vars - a.n_real : a.n_real;
+  if constexpr (L <= 2) {
+    if (a.tensor_cores) {
+      constexpr int BL = TensorTripleShape<L, NC>::BL;
+      const int32_t l_tiles = (n_l + BL - 1) / BL;
+      const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, NC, true) : 0;
+      FSGPU_CUDA_CHECK(cudaFuncSetAttribute(triple_tensor_kernel<L, NC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(shared)));
+      triple_tensor_kernel<L, NC><<<dim3((a.row_end - a.row_begin) * l_tiles), 256, shared, s>>>(a, l_tiles);
+      check_launch("triple_tensor_kernel");
+      return;
+    }
+  }
   const int32_t l_tiles = (n_l + kTripleThreads - 1) / kTripleThreads;
   const size_t shared = size_t(a.words) * (L * L + L) * sizeof(uint64_t) +
                         (a.shared_tables ? table_bytes(a.tables.stride, NC, true) : 0);
@@ -667,7 +947,7 @@ size_t triple_shared_bytes(const InteractionBits& b) {
   return size_t(b.words) * (L * L + L) * sizeof(uint64_t);
 }
 
-constexpr int64_t kPaddedVars = 128;  // past the last variable: room for a block's columns
+constexpr int64_t kPaddedVars = 256;  // past the last variable: room for a block's columns
 constexpr int kSharedTableBudget = 160 * 1024;
 
 }  // namespace
@@ -769,7 +1049,7 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             a.n_vars = static_cast<int32_t>(b.n_vars);
             int major = 0;
             FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, options.devices[d]));
-            a.tensor_pairs = major >= 8;
+            a.tensor_cores = major >= 8;
             devices.states[d] = std::move(dev);
           }
           InteractionDevice& dev = *devices.states[d];
