@@ -3,7 +3,8 @@
 # real mice genotypes, end to end from R, on the CPU or GPU engine.
 #
 #   Rscript bench/interactions.R [--backend cpu|gpu] [--threads 2] [--shapes LIST] [--data DIR]
-#                                [--clock-ghz 1.98] [--sms 132] [--out DIR] [--tag TAG] [--seed 1]
+#                                [--clock-ghz 1.98] [--sms 132] [--mma-per-clock 0.57] [--out DIR]
+#                                [--tag TAG] [--seed 1]
 #
 # Shapes: pairs10k, pairs50k, pairs204k (2-way over 10,000 / 50,000 / 204,800 variables),
 # triples2k, triples10k (3-way over 2,000 / 10,000), mice (2-way over the 10,346 SNPs of
@@ -13,24 +14,39 @@
 # one H100: 2-way >= 2e10 pairs/s and 204,800 variables <= 2 s; 3-way >= 5e9 triples/s.
 # CPU >= 10 x MDFS's scalar rate (4e5 pairs/s per core at 1,024 objects).
 # The popcount limit: SMs x 16 popcounts (32-bit) per clock; a k-tuple needs (levels-1)^k
-# counted cells x 32-bit words of objects (the other cells follow from marginals).
+# counted cells x 32-bit words of objects (the other cells follow from marginals). On GPUs with
+# binary tensor cores (sm_80+) the engine counts with mma AND+POPC instead, past that limit: the
+# tensor-core limit is SMs x mma per clock (0.57 m16n8k256 per SM per clock on an H100, measured
+# by bench/b1_mma_peak.cu)
+# x 32,768 bit operations, over (levels-1)^k cells (2-way) or (levels-1)^3 + (levels-1)^2
+# cells (3-way: the (j, l) counts too) x objects padded to 256 per class.
 
 suppressPackageStartupMessages(library(fsgpu))
 
-opts <- list(backend = "gpu", threads = 2L, shapes = "pairs10k,pairs50k,pairs204k,triples2k,triples10k,mice",
-             data = file.path("..", "shared", "data"), clock_ghz = 1.98, sms = 132L, out = "bench/results",
-             tag = NULL, seed = 1L)
-args <- commandArgs(trailingOnly = TRUE)
-i <- 1L
-while (i <= length(args)) {
-  name <- gsub("-", "_", sub("^--", "", args[i]))
-  if (!name %in% names(opts)) stop("unknown option ", args[i])
-  value <- args[i + 1L]
-  opts[[name]] <- if (is.numeric(opts[[name]])) as.numeric(value) else value
-  i <- i + 2L
+bench_dir <- local({
+  frames <- Filter(function(f) is.character(f$ofile), sys.frames())
+  file <- if (length(frames)) frames[[length(frames)]]$ofile
+          else sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE))
+  if (length(file) != 1L) file <- file.path("bench", "interactions.R")
+  dirname(normalizePath(gsub("~+~", " ", file, fixed = TRUE), mustWork = FALSE))
+})
+source(file.path(bench_dir, "shapes.R"))  # read_options(), split_list()
+
+usage <- function() {
+  cat("Rscript bench/interactions.R [--backend cpu|gpu] [--threads 2] [--shapes LIST] [--data DIR]\n",
+      "                             [--clock-ghz 1.98] [--sms 132] [--mma-per-clock 0.57] [--out DIR] [--tag TAG]\n",
+      "                             [--seed 1]\n", sep = "")
 }
+opts <- read_options(commandArgs(TRUE), list(
+  backend = "gpu", threads = 2L, shapes = c("pairs10k", "pairs50k", "pairs204k", "triples2k", "triples10k", "mice"),
+  data = file.path("..", "shared", "data"), clock_ghz = 1.98, sms = 132L, mma_per_clock = 0.57,
+  out = "bench/results", tag = NULL, seed = 1L), usage = usage, specs = list(
+  "--backend" = identity, "--threads" = as.integer, "--shapes" = split_list, "--data" = identity,
+  "--clock-ghz" = as.numeric, "--sms" = as.integer, "--mma-per-clock" = as.numeric, "--out" = identity,
+  "--tag" = identity, "--seed" = as.integer))
+stopifnot(opts$backend %in% c("cpu", "gpu"))
 tag <- if (is.null(opts$tag)) opts$backend else opts$tag
-shapes <- trimws(strsplit(opts$shapes, ",")[[1]])
+shapes <- opts$shapes
 dir.create(opts$out, showWarnings = FALSE, recursive = TRUE)
 info <- backend_info()
 device <- if (opts$backend == "gpu") info$devices$name[1] else
@@ -80,7 +96,8 @@ for (shape in shapes) {
     rows[[shape]] <- data.frame(shape = shape, dimensions = 2, objects = res$params$n_objects, variables = 10346,
                                 seconds = t[["elapsed"]], search_seconds = res$timings[["search"]],
                                 evaluations = evaluations, rate = evaluations / res$timings[["search"]],
-                                limit_rate = NA, ratio_to_limit = NA, target_rate = NA,
+                                limit_rate = NA, ratio_to_limit = NA, tensor_limit_rate = NA,
+                                ratio_to_tensor_limit = NA, target_rate = NA,
                                 answer = sprintf("%s (chr%s x chr%s)", best$tuple, map$chr[1], map$chr[2]))
     next
   }
@@ -97,14 +114,18 @@ for (shape in shapes) {
   popcounts <- 2^k * words32  # (levels - 1)^k counted cells, 3 levels
   # The GPU's popcount limit; on the CPU the target is 10 x MDFS's scalar 4e5 pairs/s per thread.
   limit <- if (opts$backend == "gpu") opts$sms * 16 * opts$clock_ghz * 1e9 / popcounts else NA
+  bit_ops <- (if (k == 2) 2^k else 2^3 + 2^2) * sum(ceiling(table(d$y) / 256) * 256)
+  tensor_limit <- if (opts$backend == "gpu") opts$sms * opts$mma_per_clock * opts$clock_ghz * 1e9 * 32768 / bit_ops else NA
   rate <- evaluations / res$timings[["search"]]
   top_ok <- identical(sort(order(-res$scores$gain)[1:2]), c(1L, 2L))
-  cat(sprintf("%s: %d-way over %s variables, 1,024 objects: %.3f s end to end (bitmaps %.3f s), search %.3f s: %.3g %s/s (%.0f%% of the GPU popcount limit %.3g/s); planted pair scores highest: %s\n",
+  cat(sprintf("%s: %d-way over %s variables, 1,024 objects: %.3f s end to end (bitmaps %.3f s), search %.3f s: %.3g %s/s (%.0f%% of the GPU popcount limit %.3g/s, %.1f%% of the tensor-core limit %.3g/s); planted pair scores highest: %s\n",
               shape, k, format(p, big.mark = ","), t[["elapsed"]], res$timings[["prepare"]], res$timings[["search"]], rate,
-              if (k == 2) "pairs" else "triples", 100 * rate / limit, limit, top_ok))
+              if (k == 2) "pairs" else "triples", 100 * rate / limit, limit, 100 * rate / tensor_limit, tensor_limit,
+              top_ok))
   rows[[shape]] <- data.frame(shape = shape, dimensions = k, objects = 1024, variables = p, seconds = t[["elapsed"]],
                               search_seconds = res$timings[["search"]], evaluations = evaluations, rate = rate,
                               limit_rate = limit, ratio_to_limit = rate / limit,
+                              tensor_limit_rate = tensor_limit, ratio_to_tensor_limit = rate / tensor_limit,
                               target_rate = if (opts$backend == "cpu") if (k == 2) 4e6 * opts$threads else NA
                                             else if (k == 2) targets$pairs else targets$triples,
                               answer = if (top_ok) "planted pair scores highest" else "planted pair NOT highest")
@@ -115,11 +136,12 @@ table <- cbind(date = format(Sys.Date()), device = device, backend = opts$backen
 base <- file.path(opts$out, sprintf("interactions-%s-%s", format(Sys.Date()), tag))
 utils::write.csv(table, paste0(base, ".csv"), row.names = FALSE)
 md <- c(sprintf("# find_interactions() benchmark, %s, %s (%s)", format(Sys.Date()), device, opts$backend), "",
-        "| shape | k | variables | objects | seconds | search s | evaluations/s | ratio to popcount limit | target/s | check |",
-        "|---|---|---|---|---|---|---|---|---|---|",
-        sprintf("| %s | %d | %s | %d | %.3f | %.3f | %.3g | %s | %s | %s |", table$shape, table$dimensions,
+        "| shape | k | variables | objects | seconds | search s | evaluations/s | ratio to popcount limit | ratio to tensor-core limit | target/s | check |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+        sprintf("| %s | %d | %s | %d | %.3f | %.3f | %.3g | %s | %s | %s | %s |", table$shape, table$dimensions,
                 format(table$variables, big.mark = ","), table$objects, table$seconds, table$search_seconds,
                 table$rate, ifelse(is.na(table$ratio_to_limit), "", sprintf("%.2f", table$ratio_to_limit)),
+                ifelse(is.na(table$ratio_to_tensor_limit), "", sprintf("%.3f", table$ratio_to_tensor_limit)),
                 ifelse(is.na(table$target_rate), "", sprintf("%.0e", table$target_rate)), table$answer))
 writeLines(md, paste0(base, ".md"))
 print(table)
