@@ -169,3 +169,33 @@ assay_points <- function(se, assay, by) {
   }
   points
 }
+
+#' Bioconductor objects: SingleCellExperiment, DelayedArray, results back in the object
+#'
+#' Every job takes a `SummarizedExperiment` (features are its rows, the class a `colData`
+#' column, `assay =` picks the assay by name or index), and so every subclass of it, such as a
+#' `SingleCellExperiment` (`assay = "logcounts"`). [knn_graph()] links the cells of a
+#' `reducedDim()` with `use_dimred = "PCA"`. [add_results()] writes a result back into the
+#' object; [FsgpuParam()] runs BiocNeighbors' and bluster's neighbour searches on fsgpu.
+#'
+#' @section DelayedArray assays: An assay that is a `DelayedArray` (an `HDF5Array`, a
+#'   `TileDBArray`, a delayed operation on either) is read in blocks of whole features
+#'   (`DelayedArray::rowAutoGrid()`, blocks of at most `DelayedArray::getAutoBlockSize()`
+#'   bytes, 100 MB by default); the whole assay is never realised as a double matrix. Results
+#'   equal those of the same assay in memory, exactly.
+#'   \describe{
+#'     \item{[select_features()], [mi_scores()], [cmi_scores()], [jmi_scores()], [mi_pairs()],
+#'       [mi_matrix()]}{each block is binned (or discretized with `discretize =`, per feature as
+#'       always) into integer codes; peak memory is one block plus the codes, 4 bytes per value
+#'       (half the double matrix, which the in-memory path holds twice: the assay and its
+#'       transpose), plus what the engine holds as for any input (1 or 2 bytes per value).}
+#'     \item{[discretize()] and [predict()]}{each block is discretized on its own and the cut
+#'       points joined; memory as above (the result holds the codes).}
+#'     \item{[knn_graph()]}{the engine needs the values: the blocks are copied into one double
+#'       matrix of the points (8 bytes per value) plus one block, without the copies of
+#'       `as.matrix()` and `t()`.}
+#'     \item{[find_interactions()]}{realises the assay (its random discretization draws over
+#'       all variables at once).}
+#'   }
+#' @name fsgpu_bioconductor
+NULL
