@@ -19,7 +19,8 @@ DEVICE_R_PACK = ../shared/tools/device-r/pack
 DEB_PACKAGES = r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-matrix \
   r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-cli r-cran-igraph \
   r-cran-roxygen2 r-bioc-summarizedexperiment r-bioc-all r-bioc-biocneighbors \
-  r-bioc-bluster r-bioc-biocparallel pandoc cmake
+  r-bioc-bluster r-bioc-biocparallel r-bioc-s4vectors r-bioc-singlecellexperiment r-bioc-delayedarray \
+  r-bioc-hdf5array pandoc cmake
 
 # The R builds share src/ (objects are built in place): one target at a time.
 # Each R CMD INSTALL compiles with $(JOBS) jobs of its own.
@@ -118,9 +119,12 @@ check: deps
 	  _R_CHECK_FORCE_SUGGESTS_=false MAKEFLAGS=-j$(JOBS) \
 	  $(R) CMD check --no-manual fsgpu_$(PKG_VERSION).tar.gz
 
-# regenerate src/RcppExports.cpp, R/RcppExports.R, NAMESPACE and man/
+# regenerate src/RcppExports.cpp, R/RcppExports.R, NAMESPACE and man/. roxygen's "source" loader
+# does not make its environment the top level, where methods::setClass() looks for the package
+# of a class that extends another package's (FsgpuParam extends BiocNeighborParam): say it here.
 document:
-	$(RSCRIPT) -e 'Rcpp::compileAttributes(); roxygen2::roxygenise(load_code = "source")'
+	$(RSCRIPT) -e 'options(topLevelEnvironment = list2env(list(.packageName = "roxygen_devtest")))' \
+	  -e 'Rcpp::compileAttributes(); roxygen2::roxygenise(load_code = "source")'
 
 # build for the GPU host that has no R (see ../shared/tools/device-r/README.md)
 rdev:

@@ -123,8 +123,11 @@ discretize.SummarizedExperiment <- function(x, class = NULL, method = "caim", as
   if (method %in% unsupervised_discretize_methods) class <- NULL
   else if (is.null(class)) stop(sprintf("method = \"%s\" needs class, the colData column of the class labels", method),
                                 call. = FALSE)
-  quiet_if(quiet, run_discretize(prepare_se_input(x, class, assay, allow_missing = TRUE), method, nbins, na, backend,
-                                 threads, devices, quiet))
+  quiet_if(quiet, {
+    input <- prepare_se_input(x, class, assay, allow_missing = TRUE)
+    if (isTRUE(input$delayed)) delayed_discretize(input, method, nbins, na, backend, threads, devices)
+    else run_discretize(input, method, nbins, na, backend, threads, devices, quiet)
+  })
 }
 
 check_discretize_method <- function(method) {
@@ -227,15 +230,20 @@ predict.fsgpu_discretization <- function(object, newdata, type = c("codes", "fac
   features <- names(object$cuts)
   named <- !is.null(colnames(newdata)) || methods::is(newdata, "SummarizedExperiment")
   if (named && all(features %in% input$feature_names)) {
-    input <- subset_features(input, match(features, input$feature_names))
+    index <- match(features, input$feature_names)
   } else if (named && !all(grepl("^X[0-9]+$", features))) {
     stop("newdata lacks features ", quote_list(setdiff(features, input$feature_names)), call. = FALSE)
   } else if (input$n_features != length(features)) {
     stop(sprintf("newdata has %d features, the discretization %d", input$n_features, length(features)), call. = FALSE)
+  } else {
+    index <- seq_along(features)
   }
-  codes <- fsgpu_discretize_codes(input$x, input$n_samples, unname(object$cuts), object$features$lower,
-                                  object$features$upper, object$method, if (is.null(object$nbins)) 0L else object$nbins,
-                                  fsgpu_threads(threads))
+  codes <- if (isTRUE(input$delayed)) delayed_predict_codes(input, object, index, threads) else {
+    input <- subset_features(input, index)
+    fsgpu_discretize_codes(input$x, input$n_samples, unname(object$cuts), object$features$lower,
+                           object$features$upper, object$method, if (is.null(object$nbins)) 0L else object$nbins,
+                           fsgpu_threads(threads))
+  }
   dimnames(codes) <- list(input$sample_names, features)
   if (type == "codes") return(codes)
   closed_left <- object$method == "equal_width"
@@ -301,6 +309,7 @@ as.data.frame.fsgpu_discretization <- function(x, ...) {
 # a fitted discretization (applied to the features of the same names). Integer, logical and
 # factor columns stay categories. The input gains `discretization`.
 apply_discretization <- function(input, discretize, nbins, backend, threads, devices, quiet = FALSE) {
+  if (isTRUE(input$delayed)) return(delayed_codes(input, discretize, nbins, backend, threads, devices))
   if (is.null(discretize)) return(input)
   numeric <- numeric_column_indices(input)
   if (inherits(discretize, "fsgpu_discretization")) {

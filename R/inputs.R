@@ -39,7 +39,8 @@ prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE) {
 #'   unsupervised job.
 #' @param assay Name or index of the assay.
 #' @param allow_missing Leave NA and Inf in place for the caller to check (discretization).
-#' @return The structure of [prepare_input()] (of [prepare_unsupervised_input()] without class).
+#' @return The structure of [prepare_input()] (of [prepare_unsupervised_input()] without class);
+#'   for a DelayedArray assay, that of delayed_se_input(), which apply_discretization() codes.
 #' @noRd
 prepare_se_input <- function(se, class, assay = 1L, allow_missing = FALSE) {
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE)) {
@@ -55,9 +56,14 @@ prepare_se_input <- function(se, class, assay = 1L, allow_missing = FALSE) {
   }
   check_assay(se, assay)
   a <- SummarizedExperiment::assay(se, assay, withDimnames = TRUE)
-  # Matrix::t keeps sparse assays sparse; anything else (DelayedArray, ...) is realised first.
-  xt <- if (methods::is(a, "Matrix")) Matrix::t(a) else t(as.matrix(a))
   label <- if (is.character(assay)) sprintf("assay '%s'", assay) else paste("assay", assay)
+  # A DelayedArray stays where it is, to be coded block by block (see delayed.R).
+  if (is_delayed(a)) {
+    y <- if (!is.null(class)) SummarizedExperiment::colData(se)[[class]]
+    return(delayed_se_input(a, y, label, sprintf("colData column '%s'", class)))
+  }
+  # Matrix::t keeps sparse assays sparse; anything else is realised first.
+  xt <- if (methods::is(a, "Matrix")) Matrix::t(a) else t(as.matrix(a))
   if (is.null(class)) return(prepare_unsupervised_input(xt, arg_x = label, allow_missing = allow_missing))
   prepare_input(xt, SummarizedExperiment::colData(se)[[class]],
                 arg_x = label, arg_y = sprintf("colData column '%s'", class), allow_missing = allow_missing)
@@ -67,7 +73,8 @@ prepare_se_input <- function(se, class, assay = 1L, allow_missing = FALSE) {
 #' @noRd
 subset_features <- function(input, index) {
   x <- input$x
-  input$x <- if (is.list(x) && !is.data.frame(x)) x[index] else x[, index, drop = FALSE]
+  input$x <- if (isTRUE(input$delayed)) x[index, , drop = FALSE]  # features x samples, still delayed
+             else if (is.list(x) && !is.data.frame(x)) x[index] else x[, index, drop = FALSE]
   input$feature_names <- input$feature_names[index]
   input$n_features <- length(index)
   input

@@ -110,15 +110,12 @@ knn_graph.SummarizedExperiment <- function(x, k = 10, metric = "pearson", output
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE))
     stop("the SummarizedExperiment package is needed for SummarizedExperiment input", call. = FALSE)
   check_assay(x, assay)
-  a <- SummarizedExperiment::assay(x, assay, withDimnames = TRUE)
-  a <- if (methods::is(a, "Matrix")) as.matrix(a) else as.matrix(a)
-  if (by == "samples") a <- t(a)
-  if (methods::is(query, "SummarizedExperiment")) {
-    q <- as.matrix(SummarizedExperiment::assay(query, assay, withDimnames = TRUE))
-    query <- if (by == "samples") t(q) else q
-  }
-  quiet_if(quiet, run_knn(points_of(a, if (is.character(assay)) sprintf("assay '%s'", assay) else paste("assay", assay)),
-                          k, metric, output, mutual, snn, query, backend, threads, devices, BPPARAM, quiet))
+  a <- assay_points(x, assay, by)  # a DelayedArray is read in blocks (delayed.R)
+  if (methods::is(query, "SummarizedExperiment")) query <- assay_points(query, assay, by)
+  res <- quiet_if(quiet, run_knn(points_of(a, if (is.character(assay)) sprintf("assay '%s'", assay) else paste("assay", assay)),
+                                 k, metric, output, mutual, snn, query, backend, threads, devices, BPPARAM, quiet))
+  if (inherits(res, "fsgpu_knn") && is.null(query)) attr(res, "points") <- by  # for add_results()
+  res
 }
 
 # Points as a double matrix (rows), with their names; a clear error for what is not numbers.

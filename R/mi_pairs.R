@@ -191,6 +191,7 @@ print.fsgpu_pairs <- function(x, n = 10, ...) {
 
 # Whether some columns are numeric, so that nbins applies (integer columns are categories).
 has_numeric_columns <- function(input) {
+  if (isTRUE(input$binned)) return(TRUE)  # a DelayedArray binned by blocks (delayed.R)
   x <- input$x
   if (is.list(x)) any(vapply(x, is.double, logical(1))) else methods::is(x, "dgCMatrix") || is.double(x)
 }

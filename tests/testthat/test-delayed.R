@@ -1,0 +1,132 @@
+# HDF5Array-backed assays are read in blocks of features (a small block size forces several);
+# every job must give exactly what it gives on the same assay in memory.
+
+delayed_pair <- function(type = "double") {
+  d <- bioc_counts(genes = 45, cells = 36, seed = 3)
+  m <- d$m
+  if (type == "integer") m <- matrix(as.integer(round(2 * m)), nrow(m), dimnames = dimnames(m))
+  h <- HDF5Array::writeHDF5Array(m, tempfile(fileext = ".h5"), name = "x")
+  col <- S4Vectors::DataFrame(group = d$group)
+  memory <- SummarizedExperiment::SummarizedExperiment(list(x = m), colData = col)
+  disk <- SummarizedExperiment::SummarizedExperiment(list(x = h), colData = col)
+  dimnames(disk) <- dimnames(m)
+  list(memory = memory, disk = disk)
+}
+
+skip_without_delayed <- function() {
+  skip_without_sce()
+  skip_if_not_installed("DelayedArray")
+  skip_if_not_installed("HDF5Array")
+}
+
+# Blocks of 4 features (36 doubles each): 12 blocks for 45 features, until the calling test ends.
+small_blocks <- function(env = parent.frame()) {
+  old <- DelayedArray::getAutoBlockSize()
+  suppressMessages(DelayedArray::setAutoBlockSize(8 * 36 * 4))
+  restore <- bquote(suppressMessages(DelayedArray::setAutoBlockSize(.(old))))
+  do.call(on.exit, list(restore, add = TRUE), envir = env)
+  expect_gt(length(DelayedArray::rowAutoGrid(matrix(0, 45, 36))), 10)
+}
+
+test_that("selection and scores on an HDF5 assay equal the in-memory ones", {
+  skip_without_delayed()
+  small_blocks()
+  p <- delayed_pair()
+  for (method in c("jmi", "mrmr", "cmim")) {
+    expect_equal(select_features(p$disk, class = "group", k = 6, method = method, backend = "cpu")[c("selection", "nbins")],
+                 select_features(p$memory, class = "group", k = 6, method = method, backend = "cpu")[c("selection", "nbins")],
+                 info = method)
+  }
+  expect_equal(mi_scores(p$disk, class = "group", nbins = 5, backend = "cpu"),
+               mi_scores(p$memory, class = "group", nbins = 5, backend = "cpu"))
+  expect_equal(cmi_scores(p$disk, class = "group", z = "g3", backend = "cpu"),
+               cmi_scores(p$memory, class = "group", z = "g3", backend = "cpu"))
+  z <- rnorm(36)
+  expect_equal(jmi_scores(p$disk, class = "group", z = z, backend = "cpu"),
+               jmi_scores(p$memory, class = "group", z = z, backend = "cpu"))
+})
+
+test_that("pairs and MI matrices on an HDF5 assay equal the in-memory ones", {
+  skip_without_delayed()
+  small_blocks()
+  p <- delayed_pair()
+  expect_pairs_equal(mi_pairs(p$disk, class = "group", top = 30, backend = "cpu"),
+                     mi_pairs(p$memory, class = "group", top = 30, backend = "cpu"))
+  expect_pairs_equal(mi_pairs(p$disk, class = "group", with = "g7", by = "interaction", backend = "cpu"),
+                     mi_pairs(p$memory, class = "group", with = "g7", by = "interaction", backend = "cpu"))
+  expect_equal(mi_matrix(p$disk, backend = "cpu"), mi_matrix(p$memory, backend = "cpu"))
+  expect_equal(mi_matrix(p$disk, features = c("g40", "g3", "g7"), backend = "cpu"),
+               mi_matrix(p$memory, features = c("g40", "g3", "g7"), backend = "cpu"))
+  expect_equal(mi_matrix(p$disk, discretize = "equal_freq", nbins = 3, backend = "cpu"),
+               mi_matrix(p$memory, discretize = "equal_freq", nbins = 3, backend = "cpu"))
+})
+
+test_that("discretizations of an HDF5 assay equal the in-memory ones, fitted and applied", {
+  skip_without_delayed()
+  small_blocks()
+  p <- delayed_pair()
+  fields <- c("cuts", "features", "codes", "method", "nbins", "classes", "n_samples")
+  for (method in c("caim", "mdlp", "equal_width")) {
+    disk <- discretize(p$disk, class = "group", method = method, backend = "cpu")
+    memory <- discretize(p$memory, class = "group", method = method, backend = "cpu")
+    expect_equal(disk[fields], memory[fields], info = method)
+    expect_identical(predict(memory, p$disk), predict(memory, p$memory), info = method)
+  }
+  # part of the features, in another order
+  sub <- discretize(p$memory[c("g9", "g2", "g30"), ], class = "group", backend = "cpu")
+  expect_identical(predict(sub, p$disk, type = "factor"), predict(sub, p$memory, type = "factor"))
+  # discretize = in the jobs: fitted by blocks, or a fitted discretization applied by blocks
+  disk <- select_features(p$disk, class = "group", k = 5, discretize = "caim", backend = "cpu")
+  memory <- select_features(p$memory, class = "group", k = 5, discretize = "caim", backend = "cpu")
+  expect_equal(disk$selection, memory$selection)
+  expect_equal(disk$discretization[fields], memory$discretization[fields])
+  fit <- discretize(p$memory, class = "group", method = "ameva", backend = "cpu")
+  expect_equal(mi_scores(p$disk, class = "group", discretize = fit, backend = "cpu"),
+               mi_scores(p$memory, class = "group", discretize = fit, backend = "cpu"))
+})
+
+test_that("integer HDF5 assays stay categorical, and missing values are named", {
+  skip_without_delayed()
+  small_blocks()
+  p <- delayed_pair("integer")
+  expect_equal(select_features(p$disk, class = "group", k = 5, backend = "cpu")$selection,
+               select_features(p$memory, class = "group", k = 5, backend = "cpu")$selection)
+  expect_pairs_equal(mi_pairs(p$disk, class = "group", top = 10, backend = "cpu"),
+                     mi_pairs(p$memory, class = "group", top = 10, backend = "cpu"))
+  m <- SummarizedExperiment::assay(delayed_pair()$memory)
+  m[20, 5] <- NA
+  h <- HDF5Array::writeHDF5Array(m, tempfile(fileext = ".h5"), name = "x")
+  se <- SummarizedExperiment::SummarizedExperiment(list(x = h), colData = S4Vectors::DataFrame(group = rep(1:2, 18)))
+  dimnames(se) <- dimnames(m)
+  expect_error(select_features(se, class = "group", backend = "cpu"),
+               "assay 1 has missing or infinite values in feature 'g20' \\(sample 'c5'\\)")
+  expect_identical(discretize(se, method = "equal_width", na = "omit", backend = "cpu")$features$missing,
+                   as.integer(seq_len(45) == 20))
+})
+
+test_that("knn_graph() of an HDF5 assay equals the in-memory one, for features and samples", {
+  skip_without_delayed()
+  small_blocks()
+  p <- delayed_pair()
+  for (by in c("features", "samples")) {
+    expect_identical(unclass(knn_graph(p$disk, k = 4, by = by, backend = "cpu"))[1:2],
+                     unclass(knn_graph(p$memory, k = 4, by = by, backend = "cpu"))[1:2], info = by)
+  }
+  expect_identical(knn_graph(p$disk, k = 3, query = p$disk[1:5, ], metric = "euclidean", backend = "cpu")$index,
+                   knn_graph(p$memory, k = 3, query = p$memory[1:5, ], metric = "euclidean", backend = "cpu")$index)
+})
+
+test_that("an HDF5 assay on the GPU gives the in-memory CPU result", {
+  skip_without_delayed()
+  skip_if_not(isTRUE(backend_info()$gpu_available), "no GPU")
+  small_blocks()
+  p <- delayed_pair()
+  expect_equal(select_features(p$disk, class = "group", k = 6, backend = "gpu")$selection,
+               select_features(p$memory, class = "group", k = 6, backend = "cpu")$selection)
+  expect_pairs_equal(mi_pairs(p$disk, class = "group", top = 30, backend = "gpu"),
+                     mi_pairs(p$memory, class = "group", top = 30, backend = "cpu"))
+  expect_equal(discretize(p$disk, class = "group", backend = "gpu")$cuts,
+               discretize(p$memory, class = "group", backend = "cpu")$cuts)
+  expect_identical(unclass(knn_graph(p$disk, k = 4, backend = "gpu"))[1:2],
+                   unclass(knn_graph(p$memory, k = 4, backend = "cpu"))[1:2])
+})
