@@ -1,29 +1,35 @@
 # Where a job ran and why: one record in every result, printed the same way by every job.
 
-# The record of where a job ran: `name` ("cpu" or "gpu"), `threads` (CPU threads; NA on the GPU),
-# `devices` and `device_names` (the GPUs; empty on the CPU), `why_cpu` (why the GPU was wanted,
-# by backend = "auto", but the CPU ran; "" otherwise) and `elapsed` seconds.
-backend_used <- function(name, threads, devices, elapsed, why_cpu = "") {
-  gpu <- name == "gpu"
+# The record of where a job ran: `name` ("cpu" or "gpu"; "gpu+cpu" when BiocParallel tiles ran
+# on both, some having fallen back to the CPU), `threads` (CPU threads, of each worker with
+# BPPARAM; NA when only GPUs ran), `devices` and `device_names` (the GPUs; empty when only the
+# CPU ran), `why_cpu` (why the GPU was wanted, by backend = "auto", but the CPU ran; "" when it
+# did not), `workers` (BiocParallel workers; 1 for one process) and `elapsed` seconds.
+backend_used <- function(name, threads, devices, elapsed, why_cpu = "", workers = 1L) {
+  ran <- strsplit(name, "+", fixed = TRUE)[[1]]
+  gpu <- "gpu" %in% ran
+  cpu <- "cpu" %in% ran
   known <- if (gpu) backend_info()$devices else NULL
   structure(list(
     name = name,
-    threads = if (gpu) NA_integer_ else as.integer(threads),
+    threads = if (cpu) as.integer(threads) else NA_integer_,
     devices = if (gpu) as.integer(devices) else integer(),
     device_names = if (gpu) known$name[match(devices, known$id)] else character(),
-    why_cpu = if (gpu || is.null(why_cpu)) "" else why_cpu,
+    why_cpu = if (!cpu || is.null(why_cpu)) "" else why_cpu,
+    workers = as.integer(workers),
     elapsed = elapsed
   ), class = "fsgpu_backend_used")
 }
 
 #' @exportS3Method format fsgpu_backend_used
 format.fsgpu_backend_used <- function(x, ...) {
-  where <- if (x$name == "gpu") {
-    sprintf("GPU %s", paste(sprintf("%d (%s)", x$devices, x$device_names), collapse = ", "))
-  } else {
-    sprintf("CPU, %d thread%s", x$threads, if (x$threads == 1) "" else "s")
-  }
-  line <- sprintf("Ran on %s in %s", where, format_seconds(x$elapsed))
+  ran <- strsplit(x$name, "+", fixed = TRUE)[[1]]
+  where <- c(
+    if ("gpu" %in% ran) sprintf("GPU %s", paste(sprintf("%d (%s)", x$devices, x$device_names), collapse = ", ")),
+    if ("cpu" %in% ran) sprintf("CPU, %d thread%s", x$threads, if (x$threads == 1) "" else "s"))
+  line <- sprintf("Ran on %s%s in %s", paste(where, collapse = " and "),
+                  if (x$workers > 1) sprintf(" per tile, %d BiocParallel workers", x$workers) else "",
+                  format_seconds(x$elapsed))
   if (nzchar(x$why_cpu)) line <- paste0(line, "; not on a GPU: ", x$why_cpu)
   line
 }

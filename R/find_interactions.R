@@ -286,7 +286,8 @@ run_interactions <- function(input, y, a) {
                   n_contrast = n_contrast, p_adjust = a$p_adjust, level = a$level,
                   n_objects = length(rows), classes = classes$classes, kind = input$kind),
     backend = res$backend, why_cpu = res$why_cpu, elapsed = elapsed, timings = res$timings,
-    run = backend_used(res$backend, threads, devices, elapsed, if (nzchar(res$why_cpu)) res$why_cpu else chosen$why_cpu),
+    run = backend_used(res$backend, bp_threads(bp, threads), devices, elapsed,
+                       if (nzchar(res$why_cpu)) res$why_cpu else chosen$why_cpu, bp_workers(bp)),
     map = variable_map(a$map, input$names)
   ), class = "fsgpu_interactions")
 }

@@ -189,7 +189,8 @@ run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, 
   if (output == "index" && !mutual && is.null(snn)) {
     return(structure(list(index = res$index, distance = res$distance), class = "fsgpu_knn", metric = metric, k = k,
                      backend = res$backend, elapsed = elapsed, timings = res$timings, self = is.null(query),
-                     run = backend_used(res$backend, threads, devices, elapsed, chosen$why_cpu)))
+                     run = backend_used(res$backend, bp_threads(bp, threads), devices, elapsed, chosen$why_cpu,
+                                        bp_workers(bp))))
   }
   if (!is.null(snn)) {
     e <- fsgpu_snn_edges(unname(res$index), snn, threads)

@@ -150,7 +150,8 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   )[["elapsed"]]
   progress_done(progress)
   run$backend <- res$backend
-  used <- backend_used(res$backend, run$threads, run$devices, elapsed, if (nzchar(res$why_cpu)) res$why_cpu else run$why_cpu)
+  used <- backend_used(res$backend, bp_threads(bp, run$threads), run$devices, elapsed,
+                       if (nzchar(res$why_cpu)) res$why_cpu else run$why_cpu, bp_workers(bp))
   if (output == "matrix") {
     values <- res[[if (by == "joint") "mi_joint" else "interaction"]] * run$scale
     m <- matrix(NA_real_, input$n_features, input$n_features,
@@ -278,8 +279,8 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
   progress_done(progress)
   ran <- attr(m, "backend")
   fell_back <- attr(m, "why_cpu")
-  used <- backend_used(ran, run$threads, run$devices, elapsed,
-                       if (length(fell_back) && nzchar(fell_back)) fell_back else run$why_cpu)
+  used <- backend_used(ran, bp_threads(bp, run$threads), run$devices, elapsed,
+                       if (nzchar(fell_back)) fell_back else run$why_cpu, bp_workers(bp))
   m <- m * run$scale
   attributes(m) <- list(dim = dim(m), dimnames = list(input$feature_names, input$feature_names))
   structure(m, nbins = run$nbins, units = run$units, backend = ran, run = used)

@@ -24,10 +24,15 @@ bp_setup <- function(BPPARAM, devices, threads) {
     stop("BPPARAM must be a BiocParallelParam, such as BiocParallel::SnowParam(2), or NULL", call. = FALSE)
   workers <- BiocParallel::bpnworkers(BPPARAM)
   tiles <- getOption("fsgpu.tiles", 3L * workers)
-  list(param = BPPARAM, n_tiles = check_count(tiles, "options(fsgpu.tiles)"),
+  list(param = BPPARAM, workers = workers, n_tiles = check_count(tiles, "options(fsgpu.tiles)"),
        threads = if (is.null(threads)) max(1L, fsgpu_threads() %/% workers) else fsgpu_threads(threads),
        device_sets = if (is.list(devices)) devices)
 }
+
+# What the run record of a job (backend_used()) says of its CPU threads and workers: with
+# BPPARAM, the threads of each worker's tiles and the number of workers.
+bp_threads <- function(bp, threads) if (is.null(bp)) threads else bp$threads
+bp_workers <- function(bp) if (is.null(bp)) 1L else bp$workers
 
 # The GPU ids checked and used on this machine: with a list, every id in it.
 bp_all_devices <- function(devices) if (is.list(devices)) sort(unique(unlist(devices))) else devices
@@ -46,7 +51,8 @@ split_by_work <- function(work, n_tiles) {
 }
 
 # Runs glue(args with each tile's own arguments) on the workers; the results in tile order, or
-# an error naming the first tile that failed and why.
+# an error naming the first tile that failed and why. `args` has no `progress`: a tile's engine
+# reports none (a worker's progress would go nowhere, or interleave with the others').
 bp_run_tiles <- function(bp, glue, args, tiles, what) {
   resolved <- if (is.null(bp$device_sets)) list(args$devices) else lapply(bp$device_sets, resolve_devices)
   tiles <- lapply(seq_along(tiles), function(t) {
@@ -98,7 +104,11 @@ sum_timings <- function(results) {
   }, lapply(results, `[[`, "timings"))
 }
 
-backends_of <- function(results) paste(unique(vapply(results, `[[`, character(1), "backend")), collapse = "+")
+# The backends the tiles ran on, "gpu", "cpu" or, when some tiles fell back to the CPU,
+# "gpu+cpu" (in that order, whichever tiles fell back), and why they fell back: the tiles'
+# distinct reasons joined.
+backends_of <- function(backends) paste(intersect(c("gpu", "cpu"), backends), collapse = "+")
+why_cpu_of <- function(reasons) paste(unique(reasons[nzchar(reasons)]), collapse = "; ")
 
 # fsgpu_mi_pairs() over tiles of row positions. The workers get the codes rather than the raw
 # values when those are smaller (binned double columns). Each tile keeps its own best `top`
@@ -115,7 +125,8 @@ bp_mi_pairs <- function(bp, args, n_rows, n_features) {
   if (args$top >= 0) keep <- utils::head(keep, args$top)
   out <- lapply(merged, `[`, keep)
   out$n_pairs <- sum(vapply(results, `[[`, numeric(1), "n_pairs"))
-  out$backend <- backends_of(results)
+  out$backend <- backends_of(vapply(results, `[[`, character(1), "backend"))
+  out$why_cpu <- why_cpu_of(vapply(results, `[[`, character(1), "why_cpu"))
   out$timings <- sum_timings(results)
   out
 }
@@ -131,7 +142,8 @@ bp_mi_matrix <- function(bp, args, n_features) {
   for (t in seq_along(ranges)) m[(ranges[[t]][["begin"]] + 1):ranges[[t]][["end"]], ] <- results[[t]]
   lower <- lower.tri(m)
   m[lower] <- t(m)[lower]
-  attr(m, "backend") <- paste(unique(vapply(results, attr, character(1), "backend")), collapse = "+")
+  attr(m, "backend") <- backends_of(vapply(results, attr, character(1), "backend"))
+  attr(m, "why_cpu") <- why_cpu_of(vapply(results, attr, character(1), "why_cpu"))
   m
 }
 
@@ -169,8 +181,8 @@ bp_find_interactions <- function(bp, args, n_vars) {
     out$gain[better] <- r$gain[better]
     out$discretization[better] <- r$discretization[better]
   }
-  out$backend <- backends_of(results)
-  out$why_cpu <- paste(unique(Filter(nzchar, vapply(results, `[[`, character(1), "why_cpu"))), collapse = "; ")
+  out$backend <- backends_of(vapply(results, `[[`, character(1), "backend"))
+  out$why_cpu <- why_cpu_of(vapply(results, `[[`, character(1), "why_cpu"))
   out$timings <- sum_timings(results)
   out
 }
@@ -212,7 +224,7 @@ bp_knn <- function(bp, args) {
   reference_constant <- results[[1]]$reference_constant_rows
   list(index = do.call(rbind, lapply(parts, `[[`, "index")),
        distance = do.call(rbind, lapply(parts, `[[`, "distance")),
-       backend = backends_of(results),
+       backend = backends_of(vapply(results, `[[`, character(1), "backend")),
        constant_rows = reference_constant + if (self) 0 else
          sum(vapply(results, function(r) r$constant_rows - r$reference_constant_rows, numeric(1))),
        timings = sum_timings(results))

@@ -89,7 +89,9 @@
 #'   `timings` (seconds spent encoding the data, preparing the engine, e.g. copying codes to
 #'   the GPUs, on the first step and on all later steps), `stopped_early` and `run`, where the
 #'   job ran: `name` (`"cpu"` or `"gpu"`), `threads`, `devices`, `device_names`, `why_cpu` (why
-#'   `backend = "auto"` did not take a GPU, `""` otherwise) and `elapsed`. It has `print`,
+#'   `backend = "auto"` did not take a GPU, `""` otherwise), `workers` (with `BPPARAM` in the
+#'   jobs that take it, the BiocParallel workers, `threads` then being each tile's; else 1) and
+#'   `elapsed`. It has `print`,
 #'   `as.data.frame` and `plot` methods.
 #' @references Brown, Pocock, Zhao and Lujan (2012), Conditional likelihood maximisation: a
 #'   unifying framework for information theoretic feature selection, JMLR 13. Yang and Moody

@@ -15,23 +15,39 @@ with_tiles <- function(n, code) {
   code
 }
 
+run_of <- function(r) if (is.list(r) && !is.data.frame(r) && !is.null(r$run)) r$run else attr(r, "run")
+
+# The result without where and how long it ran, which expect_gpu_tiles_identical() checks apart.
 gpu_result_of <- function(r) {
-  for (a in c("elapsed", "timings", "backend")) attr(r, a) <- NULL
-  if (is.list(r) && !is.data.frame(r)) r[c("elapsed", "timings", "backend", "why_cpu")] <- NULL
+  for (a in c("elapsed", "timings", "backend", "run")) attr(r, a) <- NULL
+  if (is.list(r) && !is.data.frame(r)) r[c("elapsed", "timings", "backend", "why_cpu", "run")] <- NULL
   r
+}
+
+# The run record of a GPU run: on the GPUs asked for, none of its tiles having fallen back.
+expect_gpu_run <- function(r, devices, label) {
+  run <- run_of(r)
+  expect_identical(run$name, "gpu", label = label)
+  expect_identical(run$devices, as.integer(if (is.null(devices)) gpus else sort(unique(unlist(devices)))),
+                   label = label)
+  expect_identical(run$why_cpu, "", label = label)
 }
 
 # f(BPPARAM, backend, devices): the GPU without BPPARAM equals the CPU, and every tiled GPU
 # run (one device set for all, or one device per tile in turn) equals both.
 expect_gpu_tiles_identical <- function(f, tiles = c(3, 5)) {
   expected <- gpu_result_of(f(NULL, "cpu", NULL))
-  expect_identical(gpu_result_of(f(NULL, "gpu", NULL)), expected, label = "one GPU process")
+  alone <- f(NULL, "gpu", NULL)
+  expect_gpu_run(alone, NULL, "one GPU process")
+  expect_identical(gpu_result_of(alone), expected, label = "one GPU process")
   for (param in list(serial, snow))
     for (n in tiles)
       for (devices in list(NULL, as.list(gpus))) {
-        got <- with_tiles(n, gpu_result_of(f(param, "gpu", devices)))
-        expect_identical(got, expected, label = sprintf("%s, %d tiles, devices %s", class(param)[1], n,
-                                                        if (is.list(devices)) "per tile" else "all"))
+        label <- sprintf("%s, %d tiles, devices %s", class(param)[1], n, if (is.list(devices)) "per tile" else "all")
+        got <- with_tiles(n, f(param, "gpu", devices))
+        expect_gpu_run(got, devices, label)
+        expect_identical(run_of(got)$workers, as.integer(BiocParallel::bpnworkers(param)), label = label)
+        expect_identical(gpu_result_of(got), expected, label = label)
       }
 }
 

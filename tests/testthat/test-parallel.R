@@ -10,9 +10,18 @@ snow <- BiocParallel::SnowParam(2)
 BiocParallel::bpstart(snow)  # stopped at the end of the file
 serial <- BiocParallel::SerialParam()
 
-# The result without what depends on the run (seconds, and timings summed over tiles).
+# The run record of a result (NULL for an edge list, which has none).
+run_of <- function(r) if (is.list(r) && !is.data.frame(r) && !is.null(r$run)) r$run else attr(r, "run")
+
+# The result without what depends on the run: seconds (the timings summed over tiles), and in
+# the run record the seconds, workers and threads, which expect_tiles_identical() checks apart.
 result_of <- function(r) {
   for (a in c("elapsed", "timings")) attr(r, a) <- NULL
+  run <- run_of(r)
+  if (!is.null(run)) {
+    run[c("elapsed", "workers", "threads")] <- NULL
+    if (is.list(r) && !is.data.frame(r) && !is.null(r$run)) r$run <- run else attr(r, "run") <- run
+  }
   if (is.list(r) && !is.data.frame(r)) r[c("elapsed", "timings")] <- NULL
   r
 }
@@ -24,13 +33,22 @@ with_tiles <- function(n, code) {
   code
 }
 
-# Runs f(BPPARAM) without, then with each param and number of tiles, and expects identical results.
+# Runs f(BPPARAM) without, then with each param and number of tiles, and expects identical
+# results, and run records that name the workers and the threads each ran (those given, or the
+# cores here shared among the workers).
 expect_tiles_identical <- function(f, params = list(serial, snow), tiles = c(1, 3, 7)) {
-  expected <- result_of(f(NULL))
+  alone <- f(NULL)
+  expected <- result_of(alone)
   for (param in params)
     for (n in tiles) {
-      got <- with_tiles(n, result_of(f(param)))
-      expect_identical(got, expected, label = sprintf("%s with %d tiles", class(param)[1], n))
+      got <- with_tiles(n, f(param))
+      label <- sprintf("%s with %d tiles", class(param)[1], n)
+      expect_identical(result_of(got), expected, label = label)
+      run <- run_of(got)
+      if (is.null(run)) next
+      workers <- as.integer(BiocParallel::bpnworkers(param))
+      expect_identical(run$workers, workers, label = label)
+      expect_true(run$threads %in% c(run_of(alone)$threads, max(1L, fsgpu_threads() %/% workers)), label = label)
     }
   invisible(expected)
 }
@@ -112,6 +130,31 @@ test_that("knn_graph from blocks of points equals one process: rows, samples, a 
   se <- SummarizedExperiment::SummarizedExperiment(list(counts = d))
   expect_tiles_identical(function(bp) knn_graph(se, k = 5, by = "samples", backend = "cpu", BPPARAM = bp),
                          tiles = c(2, 5))
+})
+
+test_that("tiles on workers report no progress; the job's record names its workers", {
+  d <- data_informative(n = 90, p = 30, classes = 2)
+  seen <- numeric()
+  old <- options(fsgpu.progress_handler = function(job, done) seen <<- c(seen, done), fsgpu.progress_interval = 0)
+  on.exit(options(old))
+  mi_pairs(d$x, d$y, top = 5, backend = "cpu", BPPARAM = serial)  # the tiles run in this process
+  mi_matrix(d$x[, 1:8], backend = "cpu", BPPARAM = serial)
+  knn_graph(t(d$x), k = 3, backend = "cpu", BPPARAM = serial)
+  expect_length(seen, 0)
+  r <- mi_pairs(d$x, d$y, top = 5, backend = "cpu", threads = 1, BPPARAM = snow)
+  expect_identical(attr(r, "run")$workers, 2L)
+  expect_output(print(r), "Ran on CPU, 1 thread per tile, 2 BiocParallel workers in ")
+  expect_identical(attr(mi_pairs(d$x, d$y, top = 5, backend = "cpu"), "run")$workers, 1L)
+})
+
+test_that("tiles' backends and reasons for the CPU merge into one record", {
+  expect_identical(fsgpu:::backends_of(c("cpu", "gpu", "cpu")), "gpu+cpu")
+  expect_identical(fsgpu:::backends_of(c("cpu", "cpu")), "cpu")
+  expect_identical(fsgpu:::why_cpu_of(c("", "too many levels", "", "too many levels", "no memory")),
+                   "too many levels; no memory")
+  expect_identical(fsgpu:::why_cpu_of(c("", "")), "")
+  run <- fsgpu:::backend_used("cpu", 3, integer(), 0.5, "too many levels", workers = 2)
+  expect_identical(format(run), "Ran on CPU, 3 threads per tile, 2 BiocParallel workers in 0.5 s; not on a GPU: too many levels")
 })
 
 test_that("a constant row is reported once, as without BPPARAM", {
