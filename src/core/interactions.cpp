@@ -348,20 +348,25 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
   }
   const std::vector<int64_t> alone = k == 2 ? single_entropies(b, view, n_workers) : std::vector<int64_t>();
   const int64_t n_real = task.n_real, n_contrast = b.n_vars - task.n_real;
-  // Jobs: real tuples by their first variable (work falls with its index; dynamic scheduling
-  // evens it out), then one job per contrast variable.
-  const int64_t jobs = n_real + n_contrast;
-  // Slices of about 5e8 word-cell-class counts (0.2 s of 2 threads); a slice holds whole jobs,
-  // so one first variable's tuples (k = 3 over 10,000 variables: seconds) are the finest grain.
+  // Jobs: real tuples by their first variable, then contrast tuples by their contrast variable
+  // (work falls with the index; dynamic scheduling evens it out). From k = 3 on, a first
+  // variable's tuples take seconds (k = 3 over 10,000 variables), too long between interrupt
+  // checks: real tuples go by their first two variables and contrast ones by (contrast
+  // variable, first real variable). Results do not depend on the order of the tuples.
+  const bool by_two = k >= 3;
+  const int64_t real_jobs = by_two ? n_real * n_real : n_real;
+  const int64_t jobs = real_jobs + (by_two ? n_contrast * n_real : n_contrast);
+  // Slices of about 5e8 word-cell-class counts (0.2 s of 2 threads); a slice holds whole jobs.
   const double tuples = (std::pow(double(n_real), k) / std::tgamma(k + 1.0) +
                          double(n_contrast) * std::pow(double(n_real), k - 1) / std::tgamma(double(k))) *
                         b.words * cells * b.n_classes;
   const int64_t slices = std::max<int64_t>(1, static_cast<int64_t>(tuples / 5e8));
-  sliced_parallel_for(jobs, slices, n_workers, 1, between_slices, [&](int64_t job, int worker) {
+  // Pair jobs go to workers 64 at a time (most of a first variable's are empty: second <= first).
+  sliced_parallel_for(jobs, slices, n_workers, by_two ? 64 : 1, between_slices, [&](int64_t job, int worker) {
     TupleScratch& s = scratch[worker];
     InteractionBest& mine = best[worker];
     int32_t tuple[kMaxInteractionDimensions];
-    const bool contrast = job >= n_real;
+    const bool contrast = job >= real_jobs;
     auto evaluate = [&] {
       bool missing = false;
       for (int32_t i = 0; i < k; ++i) missing |= b.any_missing() && b.has_missing[tuple[i]];
@@ -385,17 +390,31 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
       for (int32_t i = 0; i < k; ++i) mine.offer(tuple[i], s.gains[i], tuple);
     };
     if (contrast) {
-      tuple[k - 1] = static_cast<int32_t>(job);
+      const int64_t c = by_two ? (job - real_jobs) / n_real : job - real_jobs;
+      tuple[k - 1] = static_cast<int32_t>(n_real + c);
       if (k == 1) {
-        if (task.first_in_range(job)) evaluate();
+        if (task.first_in_range(n_real + c)) evaluate();
         return;
       }
       // The real variables before the contrast one, their first in the task's range.
+      if (by_two) {
+        const int64_t first = (job - real_jobs) % n_real;
+        if (!task.first_in_range(first)) return;
+        tuple[0] = static_cast<int32_t>(first);
+        for_each_ascending(tuple, 1, k - 1, n_real, evaluate);
+        return;
+      }
       for (int64_t first = std::max<int64_t>(0, task.first_begin); first < n_real && task.first_in_range(first);
            ++first) {
         tuple[0] = static_cast<int32_t>(first);
         for_each_ascending(tuple, 1, k - 1, n_real, evaluate);
       }
+    } else if (by_two) {
+      const int64_t first = job / n_real, second = job % n_real;
+      if (second <= first || first > n_real - k || !task.first_in_range(first)) return;
+      tuple[0] = static_cast<int32_t>(first);
+      tuple[1] = static_cast<int32_t>(second);
+      for_each_ascending(tuple, 2, k, n_real, evaluate);
     } else {
       if (job > n_real - k || !task.first_in_range(job)) return;
       tuple[0] = static_cast<int32_t>(job);
