@@ -89,7 +89,7 @@ plot.fsgpu_pairs <- function(x, n = 30, value = attr(x, "by"), main = NULL, ...)
                     nrow(best))
   old <- graphics::par(no.readonly = TRUE)
   on.exit(graphics::par(old))
-  graphics::layout(matrix(1:2, 1), widths = c(5, 1))
+  graphics::layout(matrix(1:2, 1), widths = c(1, graphics::lcm(3)))  # the key keeps its width on small devices
   margin <- max(4, min(10, max(nchar(names)) * 0.6))
   graphics::par(mar = c(margin, margin, 4, 1) + 0.1)
   k <- length(index)
@@ -104,7 +104,7 @@ plot.fsgpu_pairs <- function(x, n = 30, value = attr(x, "by"), main = NULL, ...)
 
 # A vertical colour key for a heatmap, in the current layout's next panel.
 colour_key <- function(limits, colours, unit) {
-  graphics::par(mar = c(5, 1, 4, 4) + 0.1)
+  graphics::par(mar = c(5, 0.5, 4, 3) + 0.1)
   steps <- seq(limits[1], limits[2], length.out = length(colours) + 1)
   graphics::image(1, (steps[-1] + steps[-length(steps)]) / 2, matrix(steps[-1], 1), col = colours, axes = FALSE,
                   xlab = "", ylab = "")
@@ -223,8 +223,11 @@ plot.fsgpu_interactions <- function(x, what = c("p", "gain"), tuples = 3, main =
   if (is.null(main))
     main <- sprintf("%d-way interactions: %d relevant of %s", x$params$dimensions, sum(s$relevant),
                     format(nrow(s), big.mark = ","))
-  graphics::plot(position, y, pch = 19, cex = 0.5, col = shade, xaxt = if (is.null(map)) "s" else "n", xlab = xlab,
-                 ylab = ylab, main = main, ...)
+  # Room above the highest points for the labels of the best tuples, unless ylim is given.
+  dots <- list(...)
+  if (is.null(dots$ylim)) dots$ylim <- c(min(0, y), max(0, y) * 1.15)
+  do.call(graphics::plot, c(list(position, y, pch = 19, cex = 0.5, col = shade, xaxt = if (is.null(map)) "s" else "n",
+                                 xlab = xlab, ylab = ylab, main = main), dots))
   if (!is.null(map)) graphics::axis(1, at = offset + ends / 2, labels = levels(chr), cex.axis = 0.8, tick = FALSE)
   graphics::points(position[s$relevant], y[s$relevant], pch = 19, cex = 0.9, col = "firebrick")
   best <- if (is.null(x$tuples) || tuples < 1) NULL else utils::head(x$tuples, tuples)
