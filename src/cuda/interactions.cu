@@ -305,6 +305,23 @@ __device__ inline uint32_t bitmap_half(const SearchArgs& a, int32_t w, int32_t w
   return __ldg(reinterpret_cast<const uint32_t*>(level_row(a, w, level) + v) + h);
 }
 
+// The lane's fragments for the mma over words [w0, w0 + 4) of a class ending at w_end: rows
+// (vars[0], levels[0]) and (vars[1], levels[1]) (a0..a3), or column (var, level) (b0, b1).
+__device__ inline void row_fragment(const SearchArgs& a, int32_t w0, int32_t w_end, const int (&levels)[2],
+                                    const int32_t (&vars)[2], int t, uint32_t (&x)[4]) {
+  const int32_t w_lo = w0 + t / 2, w_hi = w0 + 2 + t / 2;
+  x[0] = bitmap_half(a, w_lo, w_end, levels[0], vars[0], t % 2);
+  x[1] = bitmap_half(a, w_lo, w_end, levels[1], vars[1], t % 2);
+  x[2] = bitmap_half(a, w_hi, w_end, levels[0], vars[0], t % 2);
+  x[3] = bitmap_half(a, w_hi, w_end, levels[1], vars[1], t % 2);
+}
+
+__device__ inline void column_fragment(const SearchArgs& a, int32_t w0, int32_t w_end, int level, int32_t var, int t,
+                                       uint32_t (&y)[2]) {
+  y[0] = bitmap_half(a, w0 + t / 2, w_end, level, var, t % 2);
+  y[1] = bitmap_half(a, w0 + 2 + t / 2, w_end, level, var, t % 2);
+}
+
 // Pairs on the binary tensor cores, for L = 1 or 2 (variables of 2 or 3 levels). An mma tile has
 // RV row variables x CV column variables: for L = 2 row r is (variable r % 8, level r / 8) and
 // column c is (variable c / 2, level c % 2), so lane (g, t) receives the four level counts of
@@ -344,16 +361,12 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a) {
   for (int c = 0; c < NC; ++c) {
     const int32_t w_end = a.class_word[c + 1];
     for (int32_t w0 = a.class_word[c]; w0 < w_end; w0 += kTensorWords) {
-      const int32_t w_lo = w0 + t / 2, w_hi = w0 + 2 + t / 2;
-      const uint32_t x[4] = {bitmap_half(a, w_lo, w_end, row_level[0], row_var[0], t % 2),
-                             bitmap_half(a, w_lo, w_end, row_level[1], row_var[1], t % 2),
-                             bitmap_half(a, w_hi, w_end, row_level[0], row_var[0], t % 2),
-                             bitmap_half(a, w_hi, w_end, row_level[1], row_var[1], t % 2)};
+      uint32_t x[4];
+      row_fragment(a, w0, w_end, row_level, row_var, t, x);
 #pragma unroll
       for (int nt = 0; nt < NT; ++nt) {
-        const int32_t v = cv0 + nt * CV + col_var;
-        const uint32_t y[2] = {bitmap_half(a, w_lo, w_end, col_level, v, t % 2),
-                               bitmap_half(a, w_hi, w_end, col_level, v, t % 2)};
+        uint32_t y[2];
+        column_fragment(a, w0, w_end, col_level, cv0 + nt * CV + col_var, t, y);
         mma_and_popc(acc[c][nt], x, y);
       }
     }
@@ -711,10 +724,8 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
           i_lo[x] = bitmap_half(a, w_lo, w_end, x, i, t % 2);
           i_hi[x] = bitmap_half(a, w_hi, w_end, x, i, t % 2);
         }
-        const uint32_t jx[4] = {bitmap_half(a, w_lo, w_end, row_level[0], jg0 + row_j[0], t % 2),
-                                bitmap_half(a, w_lo, w_end, row_level[1], jg0 + row_j[1], t % 2),
-                                bitmap_half(a, w_hi, w_end, row_level[0], jg0 + row_j[0], t % 2),
-                                bitmap_half(a, w_hi, w_end, row_level[1], jg0 + row_j[1], t % 2)};
+        uint32_t jx[4];
+        row_fragment(a, w0, w_end, row_level, {jg0 + row_j[0], jg0 + row_j[1]}, t, jx);
         // (j, i): column g is i's level g (only the first L columns).
         const uint32_t iy[2] = {g < L ? (g == 0 ? i_lo[0] : i_lo[L - 1]) : 0u,
                                 g < L ? (g == 0 ? i_hi[0] : i_hi[L - 1]) : 0u};
@@ -729,9 +740,8 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
         }
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
-          const int32_t v = lw0 + nt * CV + col_l;
-          const uint32_t ly[2] = {bitmap_half(a, w_lo, w_end, col_level, v, t % 2),
-                                  bitmap_half(a, w_hi, w_end, col_level, v, t % 2)};
+          uint32_t ly[2];
+          column_fragment(a, w0, w_end, col_level, lw0 + nt * CV + col_l, t, ly);
           mma_and_popc(jl[c][nt], jx, ly);
 #pragma unroll
           for (int x = 0; x < L; ++x) mma_and_popc(ijl[c][x][nt], ijx[x], ly);
