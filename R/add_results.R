@@ -227,6 +227,9 @@ add_knn <- function(x, result, name, by) {
   if (is.null(name)) name <- "fsgpu_knn"
   if (!methods::is(x, "SingleCellExperiment")) return(set_metadata(x, name, result))
   if (inherits(result, "fsgpu_knn")) {
+    if (isFALSE(attr(result, "self")))
+      stop("the neighbours of query points are not pairs of x's points: add_results() takes knn_graph() ",
+           "results without query", call. = FALSE)
     n_points <- nrow(result$index)
     k <- ncol(result$index)
     points <- rownames(result$index)

@@ -40,5 +40,10 @@ print.fsgpu_backend_used <- function(x, ...) {
   invisible(x)
 }
 
-format_seconds <- function(s) if (s < 0.001) "under 1 ms" else if (s < 1) sprintf("%.3g s", s) else if (s < 120) sprintf("%.1f s", s) else
+format_seconds <- function(s) {
+  if (s < 0.001) return("under 1 ms")
+  if (s < 1) return(sprintf("%.3g s", s))
+  if (s < 120) return(sprintf("%.1f s", s))
+  s <- round(s)  # whole seconds, so that 179.6 s is 3 min 0 s, not 2 min 60 s
   sprintf("%.0f min %.0f s", s %/% 60, s %% 60)
+}

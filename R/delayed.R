@@ -64,10 +64,12 @@ read_feature_block <- function(input, grid, b) {
 #' @return The input with `x` the samples x features integer codes and, with `discretize`,
 #'   `discretization`.
 #' @noRd
-delayed_codes <- function(input, discretize, nbins, backend, threads, devices) {
+delayed_codes <- function(input, discretize, nbins, backend, threads, devices, quiet = FALSE) {
   codes <- matrix(0L, input$n_samples, input$n_features)
   grid <- feature_blocks(input)
   fits <- vector("list", length(grid))
+  # One progress for the blocks (each block's own steps run quietly).
+  progress <- job_progress(sprintf("Coding %d blocks of features", length(grid)), quiet)
   for (b in seq_along(grid)) {
     block <- read_feature_block(input, grid, b)
     sub <- block$input
@@ -75,11 +77,13 @@ delayed_codes <- function(input, discretize, nbins, backend, threads, devices) {
     if (is.null(discretize)) {
       codes[, block$rows] <- if (is.double(sub$x)) equal_width_codes(sub, nbins, threads) else sub$x
     } else {
-      sub <- apply_discretization(sub, discretize, nbins, backend, threads, devices)
+      sub <- apply_discretization(sub, discretize, nbins, backend, threads, devices, quiet = TRUE)
       codes[, block$rows] <- sub$x
       fits[b] <- list(sub$discretization)
     }
+    if (!is.null(progress)) progress$update(b / length(grid))
   }
+  progress_done(progress)
   # The codes are integers, but numbers were binned with nbins (print methods say so).
   input$binned <- is.null(discretize) && DelayedArray::type(input$x) == "double"
   input$x <- codes
@@ -96,7 +100,7 @@ delayed_codes <- function(input, discretize, nbins, backend, threads, devices) {
 #' @noRd
 equal_width_codes <- function(input, nbins, threads) {
   if (is.null(nbins)) nbins <- default_nbins(input$n_samples)
-  fit <- run_discretize(input, "equal_width", nbins, "fail", "cpu", threads, NULL)
+  fit <- run_discretize(input, "equal_width", nbins, "fail", "cpu", threads, NULL, quiet = TRUE)
   unname(fit$codes)
 }
 
@@ -113,16 +117,22 @@ join_discretizations <- function(fits) {
   fit$codes <- do.call(cbind, lapply(fits, `[[`, "codes"))
   fit$elapsed <- sum(vapply(fits, `[[`, numeric(1), "elapsed"))
   fit$timings <- Reduce(`+`, lapply(fits, `[[`, "timings"))
+  if (!is.null(fit$run)) fit$run$elapsed <- fit$elapsed
   fit
 }
 
 #' discretize() of a delayed input: each block of features fitted on its own, then joined
 #' @noRd
-delayed_discretize <- function(input, method, nbins, na, backend, threads, devices) {
+delayed_discretize <- function(input, method, nbins, na, backend, threads, devices, quiet = FALSE) {
   grid <- feature_blocks(input)
+  progress <- job_progress(sprintf("Discretizing %d blocks of features", length(grid)), quiet)
   fits <- lapply(seq_along(grid), function(b) {
-    run_discretize(read_feature_block(input, grid, b)$input, method, nbins, na, backend, threads, devices)
+    fit <- run_discretize(read_feature_block(input, grid, b)$input, method, nbins, na, backend, threads, devices,
+                          quiet = TRUE)
+    if (!is.null(progress)) progress$update(b / length(grid))
+    fit
   })
+  progress_done(progress)
   join_discretizations(fits)
 }
 

@@ -125,7 +125,7 @@ discretize.SummarizedExperiment <- function(x, class = NULL, method = "caim", as
                                 call. = FALSE)
   quiet_if(quiet, {
     input <- prepare_se_input(x, class, assay, allow_missing = TRUE)
-    if (isTRUE(input$delayed)) delayed_discretize(input, method, nbins, na, backend, threads, devices)
+    if (isTRUE(input$delayed)) delayed_discretize(input, method, nbins, na, backend, threads, devices, quiet)
     else run_discretize(input, method, nbins, na, backend, threads, devices, quiet)
   })
 }
@@ -309,7 +309,7 @@ as.data.frame.fsgpu_discretization <- function(x, ...) {
 # a fitted discretization (applied to the features of the same names). Integer, logical and
 # factor columns stay categories. The input gains `discretization`.
 apply_discretization <- function(input, discretize, nbins, backend, threads, devices, quiet = FALSE) {
-  if (isTRUE(input$delayed)) return(delayed_codes(input, discretize, nbins, backend, threads, devices))
+  if (isTRUE(input$delayed)) return(delayed_codes(input, discretize, nbins, backend, threads, devices, quiet))
   if (is.null(discretize)) return(input)
   numeric <- numeric_column_indices(input)
   if (inherits(discretize, "fsgpu_discretization")) {

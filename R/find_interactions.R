@@ -125,8 +125,9 @@ find_interactions.SummarizedExperiment <- function(x, class, dimensions = 2, div
                                                    range = NULL, pseudo_count = 0.25, seed = NULL, levels = NULL,
                                                    contrast = TRUE, n_contrast = NULL, p_adjust = "holm",
                                                    level = 0.05, missing = c("exclude", "level"),
-                                                   return_tuples = FALSE, top = NULL, assay = 1L, backend = NULL,
-                                                   threads = NULL, devices = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
+                                                   return_tuples = FALSE, top = NULL, assay = 1L, map = NULL,
+                                                   backend = NULL, threads = NULL, devices = NULL, BPPARAM = NULL,
+                                                   quiet = FALSE, ...) {
   check_dots_empty(...)
   if (!methods::is(x, "SummarizedExperiment")) stop("x must be a SummarizedExperiment", call. = FALSE)
   columns <- colnames(SummarizedExperiment::colData(x))

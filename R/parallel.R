@@ -54,7 +54,8 @@ split_by_work <- function(work, n_tiles) {
 # an error naming the first tile that failed and why. `args` has no `progress`: a tile's engine
 # reports none (a worker's progress would go nowhere, or interleave with the others').
 bp_run_tiles <- function(bp, glue, args, tiles, what) {
-  resolved <- if (is.null(bp$device_sets)) list(args$devices) else lapply(bp$device_sets, resolve_devices)
+  resolved <- if (is.null(bp$device_sets) || !length(args$devices)) list(args$devices) else
+    lapply(bp$device_sets, resolve_devices)  # GPU sets only for a GPU run
   tiles <- lapply(seq_along(tiles), function(t) {
     c(tiles[[t]], list(threads = bp$threads,
                        devices = if (length(args$devices)) resolved[[(t - 1) %% length(resolved) + 1]] else integer()))

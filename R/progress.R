@@ -50,7 +50,7 @@ quiet_if <- function(quiet, job) if (check_quiet(quiet)) suppressMessages(job) e
 job_progress <- function(job, quiet, envir = parent.frame()) {
   if (quiet) return(NULL)
   interval <- getOption("fsgpu.progress_interval", 0.1)
-  if (!is.numeric(interval) || length(interval) != 1 || is.na(interval) || interval < 0)
+  if (!is.numeric(interval) || length(interval) != 1 || !is.finite(interval) || interval < 0)
     stop("options(fsgpu.progress_interval) must be a number of seconds", call. = FALSE)
   handler <- getOption("fsgpu.progress_handler")
   if (!is.null(handler)) {

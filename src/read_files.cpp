@@ -18,6 +18,13 @@ Rcpp::List fsgpu_parse_libsvm(Rcpp::RawVector bytes, int index_base, double n_fe
   options.n_features = static_cast<int64_t>(n_features);
   const LibsvmData data =
       parse_libsvm(reinterpret_cast<const char*>(RAW(bytes)), static_cast<size_t>(bytes.size()), options);
+  // The width comes from the largest index: a stray huge index in a small file would allocate
+  // gigabytes of column pointers and names, so it needs the user's word (n_features).
+  const int64_t stored = static_cast<int64_t>(data.column.size());
+  if (n_features < 0 && data.n_features > 10000000 && data.n_features > 100 * (stored + data.n_rows))
+    throw std::runtime_error("the largest feature index makes " + std::to_string(data.n_features) +
+                             " columns for " + std::to_string(stored) +
+                             " stored values; give n_features = to read it that wide");
   Rcpp::IntegerVector p(data.n_features + 1), i(data.column.size());
   Rcpp::NumericVector x(data.column.size());
   libsvm_to_columns(data, INTEGER(p), INTEGER(i), REAL(x));

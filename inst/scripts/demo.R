@@ -13,7 +13,7 @@ cat(sprintf("ALL: %d probe sets x %d patients (%s)\n\n", nrow(se), ncol(se),
             paste(sprintf("%d %s", table(lineage), levels(lineage)), collapse = ", ")))
 print(backend_info())
 cat("\n")
-sel <- select_features(se, class = "lineage", k = 20, nbins = 8, progress = FALSE)
+sel <- select_features(se, class = "lineage", k = 20, nbins = 8, quiet = TRUE)
 print(sel, n = 20)
 cat("\nThe first probe set alone separates B from T cells (its score is H(Y)), so every candidate",
     "\nties on I(X,S;Y) with it and the lowest column wins rank 2; later ranks add information",
@@ -24,4 +24,4 @@ cat("\nThe first probe set alone separates B from T cells (its score is H(Y)), s
 b <- se[, lineage == "B cell" & ALL$mol.biol %in% c("BCR/ABL", "NEG")]
 b$fusion <- droplevels(ALL$mol.biol[lineage == "B cell" & ALL$mol.biol %in% c("BCR/ABL", "NEG")])
 cat(sprintf("B-cell ALL, BCR/ABL vs NEG: %d patients\n", ncol(b)))
-print(select_features(b, class = "fusion", k = 10, nbins = 4, progress = FALSE))
+print(select_features(b, class = "fusion", k = 10, nbins = 4, quiet = TRUE))

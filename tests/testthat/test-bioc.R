@@ -131,6 +131,9 @@ test_that("add_results() refuses what it cannot place", {
   skip_without_sce()
   sce <- bioc_sce()
   expect_error(add_results(sce, list(1)), "not an fsgpu result")
+  pca <- SingleCellExperiment::reducedDim(sce, "PCA")
+  queried <- knn_graph(sce, k = 3, use_dimred = "PCA", query = pca[1:5, ], backend = "cpu")
+  expect_error(add_results(sce, queried), "without query")
   expect_error(add_results(matrix(1), list()), "x must be a SummarizedExperiment")
   other <- select_features(bioc_sce(genes = 70)[61:70, ], class = "group", k = 2, assay = "logcounts",
                            backend = "cpu")

@@ -136,3 +136,20 @@ test_that("an HDF5 assay on the GPU gives the in-memory CPU result", {
   expect_identical(unclass(knn_graph(p$disk, k = 4, backend = "gpu"))[1:2],
                    unclass(knn_graph(p$memory, k = 4, backend = "cpu"))[1:2])
 })
+
+test_that("blocks report one progress, and none with quiet = TRUE", {
+  skip_without_delayed()
+  small_blocks()
+  p <- delayed_pair()
+  seen <- list()
+  old <- options(fsgpu.progress_handler = function(job, done) seen[[length(seen) + 1]] <<- list(job, done),
+                 fsgpu.progress_interval = 0)
+  on.exit(options(old), add = TRUE)
+  expect_silent(select_features(p$disk, class = "group", k = 3, discretize = "caim", backend = "cpu", quiet = TRUE))
+  expect_silent(discretize(p$disk, class = "group", backend = "cpu", quiet = TRUE))
+  expect_length(seen, 0)
+  discretize(p$disk, class = "group", backend = "cpu")
+  jobs <- unique(vapply(seen, `[[`, "", 1))
+  expect_identical(jobs, "Discretizing 12 blocks of features")
+  expect_identical(seen[[length(seen)]][[2]], 1)
+})

@@ -254,3 +254,9 @@ test_that("the command line explains bad arguments and input, with non-zero stat
   expect_identical(res$status, 1L)
   expect_true(any(grepl("k must be between 1 and 2", res$err, fixed = TRUE)))
 })
+
+test_that("a stray huge index in a small LibSVM file needs n_features", {
+  f <- tempfile(fileext = ".libsvm")
+  writeLines(c("1 1:0.5 2000000000:1", "0 2:1"), f)
+  expect_error(read_libsvm(f), "give n_features")
+})
