@@ -22,10 +22,14 @@
 #'   as a data frame: `chr`, `snp`, `cm`, `bp`, `allele1`, `allele2`) and `samples` (the .fam:
 #'   `family`, `id`, `father`, `mother`, `sex`, `phenotype`).
 #' @examples
-#' \dontrun{
-#' geno <- read_plink("mice")
-#' dim(geno$genotypes)
-#' }
+#' # A toy file set: 3 SNPs of 4 samples (two bits a call, SNP-major after the 3 magic bytes)
+#' prefix <- file.path(tempdir(), "toy")
+#' writeLines(c("1 snp1 0 1000 A G", "1 snp2 0 2000 C T", "2 snp3 0 500 A C"), paste0(prefix, ".bim"))
+#' writeLines(sprintf("fam%d id%d 0 0 1 -9", 1:4, 1:4), paste0(prefix, ".fam"))
+#' writeBin(as.raw(c(0x6c, 0x1b, 0x01, 0x1b, 0xe4, 0xff)), paste0(prefix, ".bed"))
+#' geno <- read_plink(prefix)
+#' geno$genotypes
+#' geno$map
 #' @export
 read_plink <- function(prefix, snps = NULL, packed = FALSE) {
   if (!is.character(prefix) || length(prefix) != 1 || is.na(prefix)) stop("prefix must be one path", call. = FALSE)
