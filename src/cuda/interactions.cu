@@ -76,6 +76,20 @@ struct SearchArgs {
   Key* best_tuple;             // per variable
 };
 
+// The better of two keys: the larger gain (first pass) or the smaller tuple (tuple pass).
+__device__ inline Key better_key(Key x, Key y, bool tuple_pass) { return tuple_pass ? min(x, y) : max(x, y); }
+
+// Offers k to a key in global or shared memory, keeping the better.
+__device__ inline void offer_key(Key* slot, Key k, bool tuple_pass) {
+  if (tuple_pass) atomicMin(slot, k);
+  else atomicMax(slot, k);
+}
+
+// Offers k to variable v's best gain (first pass) or best tuple (tuple pass).
+__device__ inline void offer_best(const SearchArgs& a, int32_t v, Key k) {
+  offer_key(a.tuple_pass ? a.best_tuple + v : a.best + v, k, a.tuple_pass);
+}
+
 __device__ inline const uint64_t* level_row(const SearchArgs& a, int32_t w, int level) {
   return a.bits + (int64_t(w) * (kMaxGpuLevels - 1) + level) * a.stride;
 }
@@ -223,7 +237,6 @@ __global__ void __launch_bounds__(256, 2) pair_kernel(SearchArgs a) {
   // Gains, then per row and column the best key (first pass) or the smallest tuple reaching the
   // best gain (second pass); identity: 0 for max, all ones for min.
   const Key identity = a.tuple_pass ? ~Key(0) : Key(0);
-  auto better = [&](Key x, Key y) { return a.tuple_pass ? min(x, y) : max(x, y); };
   Key row_key[TI], col_best[TJ];
 #pragma unroll
   for (int r = 0; r < TI; ++r) row_key[r] = identity;
@@ -260,11 +273,10 @@ __global__ void __launch_bounds__(256, 2) pair_kernel(SearchArgs a) {
 #pragma unroll
   for (int r = 0; r < TI; ++r) {
     Key k = row_key[r];
-    for (int off = 8; off; off >>= 1) k = better(k, __shfl_xor_sync(0xffffffffu, k, off));
+    for (int off = 8; off; off >>= 1) k = better_key(k, __shfl_xor_sync(0xffffffffu, k, off), a.tuple_pass);
     const int32_t i = row0 + ty + 16 * r;
     if (tx == 0 && !a.contrast && i < a.row_end && k != identity) {
-      if (a.tuple_pass) atomicMin(a.best_tuple + i, k);
-      else atomicMax(a.best + i, k);
+      offer_best(a, i, k);
     }
   }
   // Columns: across the block's rows in shared memory.
@@ -272,16 +284,14 @@ __global__ void __launch_bounds__(256, 2) pair_kernel(SearchArgs a) {
   __syncthreads();
 #pragma unroll
   for (int q = 0; q < TJ; ++q) {
-    Key k = better(col_best[q], __shfl_xor_sync(0xffffffffu, col_best[q], 16));
+    Key k = better_key(col_best[q], __shfl_xor_sync(0xffffffffu, col_best[q], 16), a.tuple_pass);
     if ((tid & 16) == 0 && k != identity) {
-      if (a.tuple_pass) atomicMin(&col_key[tx + 16 * q], k);
-      else atomicMax(&col_key[tx + 16 * q], k);
+      offer_key(&col_key[tx + 16 * q], k, a.tuple_pass);
     }
   }
   __syncthreads();
   if (tid < BJ && col0 + tid < col_end && col_key[tid] != identity) {
-    if (a.tuple_pass) atomicMin(a.best_tuple + col0 + tid, col_key[tid]);
-    else atomicMax(a.best + col0 + tid, col_key[tid]);
+    offer_best(a, col0 + tid, col_key[tid]);
   }
 }
 
@@ -413,13 +423,11 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a) {
     for (int q = 0; q < COLS; ++q) {
       Key k = col_key[q];
       for (int off = 4; off < 32; off <<= 1) {
-        const Key other = __shfl_xor_sync(0xffffffffu, k, off);
-        k = a.tuple_pass ? min(k, other) : max(k, other);
+        k = better_key(k, __shfl_xor_sync(0xffffffffu, k, off), a.tuple_pass);
       }
       const int col = (warp / WR) * NT * CV + nt * CV + (L == 2 ? t : 2 * t + q);
       if (g == 0 && k != identity) {
-        if (a.tuple_pass) atomicMin(&col_best[col], k);
-        else atomicMax(&col_best[col], k);
+        offer_key(&col_best[col], k, a.tuple_pass);
       }
     }
   }
@@ -428,23 +436,19 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a) {
   for (int r = 0; r < ROWS; ++r) {
     Key k = row_key[r];
     for (int off = 1; off < 4; off <<= 1) {
-      const Key other = __shfl_xor_sync(0xffffffffu, k, off);
-      k = a.tuple_pass ? min(k, other) : max(k, other);
+      k = better_key(k, __shfl_xor_sync(0xffffffffu, k, off), a.tuple_pass);
     }
     if (t == 0 && k != identity) {
       const int row = row_var[r] - row0;
-      if (a.tuple_pass) atomicMin(&row_best[row], k);
-      else atomicMax(&row_best[row], k);
+      offer_key(&row_best[row], k, a.tuple_pass);
     }
   }
   __syncthreads();
   if (tid < kPairTile && !a.contrast && row0 + tid < a.row_end && row_best[tid] != identity) {
-    if (a.tuple_pass) atomicMin(a.best_tuple + row0 + tid, row_best[tid]);
-    else atomicMax(a.best + row0 + tid, row_best[tid]);
+    offer_best(a, row0 + tid, row_best[tid]);
   }
   if (tid < BJ && col0 + tid < col_end && col_best[tid] != identity) {
-    if (a.tuple_pass) atomicMin(a.best_tuple + col0 + tid, col_best[tid]);
-    else atomicMax(a.best + col0 + tid, col_best[tid]);
+    offer_best(a, col0 + tid, col_best[tid]);
   }
 }
 
@@ -574,8 +578,7 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
     // j is the same for the whole block: one atomic per warp.
     Key kj = a.tuple_pass ? (live && gain_key(g[1]) == a.best[j] ? packed : ~Key(0)) : (live ? gain_key(g[1]) : Key(0));
     for (int off = 16; off; off >>= 1) {
-      const Key other = __shfl_xor_sync(0xffffffffu, kj, off);
-      kj = a.tuple_pass ? min(kj, other) : max(kj, other);
+      kj = better_key(kj, __shfl_xor_sync(0xffffffffu, kj, off), a.tuple_pass);
     }
     if (threadIdx.x % 32 == 0) {
       if (a.tuple_pass && kj != ~Key(0)) atomicMin(a.best_tuple + j, kj);
@@ -680,7 +683,6 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
   const GainTableView tables = block_tables(a, table_cache, true, tid, 256);
   const Key identity = a.tuple_pass ? ~Key(0) : Key(0);
   if (tid < 2 * RV) j_best[tid / RV][tid % RV] = identity;
-  auto better = [&](Key x, Key y) { return a.tuple_pass ? min(x, y) : max(x, y); };
   // The lane's l's, their level counts and (i, l) counts, once.
   const int32_t lw0 = lb0 + warp * NT * CV;
   auto l_of = [&](int nt, int q) { return lw0 + nt * CV + (L == 2 ? t : 2 * t + q); };
@@ -817,18 +819,16 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
 #pragma unroll
       for (int r = 0; r < ROWS; ++r) {
         Key k = j_key[r];
-        for (int off = 1; off < 4; off <<= 1) k = better(k, __shfl_xor_sync(0xffffffffu, k, off));
+        for (int off = 1; off < 4; off <<= 1) k = better_key(k, __shfl_xor_sync(0xffffffffu, k, off), a.tuple_pass);
         if (t == 0 && k != identity) {
-          if (a.tuple_pass) atomicMin(&j_best[parity][row_j[r]], k);
-          else atomicMax(&j_best[parity][row_j[r]], k);
+          offer_key(&j_best[parity][row_j[r]], k, a.tuple_pass);
         }
       }
       __syncthreads();
       if (tid < RV) {
         const Key k = j_best[parity][tid];
         if (k != identity) {
-          if (a.tuple_pass) atomicMin(a.best_tuple + jg0 + tid, k);
-          else atomicMax(a.best + jg0 + tid, k);
+          offer_best(a, jg0 + tid, k);
         }
         j_best[parity][tid] = identity;  // written again two groups later, past a barrier
       }
@@ -840,18 +840,17 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
 #pragma unroll
     for (int q = 0; q < COLS; ++q) {
       Key k = best_l[nt][q];
-      for (int off = 4; off < 32; off <<= 1) k = better(k, __shfl_xor_sync(0xffffffffu, k, off));
+      for (int off = 4; off < 32; off <<= 1) k = better_key(k, __shfl_xor_sync(0xffffffffu, k, off), a.tuple_pass);
       const int32_t l = l_of(nt, q);
       if (g == 0 && k != identity && l < l_end) {
-        if (a.tuple_pass) atomicMin(a.best_tuple + l, k);
-        else atomicMax(a.best + l, k);
+        offer_best(a, l, k);
       }
     }
   if (a.contrast) return;
-  for (int off = 1; off < 32; off <<= 1) best_i = better(best_i, __shfl_xor_sync(0xffffffffu, best_i, off));
+  for (int off = 1; off < 32; off <<= 1)
+    best_i = better_key(best_i, __shfl_xor_sync(0xffffffffu, best_i, off), a.tuple_pass);
   if (lane == 0 && best_i != identity) {
-    if (a.tuple_pass) atomicMin(a.best_tuple + i, best_i);
-    else atomicMax(a.best + i, best_i);
+    offer_best(a, i, best_i);
   }
 }
 
