@@ -54,17 +54,11 @@ test_that("pairs and MI matrices on an HDF5 assay equal the in-memory ones", {
                      mi_pairs(p$memory, class = "group", top = 30, backend = "cpu"))
   expect_pairs_equal(mi_pairs(p$disk, class = "group", with = "g7", by = "interaction", backend = "cpu"),
                      mi_pairs(p$memory, class = "group", with = "g7", by = "interaction", backend = "cpu"))
-  # The matrices and their attributes, but the run record (its seconds differ).
-  same_matrix <- function(a, b) {
-    expect_equal(strip_attributes(a), strip_attributes(b))
-    keep <- setdiff(names(attributes(b)), "run")
-    expect_equal(attributes(a)[keep], attributes(b)[keep])
-  }
-  same_matrix(mi_matrix(p$disk, backend = "cpu"), mi_matrix(p$memory, backend = "cpu"))
-  same_matrix(mi_matrix(p$disk, features = c("g40", "g3", "g7"), backend = "cpu"),
-              mi_matrix(p$memory, features = c("g40", "g3", "g7"), backend = "cpu"))
-  same_matrix(mi_matrix(p$disk, discretize = "equal_freq", nbins = 3, backend = "cpu"),
-              mi_matrix(p$memory, discretize = "equal_freq", nbins = 3, backend = "cpu"))
+  expect_mi_matrix_equal(mi_matrix(p$disk, backend = "cpu"), mi_matrix(p$memory, backend = "cpu"))
+  expect_mi_matrix_equal(mi_matrix(p$disk, features = c("g40", "g3", "g7"), backend = "cpu"),
+                         mi_matrix(p$memory, features = c("g40", "g3", "g7"), backend = "cpu"))
+  expect_mi_matrix_equal(mi_matrix(p$disk, discretize = "equal_freq", nbins = 3, backend = "cpu"),
+                         mi_matrix(p$memory, discretize = "equal_freq", nbins = 3, backend = "cpu"))
 })
 
 test_that("discretizations of an HDF5 assay equal the in-memory ones, fitted and applied", {
