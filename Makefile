@@ -128,7 +128,7 @@ document:
 
 # build for the GPU host that has no R (see ../shared/tools/device-r/README.md)
 rdev:
-	@[ -f .rdev/activate ] || $(DEVICE_R_PACK)
+	@[ -f .rdev/activate ] || $(DEVICE_R_PACK) BiocNeighbors BiocParallel
 	@mkdir -p .rdev/lib
 	FSGPU_CUDA_ARCHS=$${FSGPU_CUDA_ARCHS:-90} MAKEFLAGS=-j$(JOBS) \
 	  $(R) CMD INSTALL --preclean --no-multiarch --no-test-load -l .rdev/lib .
