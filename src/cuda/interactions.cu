@@ -530,7 +530,10 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
             }
           }
         }
-      // The full table: cell = x + M y + M^2 z, level L meaning "any".
+      // The full table: cell = x + M y + M^2 z, level L meaning "any", completed as the CPU does.
+      // (The tensor-core kernel writes the completion out by inclusion-exclusion, triple_cell(),
+      // which keeps 2- and 3-level tables in registers; for the 4-level tables this kernel also
+      // takes, that code outgrows the registers: 880-2,352 bytes of stack per thread, measured.)
       int32_t t[NC * CELLS];
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
