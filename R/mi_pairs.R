@@ -199,6 +199,8 @@ has_numeric_columns <- function(input) {
 
 #' @export
 as.data.frame.fsgpu_pairs <- function(x, ...) {
+  # The pairs alone, as for the other results: the run's parameters, timings and record stay on x.
+  attributes(x) <- attributes(x)[c("names", "row.names")]
   class(x) <- "data.frame"
   x
 }

@@ -455,4 +455,7 @@ test_that("the print method shows the header and the best pairs", {
   expect_match(out[length(out)], "and 9 more")
   expect_s3_class(as.data.frame(got), "data.frame")
   expect_false(inherits(as.data.frame(got), "fsgpu_pairs"))
+  # The pairs alone: results of two runs compare equal as data frames (the run record differs).
+  expect_null(attr(as.data.frame(got), "run"))
+  expect_identical(as.data.frame(got), as.data.frame(mi_pairs(d$x, d$y, top = 12, backend = "cpu", threads = 1)))
 })
