@@ -132,6 +132,27 @@ test_that("knn_graph from blocks of points equals one process: rows, samples, a 
                          tiles = c(2, 5))
 })
 
+test_that("BatchtoolsParam, the route to a cluster, gives what one process gives", {
+  skip_if_not_installed("batchtools")
+  # Two jobs at a time on this machine; on a cluster the registry names a scheduler instead.
+  batch <- BiocParallel::BatchtoolsParam(
+    workers = 2, cluster = "multicore", progressbar = FALSE,
+    registryargs = BiocParallel::batchtoolsRegistryargs(file.dir = tempfile("fsgpu-batchtools")))
+  d <- data_ties()
+  expect_tiles_identical(function(bp) mi_pairs(d$x, d$y, top = 7, backend = "cpu", threads = 1, BPPARAM = bp),
+                         params = list(batch), tiles = 3)
+  g <- with_seed(13, {
+    x <- matrix(sample(0:2, 120 * 16, replace = TRUE), 120, 16)
+    list(x = x, y = factor((x[, 2] > 0) != (x[, 7] > 0)))
+  })
+  expect_tiles_identical(function(bp) {
+    set.seed(6)
+    find_interactions(g$x, g$y, dimensions = 2, top = 5, backend = "cpu", threads = 1, BPPARAM = bp)
+  }, params = list(batch), tiles = 4)
+  expect_tiles_identical(function(bp) knn_graph(g$x + 0, k = 3, backend = "cpu", BPPARAM = bp),
+                         params = list(batch), tiles = 3)
+})
+
 test_that("tiles on workers report no progress; the job's record names its workers", {
   d <- data_informative(n = 90, p = 30, classes = 2)
   seen <- numeric()
