@@ -28,6 +28,26 @@ small_blocks <- function(env = parent.frame()) {
   expect_gt(length(DelayedArray::rowAutoGrid(matrix(0, 45, 36))), 10)
 }
 
+# find_interactions() on an SE (or x, y) with the same R seed; results less the run's seconds.
+interactions_of <- function(x, ...) {
+  set.seed(11)
+  res <- find_interactions(x, ..., seed = 5, backend = "cpu", threads = 2, quiet = TRUE)
+  res[setdiff(names(res), c("elapsed", "timings", "run"))]
+}
+
+# An SE pair whose assay m (genes x cells) is in memory and on disk; the class has a missing value.
+interaction_pair <- function(m) {
+  group <- rep(c("a", "b"), length.out = ncol(m))
+  group[m[3, ] > 1] <- "b"  # gene 3 follows the class
+  group[8] <- NA
+  h <- HDF5Array::writeHDF5Array(m, tempfile(fileext = ".h5"), name = "x")
+  col <- S4Vectors::DataFrame(group = group)
+  disk <- SummarizedExperiment::SummarizedExperiment(list(x = h), colData = col)
+  dimnames(disk) <- dimnames(m)
+  list(memory = SummarizedExperiment::SummarizedExperiment(list(x = m), colData = col), disk = disk,
+       x = t(m), y = group)
+}
+
 test_that("selection and scores on an HDF5 assay equal the in-memory ones", {
   skip_without_delayed()
   small_blocks()
@@ -129,6 +149,17 @@ test_that("an HDF5 assay on the GPU gives the in-memory CPU result", {
                discretize(p$memory, class = "group", backend = "cpu")$cuts)
   expect_identical(unclass(knn_graph(p$disk, k = 4, backend = "gpu"))[1:2],
                    unclass(knn_graph(p$memory, k = 4, backend = "cpu"))[1:2])
+  # stored interaction codes on the GPU: its gains and tuples are the CPU's, bit for bit
+  p <- interaction_pair(SummarizedExperiment::assay(p$memory))
+  fields <- c("scores", "contrast_gain", "alpha")
+  set.seed(4)
+  gpu <- suppressMessages(find_interactions(p$disk, class = "group", discretizations = 2, return_tuples = TRUE,
+                                            seed = 3, backend = "gpu", quiet = TRUE))
+  set.seed(4)
+  cpu <- suppressMessages(find_interactions(p$memory, class = "group", discretizations = 2, return_tuples = TRUE,
+                                            seed = 3, backend = "cpu", quiet = TRUE))
+  expect_identical(gpu$backend, "gpu")
+  expect_identical(gpu[fields], cpu[fields])
 })
 
 test_that("blocks report one progress, and none with quiet = TRUE", {
@@ -147,26 +178,6 @@ test_that("blocks report one progress, and none with quiet = TRUE", {
   expect_identical(jobs, "Discretizing 12 blocks of features")
   expect_identical(seen[[length(seen)]][[2]], 1)
 })
-
-# find_interactions() on an SE (or x, y) with the same R seed; results less the run's seconds.
-interactions_of <- function(x, ...) {
-  set.seed(11)
-  res <- find_interactions(x, ..., seed = 5, backend = "cpu", threads = 2, quiet = TRUE)
-  res[setdiff(names(res), c("elapsed", "timings", "run"))]
-}
-
-# An SE pair whose assay m (genes x cells) is in memory and on disk; the class has a missing value.
-interaction_pair <- function(m) {
-  group <- rep(c("a", "b"), length.out = ncol(m))
-  group[m[3, ] > 1] <- "b"  # gene 3 follows the class
-  group[8] <- NA
-  h <- HDF5Array::writeHDF5Array(m, tempfile(fileext = ".h5"), name = "x")
-  col <- S4Vectors::DataFrame(group = group)
-  disk <- SummarizedExperiment::SummarizedExperiment(list(x = h), colData = col)
-  dimnames(disk) <- dimnames(m)
-  list(memory = SummarizedExperiment::SummarizedExperiment(list(x = m), colData = col), disk = disk,
-       x = t(m), y = group)
-}
 
 test_that("find_interactions() codes an HDF5 assay by blocks with the in-memory result", {
   skip_without_delayed()
