@@ -17,6 +17,10 @@ fsgpu_find_interactions <- function(x, kind, n_rows, rows, n_real_d, y, n_classe
     .Call(`_fsgpu_fsgpu_find_interactions`, x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress, first_begin, first_end)
 }
 
+fsgpu_interaction_block_codes <- function(values, first, rows, n_real, contrast_source, contrast_seed, divisions, discretizations, range, seed, threads) {
+    .Call(`_fsgpu_fsgpu_interaction_block_codes`, values, first, rows, n_real, contrast_source, contrast_seed, divisions, discretizations, range, seed, threads)
+}
+
 fsgpu_check_bed <- function(head, size, n_samples, n_snps) {
     invisible(.Call(`_fsgpu_fsgpu_check_bed`, head, size, n_samples, n_snps))
 }

@@ -54,6 +54,19 @@ read_feature_block <- function(input, grid, b) {
   list(input = sub, rows = rows)
 }
 
+#' Calls f(block) with read_feature_block()'s block for every block of features of a delayed
+#' input, in order, under one progress ("<job> <n> blocks of features")
+#' @noRd
+for_each_feature_block <- function(input, job, quiet, f) {
+  grid <- feature_blocks(input)
+  progress <- job_progress(sprintf("%s %d blocks of features", job, length(grid)), quiet)
+  for (b in seq_along(grid)) {
+    f(read_feature_block(input, grid, b))
+    if (!is.null(progress)) progress$update(b / length(grid))
+  }
+  progress_done(progress)
+}
+
 #' apply_discretization() for a delayed input: the integer codes of every feature, by blocks
 #'
 #' With `discretize = NULL`, numeric features get the equal-width bins (`nbins`) that the
@@ -66,24 +79,19 @@ read_feature_block <- function(input, grid, b) {
 #' @noRd
 delayed_codes <- function(input, discretize, nbins, backend, threads, devices, quiet = FALSE) {
   codes <- matrix(0L, input$n_samples, input$n_features)
-  grid <- feature_blocks(input)
-  fits <- vector("list", length(grid))
+  fits <- list()
   # One progress for the blocks (each block's own steps run quietly).
-  progress <- job_progress(sprintf("Coding %d blocks of features", length(grid)), quiet)
-  for (b in seq_along(grid)) {
-    block <- read_feature_block(input, grid, b)
+  for_each_feature_block(input, "Coding", quiet, function(block) {
     sub <- block$input
     check_finite(sub, input$arg)
     if (is.null(discretize)) {
-      codes[, block$rows] <- if (is.double(sub$x)) equal_width_codes(sub, nbins, threads) else sub$x
+      codes[, block$rows] <<- if (is.double(sub$x)) equal_width_codes(sub, nbins, threads) else sub$x
     } else {
       sub <- apply_discretization(sub, discretize, nbins, backend, threads, devices, quiet = TRUE)
-      codes[, block$rows] <- sub$x
-      fits[b] <- list(sub$discretization)
+      codes[, block$rows] <<- sub$x
+      fits[length(fits) + 1L] <<- list(sub$discretization)
     }
-    if (!is.null(progress)) progress$update(b / length(grid))
-  }
-  progress_done(progress)
+  })
   # The codes are integers, but numbers were binned with nbins (print methods say so).
   input$binned <- is.null(discretize) && DelayedArray::type(input$x) == "double"
   input$x <- codes
@@ -124,15 +132,11 @@ join_discretizations <- function(fits) {
 #' discretize() of a delayed input: each block of features fitted on its own, then joined
 #' @noRd
 delayed_discretize <- function(input, method, nbins, na, backend, threads, devices, quiet = FALSE) {
-  grid <- feature_blocks(input)
-  progress <- job_progress(sprintf("Discretizing %d blocks of features", length(grid)), quiet)
-  fits <- lapply(seq_along(grid), function(b) {
-    fit <- run_discretize(read_feature_block(input, grid, b)$input, method, nbins, na, backend, threads, devices,
-                          quiet = TRUE)
-    if (!is.null(progress)) progress$update(b / length(grid))
-    fit
+  fits <- list()
+  for_each_feature_block(input, "Discretizing", quiet, function(block) {
+    fits[[length(fits) + 1L]] <<- run_discretize(block$input, method, nbins, na, backend, threads, devices,
+                                                 quiet = TRUE)
   })
-  progress_done(progress)
   join_discretizations(fits)
 }
 
@@ -204,8 +208,12 @@ assay_points <- function(se, assay, by) {
 #'     \item{[knn_graph()]}{the engine needs the values: the blocks are copied into one double
 #'       matrix of the points (8 bytes per value) plus one block, without the copies of
 #'       `as.matrix()` and `t()`.}
-#'     \item{[find_interactions()]}{realises the assay (its random discretization draws over
-#'       all variables at once).}
+#'     \item{[find_interactions()]}{each block of numeric variables is cut at MDFS's random
+#'       thresholds, which also gives the codes of the contrast variables drawn from it; memory
+#'       holds these codes, 1 byte per value per discretization for the variables and the
+#'       contrast variables (with the default `n_contrast`, 2 bytes per value per
+#'       discretization), plus one block. Integer codes are read into an integer matrix (4
+#'       bytes per value). Gains, tuples and p-values equal the in-memory search's.}
 #'   }
 #' @name fsgpu_bioconductor
 NULL

@@ -43,7 +43,9 @@
 #' @inheritParams select_features
 #' @param x Objects in rows, variables in columns: a numeric matrix or data frame (discretized
 #'   at random quantiles), an integer matrix of codes (genotypes 0/1/2), the result of
-#'   [read_plink()], or a `SummarizedExperiment` (variables are the rows of `assay`).
+#'   [read_plink()], or a `SummarizedExperiment` (variables are the rows of `assay`; a
+#'   `DelayedArray` assay, such as an `HDF5Array`, is discretized block by block and never
+#'   realised whole: see [fsgpu_bioconductor]).
 #' @param y The class, one per object (two or more classes); objects with `NA` are left out
 #'   (with a message).
 #' @param dimensions The size \eqn{k} of the tuples, 1 to 5.
@@ -134,10 +136,12 @@ find_interactions.SummarizedExperiment <- function(x, class, dimensions = 2, div
   if (!is.character(class) || length(class) != 1L || !class %in% columns)
     stop("class must name one colData column of x; available: ", quote_list(columns), call. = FALSE)
   check_assay(x, assay)
-  values <- t(as.matrix(SummarizedExperiment::assay(x, assay, withDimnames = TRUE)))
+  a <- SummarizedExperiment::assay(x, assay, withDimnames = TRUE)
+  input <- if (is_delayed(a)) delayed_interaction_input(a, levels, check_quiet(quiet))
+           else interaction_input(t(as.matrix(a)), levels)
   y <- SummarizedExperiment::colData(x)[[class]]
   args <- mget(setdiff(names(formals()), c("x", "class", "levels", "assay", "...")))
-  quiet_if(quiet, run_interactions(interaction_input(values, levels), y, args))
+  quiet_if(quiet, run_interactions(input, y, args))
 }
 
 #' @rdname find_interactions
@@ -166,27 +170,85 @@ interaction_input <- function(x, levels) {
   if (!is.matrix(x) || !(is.numeric(x) || is.logical(x)))
     stop("x must be a numeric matrix or data frame, an integer matrix of codes, or read_plink() output",
          call. = FALSE)
-  if (ncol(x) < 1 || nrow(x) < 2) stop("x needs at least two objects and one variable", call. = FALSE)
-  names <- if (is.null(colnames(x))) paste0("V", seq_len(ncol(x))) else colnames(x)
-  codes <- is.integer(x) || is.logical(x) || !is.null(levels)
-  if (codes) {
-    if (is.double(x)) {
-      finite <- x[!is.na(x)]
-      if (any(finite != round(finite))) stop("levels is for whole-number codes; x has fractions", call. = FALSE)
-    }
-    storage.mode(x) <- "integer"
-    present <- x[!is.na(x)]
-    if (length(present) && min(present) < 0) stop("codes must be 0 or more", call. = FALSE)
-    top_code <- if (length(present)) max(present) else 0L
-    if (is.null(levels)) levels <- max(2L, top_code + 1L)
-    levels <- check_count(levels, "levels", max = 16)
-    if (top_code >= levels) stop(sprintf("x has the code %d, but levels = %d", top_code, levels), call. = FALSE)
-  } else if (any(is.infinite(x))) {
-    stop("x has infinite values", call. = FALSE)
+  check_interaction_size(nrow(x), ncol(x))
+  names <- interaction_names(colnames(x), ncol(x))
+  if (is.integer(x) || is.logical(x) || !is.null(levels)) {
+    x <- as_interaction_codes(x)
+    return(codes_input(x, top_code(x), anyNA(x), levels, names, rownames(x)))
   }
-  list(kind = if (codes) "codes" else "numeric", x = if (codes) x else `storage.mode<-`(x, "double"),
-       n_samples = nrow(x), n_vars = ncol(x), names = names, sample_names = rownames(x),
-       levels = if (codes) as.integer(levels) else NA_integer_, any_missing = anyNA(x))
+  stop_if_infinite(x)
+  list(kind = "numeric", x = `storage.mode<-`(x, "double"), n_samples = nrow(x), n_vars = ncol(x), names = names,
+       sample_names = rownames(x), levels = NA_integer_, any_missing = anyNA(x))
+}
+
+# interaction_input() for a DelayedArray assay (variables in rows). Numbers stay on disk, kind
+# "numeric" with delayed = TRUE: run_interactions() codes them block by block once it knows the
+# objects and the draws (delayed_interaction_codes()). Integer codes are read whole (4 bytes a
+# value), each block checked as in memory.
+delayed_interaction_input <- function(a, levels, quiet) {
+  blocks <- delayed_se_input(a, NULL, "x", NULL)  # numbers, not empty; read by read_feature_block()
+  check_interaction_size(ncol(a), nrow(a))
+  names <- interaction_names(rownames(a), nrow(a))
+  if (DelayedArray::type(a) == "double" && is.null(levels))
+    return(list(kind = "numeric", x = NULL, delayed = TRUE, blocks = blocks, n_samples = ncol(a), n_vars = nrow(a),
+                names = names, sample_names = colnames(a), levels = NA_integer_, any_missing = NA))
+  codes <- matrix(0L, ncol(a), nrow(a))
+  top <- 0L
+  any_missing <- FALSE
+  for_each_feature_block(blocks, "Reading", quiet, function(block) {
+    x <- as_interaction_codes(block$input$x)
+    codes[, block$rows] <<- x
+    top <<- max(top, top_code(x))
+    any_missing <<- any_missing || anyNA(x)
+  })
+  codes_input(codes, top, any_missing, levels, names, colnames(a))
+}
+
+check_interaction_size <- function(n_objects, n_vars) {
+  if (n_vars < 1 || n_objects < 2) stop("x needs at least two objects and one variable", call. = FALSE)
+}
+
+interaction_names <- function(names, n_vars) if (is.null(names)) paste0("V", seq_len(n_vars)) else names
+
+stop_if_infinite <- function(x) if (any(is.infinite(x))) stop("x has infinite values", call. = FALSE)
+
+# x (a matrix of codes, or a block of its columns) as integers: whole numbers, 0 or more.
+as_interaction_codes <- function(x) {
+  if (is.double(x)) {
+    finite <- x[!is.na(x)]
+    if (any(finite != round(finite))) stop("levels is for whole-number codes; x has fractions", call. = FALSE)
+  }
+  storage.mode(x) <- "integer"
+  if (any(x < 0L, na.rm = TRUE)) stop("codes must be 0 or more", call. = FALSE)
+  x
+}
+
+# The largest code (0 when every value is missing).
+top_code <- function(x) if (all(is.na(x))) 0L else max(x, na.rm = TRUE)
+
+# The input of integer codes x whose largest code (over all of x) is top.
+codes_input <- function(x, top, any_missing, levels, names, sample_names) {
+  if (is.null(levels)) levels <- max(2L, top + 1L)
+  levels <- check_count(levels, "levels", max = 16)
+  if (top >= levels) stop(sprintf("x has the code %d, but levels = %d", top, levels), call. = FALSE)
+  list(kind = "codes", x = x, n_samples = nrow(x), n_vars = ncol(x), names = names, sample_names = sample_names,
+       levels = as.integer(levels), any_missing = any_missing)
+}
+
+# The codes that the search takes of a delayed numeric input, one block of variables at a time:
+# kind "interaction_codes", raw (int8) objects with a class x variables (contrast ones included)
+# x discretizations, so that memory holds these codes and one block. A block gives the codes of
+# its contrast variables too (src/core/interaction_codes.h says why).
+delayed_interaction_codes <- function(input, rows, source, contrast_seed, divisions, discretizations, range, seed,
+                                      threads, quiet) {
+  codes <- array(as.raw(0), c(length(rows), input$n_vars + length(source), discretizations))
+  for_each_feature_block(input$blocks, "Discretizing", quiet, function(block) {
+    stop_if_infinite(block$input$x)
+    coded <- fsgpu_interaction_block_codes(block$input$x, block$rows[1], rows, input$n_vars, source, contrast_seed,
+                                           divisions, discretizations, range, seed, threads)
+    codes[, coded$vars, ] <<- coded$codes
+  })
+  list(x = codes, kind = "interaction_codes", n_rows = length(rows), rows = seq_along(rows))
 }
 
 run_interactions <- function(input, y, a) {
@@ -245,7 +307,13 @@ run_interactions <- function(input, y, a) {
   devices <- if (backend == "gpu") resolve_devices(bp_all_devices(a$devices)) else integer(0)
   if (backend != "cpu" && length(devices) == 0) backend <- "cpu"
   engine <- engine_mode(a$backend, backend)
-  args <- list(x = input$x, kind = input$kind, n_rows = input$n_samples, rows = rows, n_real_d = input$n_vars,
+  coding <- system.time(
+    data <- if (isTRUE(input$delayed)) delayed_interaction_codes(input, rows, source, contrast_seed, divisions,
+                                                                 discretizations, range, seed, threads, a$quiet)
+            else list(x = input$x, kind = input$kind, n_rows = input$n_samples, rows = rows),
+    gcFirst = FALSE
+  )[["elapsed"]]
+  args <- list(x = data$x, kind = data$kind, n_rows = data$n_rows, rows = data$rows, n_real_d = input$n_vars,
                y = classes$y, n_classes = length(classes$classes), contrast_source = source,
                contrast_seed = contrast_seed, dimensions = k, divisions = divisions, discretizations = discretizations,
                range = range, seed = seed, pseudo_count = a$pseudo_count, n_levels = n_levels,
@@ -254,12 +322,13 @@ run_interactions <- function(input, y, a) {
   # Progress from the engine; tiles on workers report none.
   progress <- if (is.null(bp)) job_progress(sprintf("Searching %s %d-tuples of variables",
                                                      format(choose(input$n_vars, k), big.mark = ","), k), a$quiet)
-  elapsed <- system.time(
+  elapsed <- coding + system.time(
     res <- if (is.null(bp)) do.call(fsgpu_find_interactions, c(args, list(progress = progress))) else
       bp_find_interactions(bp, args, input$n_vars + n_contrast),
     gcFirst = FALSE
   )[["elapsed"]]
   progress_done(progress)
+  res$timings[["prepare"]] <- res$timings[["prepare"]] + coding  # the delayed assay's coding
   real <- seq_len(input$n_vars)
   df <- (length(classes$classes) - 1) * (n_levels - 1) * n_levels^(k - 1)
   mask <- c(rep(FALSE, input$n_vars), rep(TRUE, n_contrast))

@@ -157,7 +157,8 @@ bp_pair_data <- function(x, n_samples, nbins, threads) {
 # fsgpu_find_interactions() over tiles of first variables (real ones; with one dimension, the
 # contrast variables too). The workers get x as it is: a contrast variable's codes are not
 # its source's codes permuted (each variable draws its own thresholds), so only the values
-# reproduce them. Per variable the merge keeps the largest gain, then the first
+# reproduce them, or the codes of every variable (kind "interaction_codes", a DelayedArray
+# assay coded by blocks). Per variable the merge keeps the largest gain, then the first
 # discretization, then the lexicographically first tuple: the order of the single search.
 bp_find_interactions <- function(bp, args, n_vars) {
   k <- args$dimensions

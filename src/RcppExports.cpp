@@ -94,6 +94,27 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_interaction_block_codes
+Rcpp::List fsgpu_interaction_block_codes(Rcpp::NumericMatrix values, double first, Rcpp::IntegerVector rows, double n_real, Rcpp::IntegerVector contrast_source, double contrast_seed, int divisions, int discretizations, double range, double seed, int threads);
+RcppExport SEXP _fsgpu_fsgpu_interaction_block_codes(SEXP valuesSEXP, SEXP firstSEXP, SEXP rowsSEXP, SEXP n_realSEXP, SEXP contrast_sourceSEXP, SEXP contrast_seedSEXP, SEXP divisionsSEXP, SEXP discretizationsSEXP, SEXP rangeSEXP, SEXP seedSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type values(valuesSEXP);
+    Rcpp::traits::input_parameter< double >::type first(firstSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< double >::type n_real(n_realSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type contrast_source(contrast_sourceSEXP);
+    Rcpp::traits::input_parameter< double >::type contrast_seed(contrast_seedSEXP);
+    Rcpp::traits::input_parameter< int >::type divisions(divisionsSEXP);
+    Rcpp::traits::input_parameter< int >::type discretizations(discretizationsSEXP);
+    Rcpp::traits::input_parameter< double >::type range(rangeSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_interaction_block_codes(values, first, rows, n_real, contrast_source, contrast_seed, divisions, discretizations, range, seed, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_check_bed
 void fsgpu_check_bed(Rcpp::RawVector head, double size, double n_samples, double n_snps);
 RcppExport SEXP _fsgpu_fsgpu_check_bed(SEXP headSEXP, SEXP sizeSEXP, SEXP n_samplesSEXP, SEXP n_snpsSEXP) {
@@ -336,6 +357,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_discretize", (DL_FUNC) &_fsgpu_fsgpu_discretize, 11},
     {"_fsgpu_fsgpu_discretize_codes", (DL_FUNC) &_fsgpu_fsgpu_discretize_codes, 8},
     {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 25},
+    {"_fsgpu_fsgpu_interaction_block_codes", (DL_FUNC) &_fsgpu_fsgpu_interaction_block_codes, 11},
     {"_fsgpu_fsgpu_check_bed", (DL_FUNC) &_fsgpu_fsgpu_check_bed, 4},
     {"_fsgpu_fsgpu_decode_bed", (DL_FUNC) &_fsgpu_fsgpu_decode_bed, 3},
     {"_fsgpu_fsgpu_mdfs_alpha", (DL_FUNC) &_fsgpu_fsgpu_mdfs_alpha, 4},

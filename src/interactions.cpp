@@ -6,9 +6,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
-#include <random>
 
 #include "core/gpu_backend.h"
+#include "core/interaction_codes.h"
 #include "core/interaction_pvalues.h"
 #include "core/interactions.h"
 #include "core/plink.h"
@@ -19,55 +19,40 @@ using namespace fsgpu;
 
 namespace {
 
-// A uniform integer in [0, n) by rejection, so that every platform draws the same.
-uint32_t draw_below(std::mt19937& g, uint32_t n) {
-  const uint32_t limit = UINT32_MAX - UINT32_MAX % n;
-  uint32_t r;
-  do r = g(); while (r >= limit);
-  return r % n;
-}
-
-// Where the variables' codes come from: real variables are x's columns; contrast variable j is
-// column contrast_source[j] with its samples permuted (a permutation drawn from contrast_seed
-// and j alone, so it does not depend on threads).
+// Where the variables' codes come from (InteractionCoding: real variables are x's columns,
+// contrast variables permuted copies), by x's kind: "numeric" values discretized here,
+// integer "codes", "bed" bytes, or "interaction_codes" computed before (x: int8 codes
+// [discretization][variable][object], contrast variables already permuted).
 struct VariableSource {
-  std::string kind;  // "numeric", "codes" or "bed"
+  std::string kind;
   // x's storage, taken on the main thread (R's accessors are not for worker threads).
   const double* values = nullptr;
   const int* integers = nullptr;
   const uint8_t* bed = nullptr;
-  int32_t n_samples;           // objects searched: rows of x
-  int32_t n_rows;              // x's rows
-  std::vector<int32_t> rows;   // 0-based
-  int64_t n_real;
-  std::vector<int32_t> contrast_source;
-  uint32_t contrast_seed;
-  int32_t divisions;
-  double range;
-  uint32_t seed;
+  const int8_t* stored = nullptr;
+  int32_t n_rows;  // x's rows
+  InteractionCoding coding;
   int32_t n_levels;
   bool missing_level;  // a missing value is the last level instead of excluded
 
-  void permutation(int64_t j, std::vector<int32_t>& order) const {
-    order.resize(n_samples);
-    for (int32_t s = 0; s < n_samples; ++s) order[s] = s;
-    std::mt19937 g(contrast_seed ^ static_cast<uint32_t>(0x9E3779B9u * uint32_t(j + 1)));
-    for (int32_t s = n_samples - 1; s > 0; --s) std::swap(order[s], order[draw_below(g, uint32_t(s) + 1)]);
+  VariableCodes codes_of(int32_t d) const {
+    if (kind == "interaction_codes")
+      return stored_interaction_codes(stored, coding.n_objects(), coding.n_vars(), d);
+    return [this, d](int64_t v, int8_t* out) { codes(v, d, out); };
   }
 
-  // Codes of variable v in discretization d (numeric input) into out.
+  // Codes of variable v in discretization d into out (kinds numeric, codes and bed).
   void codes(int64_t v, int32_t d, int8_t* out) const {
-    const int64_t column = v < n_real ? v : contrast_source[v - n_real];
-    std::vector<int32_t> order;
-    if (v >= n_real) permutation(v - n_real, order);
-    auto sample = [&](int32_t s) { return rows[v < n_real ? s : order[s]]; };
+    const int64_t column = coding.column_of(v);
     if (kind == "numeric") {
-      const double* col = values + column * n_rows;
-      std::vector<double> values(n_samples), sorted;
-      for (int32_t s = 0; s < n_samples; ++s) values[s] = col[sample(s)];
-      mdfs_discretize(values.data(), n_samples, divisions, range, seed, uint32_t(d), uint32_t(v), sorted, out);
+      std::vector<double> scratch;
+      coding.numeric_codes(v, d, values + column * n_rows, scratch, out);
       return;
     }
+    const int32_t n_samples = coding.n_objects();
+    std::vector<int32_t> order;
+    if (v >= coding.n_real) coding.contrast_order(v - coding.n_real, order);
+    auto sample = [&](int32_t s) { return coding.rows[v < coding.n_real ? s : order[s]]; };
     std::vector<int8_t> raw(n_samples);
     if (kind == "codes") {
       const int* col = integers + column * n_rows;
@@ -89,6 +74,20 @@ struct VariableSource {
   }
 };
 
+// The coding of a search from its R arguments (rows and contrast_source 1-based).
+InteractionCoding coding_from_r(Rcpp::IntegerVector rows, double n_real, Rcpp::IntegerVector contrast_source,
+                                double contrast_seed, int divisions, double range, double seed) {
+  InteractionCoding coding;
+  for (int r : rows) coding.rows.push_back(r - 1);
+  coding.n_real = static_cast<int64_t>(n_real);
+  for (int j : contrast_source) coding.contrast_source.push_back(j - 1);
+  coding.contrast_seed = static_cast<uint32_t>(contrast_seed);
+  coding.divisions = divisions;
+  coding.range = range;
+  coding.seed = static_cast<uint32_t>(seed);
+  return coding;
+}
+
 }  // namespace
 
 // backend: "cpu", "gpu", or "auto-gpu" (the GPU unless it cannot take the search: then the CPU,
@@ -109,25 +108,25 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
   using Clock = std::chrono::steady_clock;
   VariableSource source;
   source.kind = kind;
-  if (kind == "numeric") source.values = REAL(x);
-  else if (kind == "codes") source.integers = INTEGER(x);
-  else source.bed = RAW(x);
   source.n_rows = n_rows;
-  source.n_samples = static_cast<int32_t>(rows.size());
-  for (int r : rows) source.rows.push_back(r - 1);
-  source.n_real = static_cast<int64_t>(n_real_d);
-  for (int j : contrast_source) source.contrast_source.push_back(j - 1);
-  source.contrast_seed = static_cast<uint32_t>(contrast_seed);
-  source.divisions = divisions;
-  source.range = range;
-  source.seed = static_cast<uint32_t>(seed);
+  source.coding = coding_from_r(rows, n_real_d, contrast_source, contrast_seed, divisions, range, seed);
   source.n_levels = n_levels;
   source.missing_level = missing_level;
+  const int64_t n_vars = source.coding.n_vars();
+  if (kind == "numeric") source.values = REAL(x);
+  else if (kind == "codes") source.integers = INTEGER(x);
+  else if (kind == "bed") source.bed = RAW(x);
+  else if (kind == "interaction_codes") {
+    if (Rf_xlength(x) != R_xlen_t(source.coding.n_objects()) * n_vars * discretizations)
+      throw std::invalid_argument("the interaction codes do not match the objects, variables and discretizations");
+    source.stored = reinterpret_cast<const int8_t*>(RAW(x));
+  } else {
+    throw std::invalid_argument("unknown kind of input: " + kind);
+  }
   const ClassLayout layout = layout_from_r(y, n_classes);
-  const int64_t n_vars = source.n_real + static_cast<int64_t>(source.contrast_source.size());
   InteractionTask task;
   task.dimensions = dimensions;
-  task.n_real = source.n_real;
+  task.n_real = source.coding.n_real;
   task.with_tuples = with_tuples;
   task.first_begin = static_cast<int64_t>(first_begin);
   task.first_end = first_end < 0 ? -1 : static_cast<int64_t>(first_end);
@@ -144,7 +143,7 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
     job.report(static_cast<double>(d) / discretizations);
     Clock::time_point t0 = Clock::now();
     const InteractionBits bits = build_interaction_bits(
-        layout, n_vars, n_levels, [&](int64_t v, int8_t* out) { source.codes(v, d, out); }, threads);
+        layout, n_vars, n_levels, source.codes_of(d), threads);
     const GainTables tables(bits, pseudo_count);
     prepare_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     t0 = Clock::now();
@@ -176,6 +175,29 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
                             Rcpp::Named("why_cpu") = why_cpu,
                             Rcpp::Named("timings") = Rcpp::NumericVector::create(
                                 Rcpp::Named("prepare") = prepare_seconds, Rcpp::Named("search") = search_seconds));
+  FSGPU_GLUE_END
+}
+
+// The codes of a block of a search's columns, in every discretization (InteractionCoding): values
+// holds x's rows for the columns first, first + 1, ... (1-based). Returns `vars`, the variables
+// drawn from these columns (1-based: the block's real variables, then the contrast variables whose
+// source is in it), and `codes`, objects x vars x discretizations (raw: int8, -1 = missing).
+// [[Rcpp::export]]
+Rcpp::List fsgpu_interaction_block_codes(Rcpp::NumericMatrix values, double first, Rcpp::IntegerVector rows,
+                                         double n_real, Rcpp::IntegerVector contrast_source, double contrast_seed,
+                                         int divisions, int discretizations, double range, double seed, int threads) {
+  FSGPU_GLUE_BEGIN
+  const InteractionCoding coding =
+      coding_from_r(rows, n_real, contrast_source, contrast_seed, divisions, range, seed);
+  const int64_t first_column = static_cast<int64_t>(first) - 1;
+  const std::vector<int64_t> vars = variables_of_columns(coding, first_column, values.ncol());
+  Rcpp::RawVector codes(R_xlen_t(coding.n_objects()) * R_xlen_t(vars.size()) * discretizations);
+  codes.attr("dim") = Rcpp::IntegerVector::create(coding.n_objects(), static_cast<int>(vars.size()), discretizations);
+  interaction_block_codes(coding, REAL(values), values.nrow(), first_column, vars, discretizations,
+                          reinterpret_cast<int8_t*>(RAW(codes)), threads);
+  Rcpp::NumericVector var_numbers(vars.size());
+  for (size_t i = 0; i < vars.size(); ++i) var_numbers[i] = static_cast<double>(vars[i] + 1);
+  return Rcpp::List::create(Rcpp::Named("vars") = var_numbers, Rcpp::Named("codes") = codes);
   FSGPU_GLUE_END
 }
 

@@ -1,11 +1,13 @@
 // Interaction search: MDFS's discretization draws, the CPU engine against a direct computation
-// of the counts and gains, thread counts, contrast variables, and the GPU against the CPU.
+// of the counts and gains, thread counts, contrast variables, codes computed by blocks of columns,
+// and the GPU against the CPU.
 #include <cmath>
 #include <cstdio>
 #include <random>
 #include <vector>
 
 #include "check.h"
+#include "core/interaction_codes.h"
 #include "core/interactions.h"
 
 using namespace fsgpu;
@@ -185,6 +187,91 @@ void discretization_draws() {
   EXPECT(tc[6] == -1 && tc[0] == 0 && tc[3] == 0 && tc[9] == 1, "ties and missing");
 }
 
+// Codes computed by blocks of columns (interaction_block_codes) equal those of the definition,
+// contrast variables discretized after permuting their values; the engines searching the stored
+// codes give what they give on the definition's codes (the GPU too, when there is one).
+void block_codes(const GpuStatus& gpu, double missing) {
+  std::mt19937 g(31);
+  const int32_t n_rows = 150, discretizations = 3;
+  const int64_t n_columns = 17;
+  InteractionCoding coding;
+  for (int32_t r = 0; r < n_rows; ++r)
+    if (r % 7 != 3) coding.rows.push_back(r);  // objects without a class are left out
+  coding.n_real = n_columns;
+  for (int32_t j = 0; j < 30; ++j) coding.contrast_source.push_back(int32_t(g() % n_columns));
+  coding.contrast_seed = 4242;
+  coding.divisions = 2;
+  coding.range = 0.4;
+  coding.seed = 77;
+  const int32_t n = coding.n_objects();
+  const int64_t n_vars = coding.n_vars();
+  std::vector<double> values(size_t(n_columns) * n_rows);
+  for (double& v : values) {
+    v = std::round(std::uniform_real_distribution<double>(0, 20)(g));  // ties
+    if (std::uniform_real_distribution<double>(0, 1)(g) < missing) v = NAN;
+  }
+  // The definition: a contrast variable's values permuted, then discretized with its own draws.
+  std::vector<int8_t> expected(size_t(discretizations) * n_vars * n), stored(expected.size(), 99);
+  std::vector<double> column(n), scratch;
+  std::vector<int32_t> order;
+  for (int32_t d = 0; d < discretizations; ++d)
+    for (int64_t v = 0; v < n_vars; ++v) {
+      if (v >= coding.n_real) coding.contrast_order(v - coding.n_real, order);
+      for (int32_t s = 0; s < n; ++s)
+        column[s] = values[coding.column_of(v) * n_rows + coding.rows[v < coding.n_real ? s : order[s]]];
+      mdfs_discretize(column.data(), n, coding.divisions, coding.range, coding.seed, uint32_t(d), uint32_t(v), scratch,
+                      expected.data() + (d * n_vars + v) * n);
+    }
+  // Uneven blocks, on 1 and 3 threads.
+  const int64_t sizes[] = {5, 1, 7, 4};
+  for (int64_t first = 0, b = 0; first < n_columns; first += sizes[b++]) {
+    const std::vector<int64_t> vars = variables_of_columns(coding, first, sizes[b]);
+    std::vector<int8_t> codes(size_t(discretizations) * vars.size() * n), codes1(codes.size());
+    interaction_block_codes(coding, values.data() + first * n_rows, n_rows, first, vars, discretizations,
+                            codes.data(), 3);
+    interaction_block_codes(coding, values.data() + first * n_rows, n_rows, first, vars, discretizations,
+                            codes1.data(), 1);
+    EXPECT(codes == codes1, "block at %lld: 1 thread differs from 3", (long long)first);
+    for (int32_t d = 0; d < discretizations; ++d)
+      for (size_t i = 0; i < vars.size(); ++i)
+        std::copy_n(codes.begin() + (d * vars.size() + i) * n, n, stored.begin() + (d * n_vars + vars[i]) * n);
+  }
+  EXPECT(stored == expected, "codes by blocks differ from the definition (missing %g)", missing);
+  // The engines on the stored codes.
+  std::vector<int32_t> labels(n);
+  for (int32_t s = 0; s < n; ++s) labels[s] = s % 2;
+  const ClassLayout layout = ClassLayout::from_labels(labels.data(), n, 2);
+  GpuOptions options;
+  if (!gpu.devices.empty()) options.devices = {gpu.devices[0].id};
+  for (int32_t d = 0; d < discretizations; ++d) {
+    const InteractionBits bits = build_interaction_bits(
+        layout, n_vars, 3, stored_interaction_codes(stored.data(), n, n_vars, d), 2);
+    const InteractionBits defined = build_interaction_bits(
+        layout, n_vars, 3,
+        [&](int64_t v, int8_t* out) { std::copy_n(expected.begin() + (d * n_vars + v) * n, n, out); }, 2);
+    EXPECT(bits.bits == defined.bits && bits.valid == defined.valid && bits.level_count == defined.level_count,
+           "discretization %d: bitmaps differ", d);
+    const GainTables tables(bits, 0.25);
+    for (int32_t k = 2; k <= 3; ++k) {
+      InteractionTask task;
+      task.dimensions = k;
+      task.n_real = coding.n_real;
+      task.with_tuples = true;
+      const InteractionBest cpu = cpu_interactions(bits, tables, task, 2, nullptr);
+      const InteractionBest direct = cpu_interactions(defined, GainTables(defined, 0.25), task, 1, nullptr);
+      EXPECT(cpu.gain == direct.gain && cpu.tuple == direct.tuple, "k=%d d=%d: stored codes differ", k, d);
+      if (gpu.devices.empty()) continue;
+      const std::string problem = gpu_interactions_problem(bits, task, options);
+      if (!problem.empty()) {
+        EXPECT(missing > 0, "GPU refuses k=%d: %s", k, problem.c_str());
+        continue;
+      }
+      const InteractionBest dev = gpu_interactions(bits, tables, task, options, nullptr);
+      EXPECT(dev.gain == cpu.gain && dev.tuple == cpu.tuple, "k=%d d=%d: GPU differs on stored codes", k, d);
+    }
+  }
+}
+
 void gpu_matches_cpu(const GpuStatus& gpu) {
   if (gpu.devices.empty()) {
     std::printf("interactions: no GPU, GPU tests skipped\n");
@@ -253,5 +340,7 @@ void interaction_tests(const GpuStatus& gpu) {
   check_against_direct({140, 2, 2, 10, 0.03, 8}, 3, 7);
   check_against_direct({70, 2, 2, 7, 0, 9}, 5, 7);
   check_against_direct({70, 2, 3, 6, 0, 10}, 4, 6);
+  block_codes(gpu, 0);     // the GPU takes these
+  block_codes(gpu, 0.05);  // missing values
   gpu_matches_cpu(gpu);
 }

@@ -28,6 +28,26 @@ small_blocks <- function(env = parent.frame()) {
   expect_gt(length(DelayedArray::rowAutoGrid(matrix(0, 45, 36))), 10)
 }
 
+# find_interactions() on an SE (or x, y) with the same R seed; results less the run's seconds.
+interactions_of <- function(x, ...) {
+  set.seed(11)
+  res <- find_interactions(x, ..., seed = 5, backend = "cpu", threads = 2, quiet = TRUE)
+  res[setdiff(names(res), c("elapsed", "timings", "run"))]
+}
+
+# An SE pair whose assay m (genes x cells) is in memory and on disk; the class has a missing value.
+interaction_pair <- function(m) {
+  group <- rep(c("a", "b"), length.out = ncol(m))
+  group[m[3, ] > 1] <- "b"  # gene 3 follows the class
+  group[8] <- NA
+  h <- HDF5Array::writeHDF5Array(m, tempfile(fileext = ".h5"), name = "x")
+  col <- S4Vectors::DataFrame(group = group)
+  disk <- SummarizedExperiment::SummarizedExperiment(list(x = h), colData = col)
+  dimnames(disk) <- dimnames(m)
+  list(memory = SummarizedExperiment::SummarizedExperiment(list(x = m), colData = col), disk = disk,
+       x = t(m), y = group)
+}
+
 test_that("selection and scores on an HDF5 assay equal the in-memory ones", {
   skip_without_delayed()
   small_blocks()
@@ -129,6 +149,17 @@ test_that("an HDF5 assay on the GPU gives the in-memory CPU result", {
                discretize(p$memory, class = "group", backend = "cpu")$cuts)
   expect_identical(unclass(knn_graph(p$disk, k = 4, backend = "gpu"))[1:2],
                    unclass(knn_graph(p$memory, k = 4, backend = "cpu"))[1:2])
+  # stored interaction codes on the GPU: its gains and tuples are the CPU's, bit for bit
+  p <- interaction_pair(SummarizedExperiment::assay(p$memory))
+  fields <- c("scores", "contrast_gain", "alpha")
+  set.seed(4)
+  gpu <- suppressMessages(find_interactions(p$disk, class = "group", discretizations = 2, return_tuples = TRUE,
+                                            seed = 3, backend = "gpu", quiet = TRUE))
+  set.seed(4)
+  cpu <- suppressMessages(find_interactions(p$memory, class = "group", discretizations = 2, return_tuples = TRUE,
+                                            seed = 3, backend = "cpu", quiet = TRUE))
+  expect_identical(gpu$backend, "gpu")
+  expect_identical(gpu[fields], cpu[fields])
 })
 
 test_that("blocks report one progress, and none with quiet = TRUE", {
@@ -146,4 +177,72 @@ test_that("blocks report one progress, and none with quiet = TRUE", {
   jobs <- unique(vapply(seen, `[[`, "", 1))
   expect_identical(jobs, "Discretizing 12 blocks of features")
   expect_identical(seen[[length(seen)]][[2]], 1)
+})
+
+test_that("find_interactions() codes an HDF5 assay by blocks with the in-memory result", {
+  skip_without_delayed()
+  small_blocks()
+  m <- SummarizedExperiment::assay(delayed_pair()$memory)
+  m[cbind(c(2, 9, 30, 30, 44), c(1, 7, 20, 21, 36))] <- NA
+  p <- interaction_pair(m)
+  for (k in 2:3) {
+    args <- list(dimensions = k, divisions = 2, discretizations = 3, range = 0.5, return_tuples = TRUE)
+    disk <- suppressMessages(do.call(interactions_of, c(list(p$disk, class = "group"), args)))
+    expect_identical(disk, suppressMessages(do.call(interactions_of, c(list(p$memory, class = "group"), args))),
+                     info = k)
+    expect_identical(disk, suppressMessages(do.call(interactions_of, c(list(p$x, p$y), args))), info = k)
+    expect_gt(max(disk$scores$discretization), 1)
+  }
+  # without contrast variables, and with the default draws
+  expect_identical(suppressMessages(interactions_of(p$disk, class = "group", contrast = FALSE)),
+                   suppressMessages(interactions_of(p$memory, class = "group", contrast = FALSE)))
+  m[5, 3] <- Inf
+  expect_error(interactions_of(interaction_pair(m)$disk, class = "group"), "x has infinite values")
+})
+
+test_that("find_interactions() reads an integer HDF5 assay as codes, checking every block", {
+  skip_without_delayed()
+  small_blocks()
+  m <- SummarizedExperiment::assay(delayed_pair("integer")$memory)
+  m <- pmin(abs(m), 2L)
+  m[40, 3] <- 4L  # the largest code is in a late block: levels = 5
+  m[11, 2] <- NA
+  p <- interaction_pair(m)
+  disk <- suppressMessages(interactions_of(p$disk, class = "group", return_tuples = TRUE))
+  expect_identical(disk$params$levels, 5L)
+  expect_identical(disk, suppressMessages(interactions_of(p$memory, class = "group", return_tuples = TRUE)))
+  expect_identical(suppressMessages(interactions_of(p$disk, class = "group", missing = "level")),
+                   suppressMessages(interactions_of(p$memory, class = "group", missing = "level")))
+  expect_error(interactions_of(p$disk, class = "group", levels = 4), "x has the code 4, but levels = 4")
+  m[44, 30] <- -1L
+  expect_error(interactions_of(interaction_pair(m)$disk, class = "group"), "codes must be 0 or more")
+  # whole numbers stored as doubles are codes when levels is given
+  storage.mode(m) <- "double"
+  m[44, 30] <- 1.5
+  expect_error(interactions_of(interaction_pair(m)$disk, class = "group", levels = 5), "x has fractions")
+})
+
+test_that("find_interactions() of an HDF5 assay over BiocParallel workers equals the single search", {
+  skip_without_delayed()
+  skip_if_not_installed("BiocParallel")
+  small_blocks()
+  p <- interaction_pair(SummarizedExperiment::assay(delayed_pair()$memory))
+  old <- options(fsgpu.tiles = 3)
+  on.exit(options(old), add = TRUE)
+  args <- list(class = "group", dimensions = 2, discretizations = 2, top = 5)
+  expect_identical(suppressMessages(do.call(interactions_of, c(list(p$disk, BPPARAM = BiocParallel::SerialParam()), args))),
+                   suppressMessages(do.call(interactions_of, c(list(p$memory), args))))
+})
+
+test_that("find_interactions() on an HDF5 assay reports one progress for its blocks", {
+  skip_without_delayed()
+  small_blocks()
+  p <- interaction_pair(SummarizedExperiment::assay(delayed_pair()$memory))
+  seen <- character(0)
+  old <- options(fsgpu.progress_handler = function(job, done) seen <<- c(seen, job), fsgpu.progress_interval = 0)
+  on.exit(options(old), add = TRUE)
+  suppressMessages(find_interactions(p$disk, class = "group", seed = 1, backend = "cpu", quiet = TRUE))
+  expect_length(seen, 0)
+  suppressMessages(find_interactions(p$disk, class = "group", seed = 1, backend = "cpu"))
+  expect_identical(unique(seen), c("Discretizing 12 blocks of features", "Searching 990 2-tuples of variables"))
 })
