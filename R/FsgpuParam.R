@@ -35,6 +35,10 @@ fsgpu_param_distances <- c(Euclidean = "euclidean", Manhattan = "manhattan", Cos
 #'   session's default (`options(fsgpu.backend)`).
 #' @param threads CPU threads; `NULL` for [fsgpu_threads()]'s default.
 #' @param devices GPU ids; `NULL` for all.
+#' @param quiet `TRUE` (default) shows no progress bar and no message (such as a note about
+#'   zero rows under `"Cosine"`), as BiocNeighbors' own parameters show none: the searches run
+#'   inside other packages' functions, often many times, where a bar or a note per search
+#'   would be noise the caller cannot turn off. `FALSE` shows them, as [knn_graph()] does.
 #' @return An object of class `FsgpuParam`.
 #' @examples
 #' if (requireNamespace("BiocNeighbors", quietly = TRUE)) {
@@ -52,8 +56,9 @@ fsgpu_param_distances <- c(Euclidean = "euclidean", Manhattan = "manhattan", Cos
 #' }
 #' @export
 FsgpuParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"), backend = NULL, threads = NULL,
-                       devices = NULL) {
+                       devices = NULL, quiet = TRUE) {
   distance <- match.arg(distance)
+  check_quiet(quiet)
   if (!is.null(backend) && (!is.character(backend) || length(backend) != 1 || !backend %in% c("auto", "cpu", "gpu")))
     stop('backend must be "auto", "cpu" or "gpu" (or NULL)', call. = FALSE)
   if (!is.null(threads)) threads <- fsgpu_threads(threads)
@@ -62,14 +67,16 @@ FsgpuParam <- function(distance = c("Euclidean", "Manhattan", "Cosine"), backend
     stop("devices must be distinct GPU ids (see backend_info())", call. = FALSE)
   methods::new("FsgpuParam", distance = distance, backend = if (is.null(backend)) character() else backend,
                threads = if (is.null(threads)) integer() else as.integer(threads),
-               devices = if (is.null(devices)) integer() else as.integer(devices))
+               devices = if (is.null(devices)) integer() else as.integer(devices), quiet = quiet)
 }
 
 #' @rdname FsgpuParam
 #' @slot backend,threads,devices As given to `FsgpuParam()`; empty for the defaults.
+#' @slot quiet As given to `FsgpuParam()`.
 #' @export
 setClass("FsgpuParam", contains = "BiocNeighborParam",
-         slots = c(backend = "character", threads = "integer", devices = "integer"))
+         slots = c(backend = "character", threads = "integer", devices = "integer", quiet = "logical"),
+         prototype = list(quiet = TRUE))
 
 setValidity("FsgpuParam", function(object) {
   if (length(object@distance) != 1 || !object@distance %in% names(fsgpu_param_distances))
@@ -85,6 +92,7 @@ setMethod("show", "FsgpuParam", function(object) {
   cat(sprintf("backend: %s\n", if (length(object@backend)) object@backend else "default"))
   cat(sprintf("threads: %s\n", if (length(object@threads)) object@threads else "default"))
   cat(sprintf("devices: %s\n", if (length(object@devices)) paste(object@devices, collapse = ", ") else "all"))
+  cat(sprintf("quiet: %s\n", object@quiet))
 })
 
 #' @rdname FsgpuParam
@@ -131,9 +139,10 @@ fsgpu_bn_search <- function(X, query, k, param, get.index = TRUE, get.distance =
   }
   if (!is.numeric(last) || length(last) != 1 || is.na(last) || last < 1 || last > k || last != round(last))
     stop("last must be a whole number from 1 to k", call. = FALSE)
-  res <- run_knn(X, k, fsgpu_param_distances[[param@distance]], "index", FALSE, FALSE, query,
-                 if (length(param@backend)) param@backend, if (length(param@threads)) param@threads,
-                 if (length(param@devices)) param@devices)
+  res <- quiet_if(param@quiet, run_knn(X, k, fsgpu_param_distances[[param@distance]], "index", FALSE, FALSE, query,
+                                       if (length(param@backend)) param@backend,
+                                       if (length(param@threads)) param@threads,
+                                       if (length(param@devices)) param@devices, quiet = param@quiet))
   rows <- if (is.null(subset)) seq_len(nrow(res$index)) else subset_rows(subset, if (is.null(query)) X else query)
   columns <- seq.int(k - last + 1, k)
   out <- list()

@@ -113,16 +113,19 @@ why_cpu_of <- function(reasons) paste(unique(reasons[nzchar(reasons)]), collapse
 
 # fsgpu_mi_pairs() over tiles of row positions. The workers get the codes rather than the raw
 # values when those are smaller (binned double columns). Each tile keeps its own best `top`
-# (or everything above the threshold); the merge orders by the exact key, then i, then j.
+# (or everything above the threshold) with their exact keys; the merge orders by the key, then
+# i, then j, and returns what one search returns, without keys.
 bp_mi_pairs <- function(bp, args, n_rows, n_features) {
   args$x <- bp_pair_data(args$x, length(args$y), args$nbins, args$threads)
+  args$with_keys <- TRUE
   positions <- seq_len(n_rows) - 1
   tiles <- lapply(split_by_work(n_features - 1 - positions, bp$n_tiles),
                   function(r) list(row_begin = r[["begin"]], row_end = r[["end"]]))
   results <- bp_run_tiles(bp, "fsgpu_mi_pairs", args, tiles, "mi_pairs")
-  columns <- c("i", "j", "mi_joint", "mi1", "mi2", "interaction", "cells", "key_high", "key_low")
-  merged <- lapply(stats::setNames(columns, columns), function(col) unlist(lapply(results, `[[`, col)))
-  keep <- order(-merged$key_high, -merged$key_low, merged$i, merged$j)
+  joined <- function(column) unlist(lapply(results, `[[`, column))
+  columns <- c("i", "j", "mi_joint", "mi1", "mi2", "interaction", "cells")
+  merged <- lapply(stats::setNames(columns, columns), joined)
+  keep <- order(-joined("key_high"), -joined("key_low"), merged$i, merged$j)
   if (args$top >= 0) keep <- utils::head(keep, args$top)
   out <- lapply(merged, `[`, keep)
   out$n_pairs <- sum(vapply(results, `[[`, numeric(1), "n_pairs"))

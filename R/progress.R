@@ -12,7 +12,9 @@
 #' it is installed), which appears only for jobs that last more than about two seconds (cli's
 #' `cli.progress_show_after` option) and is removed when the job ends. `quiet = TRUE` shows no
 #' bar and suppresses the job's messages (such as a note about constant rows or unlabelled
-#' objects); `suppressMessages()` silences the messages alone.
+#' objects); `suppressMessages()` silences the messages alone. [mi_scores()], [cmi_scores()] and
+#' [jmi_scores()], one pass each, take `quiet` too, for their messages and for the bar of a
+#' `discretize` method fitted on the way; their results record `run` as the long jobs' do.
 #'
 #' Other front ends (a Shiny app, a log) can take the progress instead:
 #' `options(fsgpu.progress_handler = function(job, done) ...)` is called with the job's name and

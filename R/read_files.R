@@ -168,7 +168,7 @@ read_arff <- function(file, class = NULL) {
 #' @export
 read_delimited <- function(file, class = NULL, sep = NULL, header = TRUE) {
   check_file(file)
-  if (is.null(sep)) sep <- if (grepl("\\.(tsv|tab)$", without_compression(file), ignore.case = TRUE)) "\t" else ","
+  if (is.null(sep)) sep <- if (identical(format_by_name(file), "tsv")) "\t" else ","
   if (!is.character(sep) || length(sep) != 1L || nchar(sep) != 1L) stop("sep must be one character", call. = FALSE)
   if (!isTRUE(header) && !isFALSE(header)) stop("header must be TRUE or FALSE", call. = FALSE)
   # read.table() would wrap a line with extra fields into the next row, and a header one field
@@ -188,6 +188,65 @@ read_delimited <- function(file, class = NULL, sep = NULL, header = TRUE) {
   default <- which(tolower(names(data)) == "class")
   if (length(default) != 1L) default <- ncol(data)
   split_class(data, class, default = default, file)
+}
+
+#' Read a data file, its format told by its name
+#'
+#' `read_features()` reads ARFF, CSV, TSV and LibSVM files with [read_arff()],
+#' [read_delimited()] or [read_libsvm()], whichever the format calls for; by default the format
+#' is told by the file's name: `.arff`; `.csv`; `.tsv` or `.tab`; `.libsvm`, `.svm` or
+#' `.svmlight`, each optionally followed by `.gz`, `.bz2` or `.xz`. The command line
+#' (`exec/fsgpu`) reads its input with it.
+#'
+#' @param file Path to the file (`.gz`, `.bz2` and `.xz` are decompressed).
+#' @param format `"auto"` (default: from the file's name), `"arff"`, `"csv"`, `"tsv"` or
+#'   `"libsvm"`.
+#' @param class The class column of an ARFF, CSV or TSV file, as in [read_arff()] and
+#'   [read_delimited()]; LibSVM files have their labels first on each line and take none.
+#' @param index_base For LibSVM files, as in [read_libsvm()].
+#' @return What the reader returns: a list with `x` and `y` (and `relation` for ARFF, `qid` for
+#'   LibSVM files that have query ids).
+#' @seealso [read_plink()] for PLINK genotypes.
+#' @examples
+#' file <- tempfile(fileext = ".csv.gz")
+#' con <- gzfile(file, "w")
+#' writeLines(c("g1,g2,class", "1.5,0,tumour", "0.3,1,normal"), con)
+#' close(con)
+#' read_features(file)$y
+#' @export
+read_features <- function(file, format = "auto", class = NULL, index_base = NULL) {
+  format <- read_format(file, format, class, index_base)
+  switch(format,
+         arff = read_arff(file, class = class),
+         csv = read_delimited(file, class = class, sep = ","),
+         tsv = read_delimited(file, class = class, sep = "\t"),
+         libsvm = read_libsvm(file, index_base = index_base))
+}
+
+read_formats <- c("arff", "csv", "tsv", "libsvm")
+
+# The format read_features() reads file in, checked with its other arguments before the file is
+# opened (the command line calls it to tell a bad command line from a bad file).
+read_format <- function(file, format, class, index_base) {
+  check_path(file)
+  if (!is.character(format) || length(format) != 1L || !format %in% c("auto", read_formats))
+    stop("format must be one of ", quote_list(c("auto", read_formats)), call. = FALSE)
+  if (format == "auto") {
+    format <- format_by_name(file)
+    if (is.na(format))
+      stop(sprintf("cannot tell the format of '%s' from its name; give its format", file), call. = FALSE)
+  }
+  if (format == "libsvm" && !is.null(class))
+    stop("class is not for LibSVM files: their labels come first on each line", call. = FALSE)
+  if (format != "libsvm" && !is.null(index_base)) stop("index_base is for LibSVM files", call. = FALSE)
+  format
+}
+
+# The format a file's name tells (before any compression suffix), or NA.
+format_by_name <- function(file) {
+  extension <- tolower(sub("^.*\\.", "", basename(without_compression(file))))
+  switch(extension, arff = "arff", csv = "csv", tsv = , tab = "tsv", libsvm = , svm = , svmlight = "libsvm",
+         NA_character_)
 }
 
 # list(x = data without the class column, y = that column); class as the readers take it.
@@ -214,8 +273,12 @@ split_class <- function(data, class, default, file) {
   list(x = data[, -j, drop = FALSE], y = data[[j]])
 }
 
-check_file <- function(file) {
+check_path <- function(file) {
   if (!is.character(file) || length(file) != 1L || is.na(file)) stop("file must be one path", call. = FALSE)
+}
+
+check_file <- function(file) {
+  check_path(file)
   if (!file.exists(file)) stop("cannot find the file ", file, call. = FALSE)
   if (dir.exists(file)) stop(file, " is a directory, not a file", call. = FALSE)
 }

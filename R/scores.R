@@ -14,9 +14,14 @@
 #' @param z The conditioning variable: one feature of `x` (a name, or a column index), or a
 #'   vector with one value per sample (numeric values are binned into `nbins` equal-width
 #'   bins; integer, logical, factor and character values are categories).
-#' @return A data frame in column order with `feature` (name), `index` (1-based) and `mi`,
-#'   `cmi` or `jmi` (in `units`), with attributes `nbins`, `units`, `backend` and, with
-#'   `discretize`, `discretization`.
+#' @param quiet `TRUE` shows no progress bar and no messages (such as a note about dropped
+#'   class levels). The scores take one pass over the data and show no bar of their own; a
+#'   `discretize` method fitted here, or an on-disk assay coded in blocks, may. See
+#'   [fsgpu_progress].
+#' @return A data frame (of class `fsgpu_scores`, which prints where the job ran first) in column
+#'   order with `feature` (name), `index` (1-based) and `mi`, `cmi` or `jmi` (in `units`), with
+#'   attributes `nbins`, `units`, `backend`, `run` (where the job ran and why, as in
+#'   [select_features()]) and, with `discretize`, `discretization`.
 #' @examples
 #' set.seed(1)
 #' y <- factor(sample(c("a", "b"), 100, replace = TRUE))
@@ -33,17 +38,20 @@ mi_scores <- function(x, ...) UseMethod("mi_scores")
 #' @rdname mi_scores
 #' @export
 mi_scores.default <- function(x, y, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                              units = c("bits", "nats"), discretize = NULL, ...) {
+                              units = c("bits", "nats"), quiet = FALSE, discretize = NULL, ...) {
   check_dots_empty(...)
-  run_scores(prepare_input(x, y), "mi", NULL, nbins, backend, threads, devices, units, discretize)
+  quiet_if(quiet, run_scores(prepare_input(x, y), "mi", NULL, nbins, backend, threads, devices, units,
+                             quiet, discretize))
 }
 
 #' @rdname mi_scores
 #' @export
 mi_scores.SummarizedExperiment <- function(x, class, assay = 1L, nbins = NULL, backend = NULL, threads = NULL,
-                                           devices = NULL, units = c("bits", "nats"), discretize = NULL, ...) {
+                                           devices = NULL, units = c("bits", "nats"), quiet = FALSE,
+                                           discretize = NULL, ...) {
   check_dots_empty(...)
-  run_scores(prepare_se_input(x, class, assay), "mi", NULL, nbins, backend, threads, devices, units, discretize)
+  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay), "mi", NULL, nbins, backend, threads, devices, units,
+                             quiet, discretize))
 }
 
 #' @rdname mi_scores
@@ -53,18 +61,20 @@ cmi_scores <- function(x, ...) UseMethod("cmi_scores")
 #' @rdname mi_scores
 #' @export
 cmi_scores.default <- function(x, y, z, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                               units = c("bits", "nats"), discretize = NULL, ...) {
+                               units = c("bits", "nats"), quiet = FALSE, discretize = NULL, ...) {
   check_dots_empty(...)
-  run_scores(prepare_input(x, y), "cmi", z, nbins, backend, threads, devices, units, discretize)
+  quiet_if(quiet, run_scores(prepare_input(x, y), "cmi", z, nbins, backend, threads, devices, units,
+                             quiet, discretize))
 }
 
 #' @rdname mi_scores
 #' @export
 cmi_scores.SummarizedExperiment <- function(x, class, z, assay = 1L, nbins = NULL, backend = NULL,
                                             threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                            discretize = NULL, ...) {
+                                            quiet = FALSE, discretize = NULL, ...) {
   check_dots_empty(...)
-  run_scores(prepare_se_input(x, class, assay), "cmi", z, nbins, backend, threads, devices, units, discretize)
+  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay), "cmi", z, nbins, backend, threads, devices, units,
+                             quiet, discretize))
 }
 
 #' @rdname mi_scores
@@ -74,34 +84,48 @@ jmi_scores <- function(x, ...) UseMethod("jmi_scores")
 #' @rdname mi_scores
 #' @export
 jmi_scores.default <- function(x, y, z, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                               units = c("bits", "nats"), discretize = NULL, ...) {
+                               units = c("bits", "nats"), quiet = FALSE, discretize = NULL, ...) {
   check_dots_empty(...)
-  run_scores(prepare_input(x, y), "jmi", z, nbins, backend, threads, devices, units, discretize)
+  quiet_if(quiet, run_scores(prepare_input(x, y), "jmi", z, nbins, backend, threads, devices, units,
+                             quiet, discretize))
 }
 
 #' @rdname mi_scores
 #' @export
 jmi_scores.SummarizedExperiment <- function(x, class, z, assay = 1L, nbins = NULL, backend = NULL,
                                             threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                            discretize = NULL, ...) {
+                                            quiet = FALSE, discretize = NULL, ...) {
   check_dots_empty(...)
-  run_scores(prepare_se_input(x, class, assay), "jmi", z, nbins, backend, threads, devices, units, discretize)
+  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay), "jmi", z, nbins, backend, threads, devices, units,
+                             quiet, discretize))
 }
 
-run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, discretize) {
+run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, quiet, discretize) {
   z <- if (kind != "mi") resolve_z(z, input)
-  input <- apply_discretization(input, discretize, nbins, backend, threads, devices)
+  input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
   run <- resolve_run(input, nbins, backend, threads, devices, units, steps = 1)
-  values <- if (kind == "mi") {
-    fsgpu_mi_scores(input$x, input$y, length(input$classes), run$nbins, run$backend, run$threads, run$devices,
-                    run$memory_limit)
-  } else {
-    fsgpu_conditional_scores(input$x, input$y, length(input$classes), z$feature, z$column, kind, run$nbins,
-                             run$backend, run$threads, run$devices, run$memory_limit)
-  }
+  elapsed <- system.time(
+    values <- if (kind == "mi") {
+      fsgpu_mi_scores(input$x, input$y, length(input$classes), run$nbins, run$backend, run$threads, run$devices,
+                      run$memory_limit)
+    } else {
+      fsgpu_conditional_scores(input$x, input$y, length(input$classes), z$feature, z$column, kind, run$nbins,
+                               run$backend, run$threads, run$devices, run$memory_limit)
+    },
+    gcFirst = FALSE
+  )[["elapsed"]]
   out <- data.frame(feature = input$feature_names, index = seq_len(input$n_features), stringsAsFactors = FALSE)
   out[[kind]] <- values * run$scale
-  structure(out, nbins = run$nbins, units = run$units, backend = run$backend, discretization = input$discretization)
+  # A data frame still (add_results() and user code take it as one), whose class prints the run.
+  structure(out, class = c("fsgpu_scores", "data.frame"), nbins = run$nbins, units = run$units,
+            backend = run$backend, run = backend_used(run$backend, run$threads, run$devices, elapsed, run$why_cpu),
+            discretization = input$discretization)
+}
+
+#' @exportS3Method print fsgpu_scores
+print.fsgpu_scores <- function(x, ...) {
+  cat(format(attr(x, "run")), "\n", sep = "")
+  NextMethod()
 }
 
 # z as the engine takes it: a feature of x (feature, 1-based) or one column of its own

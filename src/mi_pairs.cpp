@@ -48,12 +48,15 @@ double bits_of(int64_t fixed, int64_t n) { return fixed_to_bits(Wide(fixed), n);
 // (1-based) with every feature. Values in bits. memory_limit: the bytes a GPU search may use per
 // device (0: what is free). Only the pairs of row positions [row_begin, row_end) of the search
 // (PairTask; row_end < 0: all rows) are searched: a tile, whose best pairs merge with the other
-// tiles' by the exact measure, key_high * 2^32 + key_low, then i, then j.
+// tiles' by the exact measure, key_high * 2^32 + key_low, then i, then j. Only with_keys
+// returns key_high and key_low: a tile needs them for the merge, a whole search (16 bytes a
+// pair, for every pair above a threshold) does not.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure,
                           double top, bool has_threshold, double threshold, double scale, int nbins,
                           std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit,
-                          SEXP progress = R_NilValue, double row_begin = 0, double row_end = -1) {
+                          SEXP progress = R_NilValue, double row_begin = 0, double row_end = -1,
+                          bool with_keys = false) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
@@ -93,7 +96,8 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
 
   const size_t k = pairs.size();
   Rcpp::IntegerVector i(k), j(k), cells(k);
-  Rcpp::NumericVector joint(k), mi1(k), mi2(k), interaction(k), key_high(k), key_low(k);
+  Rcpp::NumericVector joint(k), mi1(k), mi2(k), interaction(k);
+  Rcpp::NumericVector key_high(with_keys ? k : 0), key_low(with_keys ? k : 0);
   for (size_t p = 0; p < k; ++p) {
     const PairRecord& r = pairs[p];
     const int64_t information = r.joint_class - r.joint - data.constants.class_terms + data.constants.plogp_n;
@@ -104,19 +108,25 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
     mi1[p] = bits_of(data.sums.relevance[r.i], n);
     mi2[p] = bits_of(data.sums.relevance[r.j], n);
     interaction[p] = bits_of(information - data.sums.relevance[r.i] - data.sums.relevance[r.j], n);
-    // Both halves are exact doubles (the values above may round distinct keys alike).
-    key_high[p] = static_cast<double>(r.key >> 32);
-    key_low[p] = static_cast<double>(r.key & 0xffffffffLL);
+    if (with_keys) {
+      // Both halves are exact doubles (the values above may round distinct keys alike).
+      key_high[p] = static_cast<double>(r.key >> 32);
+      key_low[p] = static_cast<double>(r.key & 0xffffffffLL);
+    }
   }
-  return Rcpp::List::create(Rcpp::Named("i") = i, Rcpp::Named("j") = j, Rcpp::Named("mi_joint") = joint,
-                            Rcpp::Named("mi1") = mi1, Rcpp::Named("mi2") = mi2,
-                            Rcpp::Named("interaction") = interaction, Rcpp::Named("cells") = cells,
-                            Rcpp::Named("key_high") = key_high, Rcpp::Named("key_low") = key_low,
-                            Rcpp::Named("n_pairs") = static_cast<double>(task.n_pairs()),
-                            Rcpp::Named("backend") = backend, Rcpp::Named("why_cpu") = why_cpu,
-                            Rcpp::Named("timings") = Rcpp::NumericVector::create(
-                                Rcpp::Named("encode") = encode_seconds, Rcpp::Named("prepare") = prepare_seconds,
-                                Rcpp::Named("search") = search_seconds));
+  Rcpp::List out = Rcpp::List::create(
+      Rcpp::Named("i") = i, Rcpp::Named("j") = j, Rcpp::Named("mi_joint") = joint, Rcpp::Named("mi1") = mi1,
+      Rcpp::Named("mi2") = mi2, Rcpp::Named("interaction") = interaction, Rcpp::Named("cells") = cells,
+      Rcpp::Named("n_pairs") = static_cast<double>(task.n_pairs()), Rcpp::Named("backend") = backend,
+      Rcpp::Named("why_cpu") = why_cpu,
+      Rcpp::Named("timings") = Rcpp::NumericVector::create(Rcpp::Named("encode") = encode_seconds,
+                                                           Rcpp::Named("prepare") = prepare_seconds,
+                                                           Rcpp::Named("search") = search_seconds));
+  if (with_keys) {
+    out.push_back(key_high, "key_high");
+    out.push_back(key_low, "key_low");
+  }
+  return out;
   FSGPU_GLUE_END
 }
 

@@ -31,8 +31,9 @@ expect_pairs_equal <- function(actual, expected) {
   expect_identical(attributes(actual)[keep], attributes(expected)[keep])
 }
 
-# Two mi_matrix() results: values and attributes, but the run record (its seconds differ).
-expect_mi_matrix_equal <- function(actual, expected) {
+# Two results that carry their run record as an attribute (mi_matrix(), the scores): values and
+# attributes, but the run record (its seconds differ).
+expect_equal_but_run <- function(actual, expected) {
   expect_equal(strip_attributes(actual), strip_attributes(expected))
   keep <- setdiff(names(attributes(expected)), "run")
   expect_equal(attributes(actual)[keep], attributes(expected)[keep])

@@ -62,6 +62,24 @@ test_that("FsgpuParam checks its arguments and prints", {
   expect_error(FsgpuParam(backend = "tpu"), "backend must be")
   expect_error(FsgpuParam(devices = -1), "devices must be")
   expect_error(FsgpuParam(threads = 0), "threads must be")
+  expect_error(FsgpuParam(quiet = NA), "quiet must be TRUE or FALSE")
+  expect_output(show(FsgpuParam()), "quiet: TRUE")
+})
+
+test_that("FsgpuParam is quiet by default, and shows progress and messages with quiet = FALSE", {
+  skip_if_not_installed("BiocNeighbors")
+  set.seed(14)
+  x <- rbind(0, matrix(rnorm(50 * 4), 50, 4))  # a zero row: a message under Cosine
+  seen <- character()
+  old <- options(fsgpu.progress_handler = function(job, done) seen <<- c(seen, job), fsgpu.progress_interval = 0)
+  on.exit(options(old))
+  expect_silent(quiet <- BiocNeighbors::findKNN(x, k = 3, BNPARAM = FsgpuParam("Cosine", backend = "cpu")))
+  expect_identical(seen, character())
+  loud <- FsgpuParam("Cosine", backend = "cpu", quiet = FALSE)
+  expect_message(shown <- BiocNeighbors::findKNN(x, k = 3, BNPARAM = loud), "1 constant row")
+  expect_true(any(grepl("nearest neighbours", seen)))
+  expect_identical(shown, quiet)
+  expect_message(BiocNeighbors::queryKNN(x, x[1:2, ], k = 3, BNPARAM = loud), "constant rows")
 })
 
 test_that("bluster builds the same graphs and clusters with FsgpuParam", {

@@ -447,6 +447,20 @@ test_that("p_adjust = 'hommel' is refused beyond 10,000 pairs tested", {
   expect_identical(nrow(mi_pairs(d$x, d$y, top = 5, p_adjust = "hochberg", backend = "cpu")), 5L)
 })
 
+test_that("only a tile of a BPPARAM search returns its pairs' exact keys (16 bytes a pair)", {
+  d <- data_ties()
+  input <- fsgpu:::prepare_input(d$x, d$y)
+  args <- list(x = input$x, y = input$y, n_classes = length(input$classes), with = integer(), measure = "joint",
+               top = -1, has_threshold = FALSE, threshold = 0, scale = 1, nbins = 4L, backend = "cpu", threads = 1L,
+               devices = integer(), memory_limit = 0)
+  whole <- do.call(fsgpu:::fsgpu_mi_pairs, args)
+  expect_false(any(c("key_high", "key_low") %in% names(whole)))
+  tile <- do.call(fsgpu:::fsgpu_mi_pairs, c(args, with_keys = TRUE))
+  same <- setdiff(names(whole), "timings")
+  expect_identical(tile[same], whole[same])
+  expect_identical(order(-tile$key_high, -tile$key_low, tile$i, tile$j), seq_along(tile$i))
+})
+
 test_that("the print method shows the header and the best pairs", {
   d <- data_pairs_categorical(seed = 48)
   got <- mi_pairs(d$x, d$y, top = 12, backend = "cpu")

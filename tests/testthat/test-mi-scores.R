@@ -1,4 +1,5 @@
-# mi_scores() against the pure-R reference, and its agreement with JMI's first step.
+# mi_scores() against the pure-R reference, and its agreement with JMI's first step; the run
+# record and quiet of all three scorers.
 
 test_that("mi_scores equals the reference I(X;Y) on every reference data set", {
   for (case in jmi_cases()) {
@@ -16,7 +17,7 @@ test_that("mi_scores is what JMI selects first, in bits and nats, for any thread
   sel <- select_features(case$x, case$y, k = 1, nbins = case$nbins, backend = "cpu")
   expect_identical(sel$selection$score, max(mi$mi))
   expect_identical(sel$selection$index, which.max(mi$mi))
-  expect_identical(mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", threads = 3), mi)
+  expect_equal_but_run(mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", threads = 3), mi)
   nats <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", units = "nats")
   expect_equal(nats$mi, mi$mi * log(2))
 })
@@ -35,6 +36,52 @@ test_that("mi_scores on a SummarizedExperiment scores its rows", {
   case <- jmi_cases()$informative
   se <- SummarizedExperiment::SummarizedExperiment(list(counts = t(case$x)),
                                                    colData = data.frame(type = case$y))
-  expect_identical(mi_scores(se, class = "type", nbins = case$nbins, backend = "cpu"),
-                   mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu"))
+  expect_equal_but_run(mi_scores(se, class = "type", nbins = case$nbins, backend = "cpu"),
+                       mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu"))
+})
+
+test_that("the scores record where they ran and print it on one line", {
+  case <- jmi_cases()$informative
+  for (scores in list(mi_scores(case$x, case$y, backend = "cpu", threads = 2),
+                      cmi_scores(case$x, case$y, z = "g2", backend = "cpu", threads = 2),
+                      jmi_scores(case$x, case$y, z = "g2", backend = "cpu", threads = 2))) {
+    expect_s3_class(scores, c("fsgpu_scores", "data.frame"), exact = TRUE)
+    run <- attr(scores, "run")
+    expect_s3_class(run, "fsgpu_backend_used")
+    expect_identical(run[c("name", "threads", "devices", "why_cpu", "workers")],
+                     list(name = "cpu", threads = 2L, devices = integer(), why_cpu = "", workers = 1L))
+    expect_gte(run$elapsed, 0)
+    shown <- capture.output(print(scores))
+    expect_match(shown[1], "^Ran on CPU, 2 threads in ")
+    expect_identical(shown[-1], capture.output(print(as.data.frame(scores))))
+    expect_identical(class(as.data.frame(scores)), "data.frame")
+  }
+})
+
+test_that("quiet = TRUE silences the scores' messages and the progress of a discretization", {
+  case <- jmi_cases()$informative
+  y <- factor(case$y, levels = c(levels(factor(case$y)), "unused"))
+  scorers <- list(function(...) mi_scores(...), function(...) cmi_scores(..., z = "g2"),
+                  function(...) jmi_scores(..., z = "g2"))
+  seen <- character()
+  old <- options(fsgpu.progress_handler = function(job, done) seen <<- c(seen, job), fsgpu.progress_interval = 0)
+  on.exit(options(old))
+  for (scorer in scorers) {
+    expect_message(loud <- scorer(case$x, y, backend = "cpu"), "Dropped unused levels")
+    expect_silent(quiet <- scorer(case$x, y, backend = "cpu", quiet = TRUE))
+    expect_equal_but_run(quiet, loud)
+    seen <- character()
+    scorer(case$x, case$y, discretize = "caim", backend = "cpu")
+    expect_true(any(grepl("Discretizing", seen)))
+    seen <- character()
+    scorer(case$x, case$y, discretize = "caim", backend = "cpu", quiet = TRUE)
+    expect_identical(seen, character())
+    expect_error(scorer(case$x, case$y, backend = "cpu", quiet = NA), "quiet must be TRUE or FALSE")
+  }
+  skip_if_not_installed("SummarizedExperiment")
+  se <- SummarizedExperiment::SummarizedExperiment(list(counts = t(case$x)), colData = data.frame(type = y))
+  for (scorer in scorers) {
+    expect_message(scorer(se, class = "type", backend = "cpu"), "Dropped unused levels")
+    expect_silent(scorer(se, class = "type", backend = "cpu", quiet = TRUE))
+  }
 })

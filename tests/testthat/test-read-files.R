@@ -1,5 +1,5 @@
-# read_libsvm(), read_arff(), read_delimited() and the command line (exec/fsgpu), on small files
-# written here.
+# read_libsvm(), read_arff(), read_delimited(), read_features() and the command line
+# (exec/fsgpu), on small files written here.
 
 write_lines <- function(lines, ext, compress = c("none", "gzip", "bzip2", "xz")) {
   compress <- match.arg(compress)
@@ -186,6 +186,31 @@ test_that("read_delimited reads CSV and TSV with a class column", {
   expect_error(read_delimited(f, sep = ";;"), "sep must be one character")
 })
 
+test_that("read_features reads each format with its reader, told by the name or given", {
+  rows <- c("1.5,0,t", "0.3,1,n", "2.1,0,t")
+  csv <- write_lines(c("g1,g2,class", rows), ".csv")
+  expect_identical(read_features(csv), read_delimited(csv))
+  expect_identical(read_features(csv, class = "g2"), read_delimited(csv, class = "g2"))
+  tab <- write_lines(gsub(",", "\t", c("g1,g2,class", rows)), ".TAB", "xz")
+  expect_identical(read_features(tab), read_delimited(tab))
+  expect_identical(read_features(tab)$y, factor(c("t", "n", "t")))
+  arff <- write_lines(c("@relation r", "@attribute a numeric", "@attribute c {x, y}", "@data", "1, x", "2, y"),
+                      ".arff", "bzip2")
+  expect_identical(read_features(arff), read_arff(arff))
+  svm <- write_lines(c("1 0:1 2:1", "2 1:1"), ".svmlight", "gzip")
+  expect_identical(read_features(svm), read_libsvm(svm))
+  expect_identical(read_features(svm, index_base = 0), read_libsvm(svm, index_base = 0))
+  odd <- write_lines(c("1 1:1 2:1", "2 2:1"), ".txt")
+  expect_identical(read_features(odd, "libsvm"), read_libsvm(odd))
+  expect_identical(read_features(csv, "csv"), read_features(csv))
+  expect_error(read_features(odd), "cannot tell the format of '.*txt' from its name; give its format")
+  expect_error(read_features(csv, "xls"), "format must be one of 'auto', 'arff', 'csv', 'tsv', 'libsvm'")
+  expect_error(read_features(svm, class = 1), "class is not for LibSVM files")
+  expect_error(read_features(csv, index_base = 0), "index_base is for LibSVM files")
+  expect_error(read_features(c(csv, csv)), "file must be one path")
+  expect_error(read_features(file.path(tempdir(), "absent.arff")), "cannot find the file")
+})
+
 # The command line, run as a user would, with this R's packages.
 run_cli <- function(...) {
   script <- system.file("exec", "fsgpu", package = "fsgpu")
@@ -239,7 +264,9 @@ test_that("the command line explains bad arguments and input, with non-zero stat
               list(c("-m", "xyz", "a.csv"), 2L, "--method must be one of"),
               list("a.dat", 2L, "cannot tell the format"),
               list("-k", 2L, "-k needs a value"),
-              list(c("--class", "y", "a.libsvm"), 2L, "--class is not for LibSVM"),
+              list(c("--class", "y", "a.libsvm"), 2L, "class is not for LibSVM"),
+              list(c("--index-base", "0", "a.csv"), 2L, "index_base is for LibSVM"),
+              list(c("--format", "xls", "a.csv"), 2L, "format must be one of"),
               list(file.path(tempdir(), "absent.csv"), 1L, "cannot find the file"))
   for (case in bad) {
     res <- do.call(run_cli, as.list(case[[1]]))
