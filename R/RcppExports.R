@@ -5,6 +5,10 @@ fsgpu_backend_info_raw <- function() {
     .Call(`_fsgpu_fsgpu_backend_info_raw`)
 }
 
+fsgpu_forked_process <- function() {
+    .Call(`_fsgpu_fsgpu_forked_process`)
+}
+
 fsgpu_discretize <- function(x, n_samples, y, n_classes, method, nbins, backend, threads, devices, memory_limit, progress) {
     .Call(`_fsgpu_fsgpu_discretize`, x, n_samples, y, n_classes, method, nbins, backend, threads, devices, memory_limit, progress)
 }

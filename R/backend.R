@@ -19,6 +19,7 @@
 #' backend_info()
 #' @export
 backend_info <- function(refresh = FALSE) {
+  if (fsgpu_forked_process() && !is.null(.fsgpu_state$info)) return(forked_backend_info(.fsgpu_state$info))
   if (refresh || is.null(.fsgpu_state$info)) {
     raw <- fsgpu_backend_info_raw()
     d <- raw$devices
@@ -47,6 +48,19 @@ backend_info <- function(refresh = FALSE) {
   .fsgpu_state$info
 }
 
+# What a forked process (MulticoreParam, mclapply) can use when its parent probed the GPU: CUDA
+# refuses a child forked from a process that opened it, and OpenMP runs one thread there.
+forked_backend_info <- function(info) {
+  if (info$gpu_available) {
+    info$devices <- info$devices[0, , drop = FALSE]
+    info$gpu_available <- FALSE
+    info$problem <- paste("this R process is a fork (MulticoreParam, mclapply) of one that opened CUDA,",
+                          "which CUDA does not allow; SnowParam workers can use the GPUs")
+  }
+  info$threads <- fsgpu_threads()
+  info
+}
+
 #' @exportS3Method print fsgpu_backend_info
 print.fsgpu_backend_info <- function(x, ...) {
   if (x$cuda) {
@@ -71,8 +85,9 @@ print.fsgpu_backend_info <- function(x, ...) {
 #'
 #' One function decides the thread count for every job. In order: the `threads` argument,
 #' `options(fsgpu.threads)`, the environment variable `FSGPU_THREADS`, `OMP_NUM_THREADS`; otherwise
-#' all cores. The result is capped by `OMP_THREAD_LIMIT` and, under `R CMD check`, by
-#' `_R_CHECK_LIMIT_CORES_` (2 threads).
+#' all cores. The result is capped by `OMP_THREAD_LIMIT`, under `R CMD check` by
+#' `_R_CHECK_LIMIT_CORES_` (2 threads), and at 1 in a forked process (`MulticoreParam`,
+#' `mclapply()`), where OpenMP cannot start threads: use `SnowParam` for workers with threads.
 #'
 #' @param threads A positive integer, or `NULL` for the default.
 #' @param verbose Say where the number came from.
@@ -112,6 +127,10 @@ fsgpu_threads <- function(threads = NULL, verbose = FALSE) {
   if (nzchar(Sys.getenv("_R_CHECK_LIMIT_CORES_")) && n > 2L) {
     n <- 2L
     source <- paste(source, "capped at 2 under R CMD check")
+  }
+  if (fsgpu_forked_process() && n > 1L) {
+    n <- 1L
+    source <- paste(source, "capped at 1 in a forked process, where OpenMP cannot start threads")
   }
   if (verbose) message(sprintf("fsgpu uses %d thread%s (%s)", n, if (n == 1) "" else "s", source))
   n

@@ -24,8 +24,11 @@ bp_setup <- function(BPPARAM, devices, threads) {
     stop("BPPARAM must be a BiocParallelParam, such as BiocParallel::SnowParam(2), or NULL", call. = FALSE)
   workers <- BiocParallel::bpnworkers(BPPARAM)
   tiles <- getOption("fsgpu.tiles", 3L * workers)
-  list(param = BPPARAM, workers = workers, n_tiles = check_count(tiles, "options(fsgpu.tiles)"),
-       threads = if (is.null(threads)) max(1L, fsgpu_threads() %/% workers) else fsgpu_threads(threads),
+  # Forked workers run one thread each (see fsgpu_threads()).
+  forked <- methods::is(BPPARAM, "MulticoreParam")
+  list(param = BPPARAM, workers = workers, n_tiles = check_count(tiles, "options(fsgpu.tiles)"), forked = forked,
+       threads = if (forked) 1L else if (is.null(threads)) max(1L, fsgpu_threads() %/% workers) else
+         fsgpu_threads(threads),
        device_sets = if (is.list(devices)) devices)
 }
 
@@ -54,6 +57,9 @@ split_by_work <- function(work, n_tiles) {
 # an error naming the first tile that failed and why. `args` has no `progress`: a tile's engine
 # reports none (a worker's progress would go nowhere, or interleave with the others').
 bp_run_tiles <- function(bp, glue, args, tiles, what) {
+  if (bp$forked && length(args$devices))
+    stop("MulticoreParam forks its workers, and CUDA refuses a fork of this session, which opened the GPU: ",
+         "use SnowParam for GPU workers, or backend = \"cpu\"", call. = FALSE)
   resolved <- if (is.null(bp$device_sets) || !length(args$devices)) list(args$devices) else
     lapply(bp$device_sets, resolve_devices)  # GPU sets only for a GPU run
   tiles <- lapply(seq_along(tiles), function(t) {

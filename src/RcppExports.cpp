@@ -20,6 +20,16 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_forked_process
+bool fsgpu_forked_process();
+RcppExport SEXP _fsgpu_fsgpu_forked_process() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(fsgpu_forked_process());
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_discretize
 Rcpp::List fsgpu_discretize(SEXP x, int n_samples, Rcpp::IntegerVector y, int n_classes, std::string method, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
 RcppExport SEXP _fsgpu_fsgpu_discretize(SEXP xSEXP, SEXP n_samplesSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP methodSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
@@ -355,6 +365,7 @@ END_RCPP
 
 static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_backend_info_raw", (DL_FUNC) &_fsgpu_fsgpu_backend_info_raw, 0},
+    {"_fsgpu_fsgpu_forked_process", (DL_FUNC) &_fsgpu_fsgpu_forked_process, 0},
     {"_fsgpu_fsgpu_discretize", (DL_FUNC) &_fsgpu_fsgpu_discretize, 11},
     {"_fsgpu_fsgpu_discretize_codes", (DL_FUNC) &_fsgpu_fsgpu_discretize_codes, 8},
     {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 25},

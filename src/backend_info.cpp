@@ -35,3 +35,7 @@ Rcpp::List fsgpu_backend_info_raw() {
           Rcpp::Named("multiprocessors") = sms),
       Rcpp::Named("max_threads") = fsgpu::max_threads());
 }
+
+// Whether this R process is a fork of the one that loaded fsgpu (core/fork_guard.h).
+// [[Rcpp::export]]
+bool fsgpu_forked_process() { return fsgpu::in_forked_process(); }

@@ -12,19 +12,25 @@
 #endif
 
 #include "checkpoint.h"
+#include "fork_guard.h"
 
 namespace fsgpu {
 
 // Calls body(begin, end, worker) over [0, n) in chunks of `grain`, on up to `threads` workers
 // (worker < threads). Chunks go to workers in no fixed order, so callers must write only
 // per-index results: that is what makes every result independent of the thread count.
-// The first exception thrown by a body is rethrown on the calling thread.
+// The first exception thrown by a body is rethrown on the calling thread. One thread, or a
+// forked process (fork_guard.h), runs the chunks in order without starting OpenMP.
 template <class Body>
 void parallel_for(int64_t n, int threads, int64_t grain, Body&& body) {
   if (n <= 0) return;
   grain = std::max<int64_t>(grain, 1);
   const int64_t n_chunks = (n + grain - 1) / grain;
   threads = static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(threads, n_chunks)));
+  if (threads == 1 || in_forked_process()) {
+    for (int64_t chunk = 0; chunk < n_chunks; ++chunk) body(chunk * grain, std::min(n, (chunk + 1) * grain), 0);
+    return;
+  }
   std::exception_ptr error;
   std::mutex error_mutex;
 #ifdef _OPENMP

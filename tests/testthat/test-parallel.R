@@ -132,11 +132,28 @@ test_that("knn_graph from blocks of points equals one process: rows, samples, a 
                          tiles = c(2, 5))
 })
 
+test_that("forked workers (MulticoreParam) run one thread each and give what one process gives", {
+  skip_on_os("windows")
+  d <- data_ties()
+  # Threads in this process first: GNU OpenMP's pool would hang a forked child that used it.
+  alone <- knn_graph(d$x, k = 3, backend = "cpu", threads = 2)
+  fork <- BiocParallel::MulticoreParam(2)
+  expect_tiles_identical(function(bp) knn_graph(d$x, k = 3, backend = "cpu", threads = 2, BPPARAM = bp),
+                         params = list(fork), tiles = 3)
+  expect_identical(run_of(with_tiles(3, knn_graph(d$x, k = 3, backend = "cpu", BPPARAM = fork)))$threads, 1L)
+  child <- parallel::mcparallel(list(threads = fsgpu_threads(4), info = backend_info()$threads,
+                                     graph = knn_graph(d$x, k = 3, backend = "cpu", threads = 2)$index))
+  got <- parallel::mccollect(child)[[1]]
+  expect_identical(got$threads, 1L)
+  expect_identical(got$info, 1L)
+  expect_identical(got$graph, alone$index)
+})
+
 test_that("BatchtoolsParam, the route to a cluster, gives what one process gives", {
   skip_if_not_installed("batchtools")
-  # Two jobs at a time on this machine; on a cluster the registry names a scheduler instead.
+  # Two fresh R sessions on this machine (a cluster's registry names a scheduler instead).
   batch <- BiocParallel::BatchtoolsParam(
-    workers = 2, cluster = "multicore", progressbar = FALSE,
+    workers = 2, cluster = "socket", progressbar = FALSE,
     registryargs = BiocParallel::batchtoolsRegistryargs(file.dir = tempfile("fsgpu-batchtools")))
   d <- data_ties()
   expect_tiles_identical(function(bp) mi_pairs(d$x, d$y, top = 7, backend = "cpu", threads = 1, BPPARAM = bp),
