@@ -147,9 +147,18 @@ requested_backend <- function(backend) {
 # The backend a job runs on, "cpu" or "gpu", and why_cpu: why "auto" took the CPU ("" when it
 # took the GPU or the user chose the CPU). `work` is the job's size in cell-steps; "auto" takes
 # the GPU only when one is present and the job is large enough to repay its start-up.
-choose_backend <- function(backend, work) {
+# `forked_workers`: the job runs on BPPARAM workers forked from this session, which cannot use
+# the GPU it opened (bp_forks()).
+choose_backend <- function(backend, work, forked_workers = FALSE) {
   backend <- requested_backend(backend)
   if (backend == "cpu") return(list(backend = "cpu", why_cpu = ""))
+  if (forked_workers) {
+    if (backend == "gpu")
+      stop("BPPARAM's workers are forks of this session (MulticoreParam, batchtools' multicore), and CUDA ",
+           "refuses a fork of a process that opened it: use SnowParam for GPU workers, or backend = \"cpu\"",
+           call. = FALSE)
+    return(list(backend = "cpu", why_cpu = "BPPARAM's workers are forked processes, which cannot use the GPU"))
+  }
   info <- backend_info()
   if (backend == "gpu") {
     if (!info$gpu_available) stop("backend = \"gpu\" but no GPU can be used: ", info$problem, call. = FALSE)

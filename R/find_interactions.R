@@ -192,6 +192,7 @@ delayed_interaction_input <- function(a, levels, quiet) {
   if (DelayedArray::type(a) == "double" && is.null(levels))
     return(list(kind = "numeric", x = NULL, delayed = TRUE, blocks = blocks, n_samples = ncol(a), n_vars = nrow(a),
                 names = names, sample_names = colnames(a), levels = NA_integer_, any_missing = NA))
+  if (!is.null(levels)) check_count(levels, "levels", max = 16)  # before reading every block
   codes <- matrix(0L, ncol(a), nrow(a))
   top <- 0L
   any_missing <- FALSE
@@ -301,7 +302,7 @@ run_interactions <- function(input, y, a) {
   top <- if (is.null(a$top)) NULL else check_count(a$top, "top")
   words <- ceiling(length(rows) / 64)
   work <- (choose(input$n_vars, k) + n_contrast * choose(input$n_vars, k - 1)) * words * discretizations
-  chosen <- choose_backend(a$backend, work)
+  chosen <- choose_backend(a$backend, work, isTRUE(bp$forked))
   backend <- chosen$backend
   threads <- fsgpu_threads(a$threads)
   devices <- if (backend == "gpu") resolve_devices(bp_all_devices(a$devices)) else integer(0)

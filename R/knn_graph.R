@@ -165,7 +165,7 @@ run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, 
   k <- check_count(k, "k", max = if (is.null(query)) n - 1 else n,
                    what = if (is.null(query)) "the number of rows minus one" else "the number of rows of x")
   n_queries <- if (is.null(query)) n else nrow(query)
-  chosen <- choose_backend(backend, work = as.numeric(n_queries) * n * ncol(x) / 64)
+  chosen <- choose_backend(backend, work = as.numeric(n_queries) * n * ncol(x) / 64, isTRUE(bp$forked))
   backend <- chosen$backend
   threads <- fsgpu_threads(threads)
   devices <- if (backend == "gpu") resolve_devices(bp_all_devices(devices)) else integer()

@@ -135,7 +135,7 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
                         "slightly less power) or \"BH\""), format(n_tested, big.mark = ",", scientific = FALSE)),
          call. = FALSE)
   input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
-  run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
+  run <- resolve_pair_run(input, nbins, backend, threads, devices, units, isTRUE(bp$forked))
   args <- list(x = input$x, y = input$y, n_classes = length(input$classes), with = with, measure = by, top = top,
                has_threshold = !is.null(threshold), threshold = if (is.null(threshold)) 0 else threshold,
                scale = run$scale, nbins = run$nbins, backend = run$engine, threads = run$threads,
@@ -267,7 +267,7 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
   if (length(index)) input <- subset_features(input, index)
   if (input$n_features < 2) stop("mi_matrix needs at least two features", call. = FALSE)
   input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
-  run <- resolve_pair_run(input, nbins, backend, threads, devices, units)
+  run <- resolve_pair_run(input, nbins, backend, threads, devices, units, isTRUE(bp$forked))
   args <- list(x = input$x, n_samples = input$n_samples, nbins = run$nbins, backend = run$engine,
                threads = run$threads, devices = run$devices, memory_limit = run$memory_limit)
   # Progress from the engine; tiles on workers report none.
@@ -291,9 +291,10 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
 # resolve_run() for a pair search, whose work grows with features squared; `engine` is what
 # the glue gets: "auto-gpu" lets it fall back to the CPU for features with more levels than the
 # GPU search takes, which only the encoded data reveal, or when the GPU has too little memory.
-resolve_pair_run <- function(input, nbins, backend, threads, devices, units) {
+resolve_pair_run <- function(input, nbins, backend, threads, devices, units, forked_workers = FALSE) {
   pairs <- as.numeric(input$n_features) * (input$n_features - 1) / 2
-  run <- resolve_run(input, nbins, backend, threads, devices, units, steps = pairs / input$n_features / 4)
+  run <- resolve_run(input, nbins, backend, threads, devices, units, steps = pairs / input$n_features / 4,
+                     forked_workers)
   run$engine <- engine_mode(backend, run$backend)
   run
 }

@@ -24,13 +24,17 @@ bp_setup <- function(BPPARAM, devices, threads) {
     stop("BPPARAM must be a BiocParallelParam, such as BiocParallel::SnowParam(2), or NULL", call. = FALSE)
   workers <- BiocParallel::bpnworkers(BPPARAM)
   tiles <- getOption("fsgpu.tiles", 3L * workers)
-  # Forked workers run one thread each (see fsgpu_threads()).
-  forked <- methods::is(BPPARAM, "MulticoreParam")
+  forked <- bp_forks(BPPARAM)
   list(param = BPPARAM, workers = workers, n_tiles = check_count(tiles, "options(fsgpu.tiles)"), forked = forked,
        threads = if (forked) 1L else if (is.null(threads)) max(1L, fsgpu_threads() %/% workers) else
          fsgpu_threads(threads),
        device_sets = if (is.list(devices)) devices)
 }
+
+# Whether BPPARAM's workers are forks of this session: they run one thread each (see
+# fsgpu_threads()) and cannot use the GPU this session opened (choose_backend()).
+bp_forks <- function(BPPARAM) methods::is(BPPARAM, "MulticoreParam") ||
+  (methods::is(BPPARAM, "BatchtoolsParam") && identical(BPPARAM$cluster, "multicore"))
 
 # What the run record of a job (backend_used()) says of its CPU threads and workers: with
 # BPPARAM, the threads of each worker's tiles and the number of workers.
@@ -57,9 +61,6 @@ split_by_work <- function(work, n_tiles) {
 # an error naming the first tile that failed and why. `args` has no `progress`: a tile's engine
 # reports none (a worker's progress would go nowhere, or interleave with the others').
 bp_run_tiles <- function(bp, glue, args, tiles, what) {
-  if (bp$forked && length(args$devices))
-    stop("MulticoreParam forks its workers, and CUDA refuses a fork of this session, which opened the GPU: ",
-         "use SnowParam for GPU workers, or backend = \"cpu\"", call. = FALSE)
   resolved <- if (is.null(bp$device_sets) || !length(args$devices)) list(args$devices) else
     lapply(bp$device_sets, resolve_devices)  # GPU sets only for a GPU run
   tiles <- lapply(seq_along(tiles), function(t) {
@@ -164,10 +165,10 @@ bp_pair_data <- function(x, n_samples, nbins, threads) {
 }
 
 # fsgpu_find_interactions() over tiles of first variables (real ones; with one dimension, the
-# contrast variables too). The workers get x as it is: a contrast variable's codes are not
-# its source's codes permuted (each variable draws its own thresholds), so only the values
-# reproduce them, or the codes of every variable (kind "interaction_codes", a DelayedArray
-# assay coded by blocks). Per variable the merge keeps the largest gain, then the first
+# contrast variables too). The workers get x as it is: the values, from which each worker draws
+# every variable's thresholds again (a contrast variable draws its own, so it is not its source
+# variable's codes permuted), or the codes of every variable (kind "interaction_codes", a
+# DelayedArray assay coded by blocks). Per variable the merge keeps the largest gain, then the first
 # discretization, then the lexicographically first tuple: the order of the single search.
 bp_find_interactions <- function(bp, args, n_vars) {
   k <- args$dimensions

@@ -234,11 +234,12 @@ read_format <- function(file, format, class, index_base) {
   if (format == "auto") {
     format <- format_by_name(file)
     if (is.na(format))
-      stop(sprintf("cannot tell the format of '%s' from its name; give its format", file), call. = FALSE)
+      stop(sprintf("cannot tell the format of '%s' from its name; give the format (%s)", file,
+                   paste(read_formats, collapse = ", ")), call. = FALSE)
   }
   if (format == "libsvm" && !is.null(class))
-    stop("class is not for LibSVM files: their labels come first on each line", call. = FALSE)
-  if (format != "libsvm" && !is.null(index_base)) stop("index_base is for LibSVM files", call. = FALSE)
+    stop("a class column is not for LibSVM files: their labels come first on each line", call. = FALSE)
+  if (format != "libsvm" && !is.null(index_base)) stop("the index base is for LibSVM files only", call. = FALSE)
   format
 }
 

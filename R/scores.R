@@ -124,8 +124,16 @@ run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, 
 
 #' @exportS3Method print fsgpu_scores
 print.fsgpu_scores <- function(x, ...) {
-  cat(format(attr(x, "run")), "\n", sep = "")
+  if (!is.null(attr(x, "run"))) cat(format(attr(x, "run")), "\n", sep = "")
   NextMethod()
+}
+
+#' @export
+as.data.frame.fsgpu_scores <- function(x, ...) {
+  # The scores alone, as for the other results: the run's settings and record stay on x.
+  attributes(x) <- attributes(x)[c("names", "row.names")]
+  class(x) <- "data.frame"
+  x
 }
 
 # z as the engine takes it: a feature of x (feature, 1-based) or one column of its own

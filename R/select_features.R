@@ -271,10 +271,10 @@ as.data.frame.fsgpu_selection <- function(x, ...) x$selection
 
 # The settings every job resolves the same way: bins, backend (for a job of `steps` passes
 # over the data), threads, devices, the GPU memory limit and the unit of information.
-resolve_run <- function(input, nbins, backend, threads, devices, units, steps) {
+resolve_run <- function(input, nbins, backend, threads, devices, units, steps, forked_workers = FALSE) {
   units <- match.arg(units, c("bits", "nats"))
   if (is.null(nbins)) nbins <- default_nbins(input$n_samples)
-  chosen <- choose_backend(backend, work = as.numeric(input$n_samples) * input$n_features * steps)
+  chosen <- choose_backend(backend, work = as.numeric(input$n_samples) * input$n_features * steps, forked_workers)
   backend <- chosen$backend
   list(
     nbins = check_count(nbins, "nbins", min = 2, max = 65535),

@@ -55,7 +55,12 @@ test_that("the scores record where they ran and print it on one line", {
     expect_match(shown[1], "^Ran on CPU, 2 threads in ")
     expect_identical(shown[-1], capture.output(print(as.data.frame(scores))))
     expect_identical(class(as.data.frame(scores)), "data.frame")
+    expect_null(attr(as.data.frame(scores), "run"))  # the scores alone: two runs compare equal
   }
+  scores <- mi_scores(case$x, case$y, backend = "cpu")
+  expect_identical(as.data.frame(scores), as.data.frame(mi_scores(case$x, case$y, backend = "cpu", threads = 1)))
+  attr(scores, "run") <- NULL
+  expect_identical(capture.output(print(scores)), capture.output(print(as.data.frame(scores))))
 })
 
 test_that("quiet = TRUE silences the scores' messages and the progress of a discretization", {

@@ -149,6 +149,14 @@ test_that("forked workers (MulticoreParam) run one thread each and give what one
   expect_identical(got$threads, 1L)
   expect_identical(got$info, 1L)
   expect_identical(got$graph, alone$index)
+  # Forked workers cannot use the GPU this session opened: "auto" takes the CPU and says why.
+  run <- run_of(with_tiles(2, knn_graph(d$x, k = 3, backend = "auto", BPPARAM = fork)))
+  expect_identical(run$name, "cpu")
+  expect_match(run$why_cpu, "forked processes, which cannot use the GPU")
+  expect_error(knn_graph(d$x, k = 3, backend = "gpu", BPPARAM = fork), "use SnowParam for GPU workers")
+  batch_forks <- BiocParallel::BatchtoolsParam(workers = 2, cluster = "multicore")
+  expect_true(fsgpu:::bp_forks(batch_forks))
+  expect_false(fsgpu:::bp_forks(snow))
 })
 
 test_that("BatchtoolsParam, the route to a cluster, gives what one process gives", {

@@ -203,10 +203,10 @@ test_that("read_features reads each format with its reader, told by the name or 
   odd <- write_lines(c("1 1:1 2:1", "2 2:1"), ".txt")
   expect_identical(read_features(odd, "libsvm"), read_libsvm(odd))
   expect_identical(read_features(csv, "csv"), read_features(csv))
-  expect_error(read_features(odd), "cannot tell the format of '.*txt' from its name; give its format")
+  expect_error(read_features(odd), "cannot tell the format of '.*txt' from its name; give the format")
   expect_error(read_features(csv, "xls"), "format must be one of 'auto', 'arff', 'csv', 'tsv', 'libsvm'")
-  expect_error(read_features(svm, class = 1), "class is not for LibSVM files")
-  expect_error(read_features(csv, index_base = 0), "index_base is for LibSVM files")
+  expect_error(read_features(svm, class = 1), "a class column is not for LibSVM files")
+  expect_error(read_features(csv, index_base = 0), "the index base is for LibSVM files only")
   expect_error(read_features(c(csv, csv)), "file must be one path")
   expect_error(read_features(file.path(tempdir(), "absent.arff")), "cannot find the file")
 })
@@ -264,8 +264,8 @@ test_that("the command line explains bad arguments and input, with non-zero stat
               list(c("-m", "xyz", "a.csv"), 2L, "--method must be one of"),
               list("a.dat", 2L, "cannot tell the format"),
               list("-k", 2L, "-k needs a value"),
-              list(c("--class", "y", "a.libsvm"), 2L, "class is not for LibSVM"),
-              list(c("--index-base", "0", "a.csv"), 2L, "index_base is for LibSVM"),
+              list(c("--class", "y", "a.libsvm"), 2L, "class column is not for LibSVM"),
+              list(c("--index-base", "0", "a.csv"), 2L, "index base is for LibSVM files only"),
               list(c("--format", "xls", "a.csv"), 2L, "format must be one of"),
               list(file.path(tempdir(), "absent.csv"), 1L, "cannot find the file"))
   for (case in bad) {
