@@ -212,11 +212,11 @@ assay_points <- function(se, assay, by) {
 #'       thresholds, which also gives the codes of the contrast variables drawn from it; memory
 #'       holds these codes, 1 byte per value per discretization for the variables and the
 #'       contrast variables (with the default `n_contrast`, 2 bytes per value per
-#'       discretization), plus one block. That is less than the in-memory search, which holds
-#'       the values twice (16 bytes per value), up to about 8 discretizations; beyond, the
-#'       codes of every discretization outweigh the values. Integer codes are read into an
-#'       integer matrix (4 bytes per value). Gains, tuples and p-values equal the in-memory
-#'       search's.}
+#'       discretization), plus one block. With more discretizations than that makes worth it
+#'       (codes over 8 bytes per value), the values of the objects with a class are read
+#'       instead, block by block (8 bytes per value, half what the in-memory search holds).
+#'       Integer codes are read into an integer matrix (4 bytes per value). Gains, tuples and
+#'       p-values equal the in-memory search's.}
 #'   }
 #' @name fsgpu_bioconductor
 NULL

@@ -239,9 +239,13 @@ codes_input <- function(x, top, any_missing, levels, names, sample_names) {
 # The codes that the search takes of a delayed numeric input, one block of variables at a time:
 # kind "interaction_codes", raw (int8) objects with a class x variables (contrast ones included)
 # x discretizations, so that memory holds these codes and one block. A block gives the codes of
-# its contrast variables too (src/core/interaction_codes.h says why).
+# its contrast variables too (src/core/interaction_codes.h says why). With so many
+# discretizations that the codes would outweigh the values (8 bytes each), the values of the
+# objects with a class are read instead, and the engine draws on them as it does in memory.
 delayed_interaction_codes <- function(input, rows, source, contrast_seed, divisions, discretizations, range, seed,
                                       threads, quiet) {
+  if ((input$n_vars + length(source)) * as.numeric(discretizations) > 8 * input$n_vars)
+    return(delayed_interaction_values(input, rows, quiet))
   codes <- array(as.raw(0), c(length(rows), input$n_vars + length(source), discretizations))
   for_each_feature_block(input$blocks, "Discretizing", quiet, function(block) {
     stop_if_infinite(block$input$x)
@@ -250,6 +254,15 @@ delayed_interaction_codes <- function(input, rows, source, contrast_seed, divisi
     codes[, coded$vars, ] <<- coded$codes
   })
   list(x = codes, kind = "interaction_codes", n_rows = length(rows), rows = seq_along(rows))
+}
+
+delayed_interaction_values <- function(input, rows, quiet) {
+  values <- matrix(0, length(rows), input$n_vars)
+  for_each_feature_block(input$blocks, "Reading", quiet, function(block) {
+    stop_if_infinite(block$input$x)
+    values[, block$rows] <<- block$input$x[rows, , drop = FALSE]
+  })
+  list(x = values, kind = "numeric", n_rows = length(rows), rows = seq_along(rows))
 }
 
 run_interactions <- function(input, y, a) {

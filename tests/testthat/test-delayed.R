@@ -196,6 +196,13 @@ test_that("find_interactions() codes an HDF5 assay by blocks with the in-memory 
   # without contrast variables, and with the default draws
   expect_identical(suppressMessages(interactions_of(p$disk, class = "group", contrast = FALSE)),
                    suppressMessages(interactions_of(p$memory, class = "group", contrast = FALSE)))
+  # So many discretizations that the codes would outweigh the values: the values are read
+  # (with contrast variables, 5 discretizations are 10 bytes a value; without, 9 are 9).
+  for (args in list(list(discretizations = 5), list(discretizations = 9, contrast = FALSE),
+                    list(discretizations = 8, contrast = FALSE, dimensions = 3)))
+    expect_identical(suppressMessages(do.call(interactions_of, c(list(p$disk, class = "group"), args))),
+                     suppressMessages(do.call(interactions_of, c(list(p$memory, class = "group"), args))),
+                     info = paste(names(args), args, collapse = " "))
   m[5, 3] <- Inf
   expect_error(interactions_of(interaction_pair(m)$disk, class = "group"), "x has infinite values")
 })
