@@ -47,3 +47,11 @@ format_seconds <- function(s) {
   s <- round(s)  # whole seconds, so that 179.6 s is 3 min 0 s, not 2 min 60 s
   sprintf("%.0f min %.0f s", s %/% 60, s %% 60)
 }
+
+# A result that is a data frame (pairs, scores) as a plain data frame of its values alone, as
+# as.data.frame() gives the other results: the run's settings, timings and record stay on x.
+data_alone <- function(x) {
+  attributes(x) <- attributes(x)[c("names", "row.names")]
+  class(x) <- "data.frame"
+  x
+}

@@ -164,23 +164,18 @@ delayed_predict_codes <- function(input, object, index, threads) {
 #' or its columns (samples). A DelayedArray assay is read in blocks of rows straight into the
 #' matrix, so memory holds the matrix the engine needs plus one block.
 #' @noRd
-assay_points <- function(se, assay, by) {
+assay_points <- function(se, assay, by, quiet = FALSE) {
   a <- SummarizedExperiment::assay(se, assay, withDimnames = TRUE)
   if (!is_delayed(a)) {
     a <- as.matrix(a)
     return(if (by == "samples") t(a) else a)
   }
-  if (!requireNamespace("DelayedArray", quietly = TRUE))
-    stop("the DelayedArray package is needed for DelayedArray assays", call. = FALSE)
   points <- if (by == "samples") matrix(0, ncol(a), nrow(a), dimnames = rev(dimnames(a)))
             else matrix(0, nrow(a), ncol(a), dimnames = dimnames(a))
-  grid <- DelayedArray::rowAutoGrid(a)
-  for (b in seq_along(grid)) {
-    viewport <- grid[[as.integer(b)]]
-    block <- DelayedArray::read_block(a, viewport)
-    rows <- seq.int(DelayedArray::start(viewport)[1L], length.out = nrow(block))
-    if (by == "samples") points[, rows] <- t(block) else points[rows, ] <- block
-  }
+  # Blocks come as samples x features (read_feature_block()).
+  for_each_feature_block(delayed_se_input(a, NULL, "the assay", NULL), "Reading", quiet, function(block) {
+    if (by == "samples") points[, block$rows] <<- block$input$x else points[block$rows, ] <<- t(block$input$x)
+  })
   points
 }
 

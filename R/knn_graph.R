@@ -110,8 +110,8 @@ knn_graph.SummarizedExperiment <- function(x, k = 10, metric = "pearson", output
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE))
     stop("the SummarizedExperiment package is needed for SummarizedExperiment input", call. = FALSE)
   check_assay(x, assay)
-  a <- assay_points(x, assay, by)  # a DelayedArray is read in blocks (delayed.R)
-  if (methods::is(query, "SummarizedExperiment")) query <- assay_points(query, assay, by)
+  a <- assay_points(x, assay, by, quiet)  # a DelayedArray is read in blocks (delayed.R)
+  if (methods::is(query, "SummarizedExperiment")) query <- assay_points(query, assay, by, quiet)
   res <- quiet_if(quiet, run_knn(points_of(a, if (is.character(assay)) sprintf("assay '%s'", assay) else paste("assay", assay)),
                                  k, metric, output, mutual, snn, query, backend, threads, devices, BPPARAM, quiet))
   if (inherits(res, "fsgpu_knn") && is.null(query)) attr(res, "points") <- by  # for add_results()

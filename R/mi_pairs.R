@@ -198,12 +198,7 @@ has_numeric_columns <- function(input) {
 }
 
 #' @export
-as.data.frame.fsgpu_pairs <- function(x, ...) {
-  # The pairs alone, as for the other results: the run's parameters, timings and record stay on x.
-  attributes(x) <- attributes(x)[c("names", "row.names")]
-  class(x) <- "data.frame"
-  x
-}
+as.data.frame.fsgpu_pairs <- function(x, ...) data_alone(x)
 
 #' Mutual information between every pair of features
 #'

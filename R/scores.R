@@ -129,12 +129,7 @@ print.fsgpu_scores <- function(x, ...) {
 }
 
 #' @export
-as.data.frame.fsgpu_scores <- function(x, ...) {
-  # The scores alone, as for the other results: the run's settings and record stay on x.
-  attributes(x) <- attributes(x)[c("names", "row.names")]
-  class(x) <- "data.frame"
-  x
-}
+as.data.frame.fsgpu_scores <- function(x, ...) data_alone(x)
 
 # z as the engine takes it: a feature of x (feature, 1-based) or one column of its own
 # (column: a list holding a double vector to bin or integer categories).
