@@ -12,7 +12,7 @@
 //
 // JIM (praznik) is built on Gini impurity instead of entropy, whose terms do not split into
 // sums over single counts: its passes are impurity passes (impurity_counts.h) that hand over
-//   xsy = sum gini_term(n(x,s,y), n(x,s))   (and no second sum)
+//   xsy = gini_fixed(sum gini_term(n(x,s,y), n(x,s)))   (and no second sum)
 // from which N * G(X,S;Y) * 2^32 = xsy - gini_offset, G(A;Y) = sum p(a,y)^2 / p(a) - sum p(y)^2.
 #pragma once
 
@@ -65,7 +65,7 @@ struct StepRule {
   double key_scale = 1;           // fixed-point keys are N * bits * 2^32 * key_scale (weights: weighted_engine.h)
   bool restart = false;           // JMI3: the running sum starts over with this pass
   Normalization normalize = Normalization::none;  // step 0's score
-  int64_t gini_offset = 0;        // JIM: sum_y gini_term(n(y), N), so that xsy - gini_offset is N * G * 2^32
+  int64_t gini_offset = 0;        // JIM: gini_fixed(sum_y gini_term(n(y), N)): xsy - gini_offset is N * G * 2^32
 };
 
 // Per-feature state. `key` is what the argmax compares: a fixed-point score, or, for scores
@@ -110,13 +110,25 @@ FSGPU_HD inline double fused_multiply_add(double a, double b, double c) {
 #endif
 }
 
-// floor(a^2 * 2^32 / b) for 0 < a <= b <= kMaxSamples: the fixed-point share of a cell (x,s,y)
-// with a = n(x,s,y) in sum n(x,s,y)^2 / n(x,s), rounded alike on every device, so that sums of
-// these terms are exact integers that do not depend on their order.
-FSGPU_HD inline int64_t gini_term(uint32_t a, uint32_t b) {
+// floor(a^2 * 2^64 / b) for 0 < a <= b <= kMaxSamples: the share of a cell (x,s,y) with
+// a = n(x,s,y) in sum n(x,s,y)^2 / n(x,s), in fixed point with 64 fraction bits, by 64-bit
+// long division (the same steps on every device).
+FSGPU_HD inline Wide gini_term(uint32_t a, uint32_t b) {
   const uint64_t square = static_cast<uint64_t>(a) * a;
   const uint64_t whole = square / b, rest = square % b;  // rest < b < 2^26: rest * 2^32 fits
-  return static_cast<int64_t>((whole << 32) + (rest << 32) / b);
+  const uint64_t high = (rest << 32) / b, rest2 = (rest << 32) % b;
+  const uint64_t low = (rest2 << 32) / b;
+  return (static_cast<Wide>(whole) << 64) + (static_cast<Wide>(high) << 32) + static_cast<Wide>(low);
+}
+
+// A sum of gini_terms rounded to the nearest multiple of 2^-32: plogp's scale, N * G * 2^32.
+// The terms are rounded down, each by less than 2^-64, and the sum by less than the number of
+// cells times that, while an exact sum of fractions n(x,s,y)^2 / n(x,s) is never a half
+// multiple of 2^-32 (its denominator has at most 2^25 for factor): so mathematically equal
+// sums, of different tables too (1/3 + 1/3 + 1/3 and 1), become equal integers unless the
+// exact sum falls within cells * 2^-64 of a rounding boundary.
+FSGPU_HD inline int64_t gini_fixed(Wide sum) {
+  return static_cast<int64_t>((sum + (static_cast<Wide>(1) << 31)) >> 32);
 }
 
 // I / H, 0 when H is 0 (then every variable is constant and I is 0 too).
@@ -170,7 +182,7 @@ FSGPU_HD inline void update_feature(const StepRule& r, int64_t xsy, int64_t xs, 
       f.sum1 = (r.restart ? Wide(0) : f.sum1) + joint_mi;
       f.key = f.sum1;
       break;
-    case Method::jim:  // an impurity pass: xsy is the sum of gini_term over the cells of (X,S) and Y
+    case Method::jim:  // an impurity pass: xsy is the rounded sum of gini_term over the cells of (X,S) and Y
       f.sum1 = (first ? Wide(0) : f.sum1) + (xsy - r.gini_offset);
       f.key = f.sum1;
       break;

@@ -16,7 +16,7 @@ int64_t impurity_sum(const CodeMatrix& x, int64_t feature, const Conditioning& s
   }
   auto cell = [&](int32_t i) { return static_cast<int64_t>(scratch.codes[i]) * ls + s.codes[i]; };
   for (int32_t i = 0; i < n; ++i) ++scratch.pair_counts[cell(i)];
-  int64_t sum = 0;
+  Wide sum = 0;
   for (int32_t c = 0; c < layout.n_classes; ++c) {
     scratch.touched.clear();
     for (int32_t i = layout.class_start[c]; i < layout.class_start[c + 1]; ++i) {
@@ -29,15 +29,15 @@ int64_t impurity_sum(const CodeMatrix& x, int64_t feature, const Conditioning& s
     }
   }
   for (int32_t i = 0; i < n; ++i) scratch.pair_counts[cell(i)] = 0;
-  return sum;
+  return gini_fixed(sum);
 }
 
 int64_t impurity_offset(const ClassLayout& layout) {
-  int64_t sum = 0;
+  Wide sum = 0;
   for (int32_t c = 0; c < layout.n_classes; ++c)
     sum += gini_term(static_cast<uint32_t>(layout.class_start[c + 1] - layout.class_start[c]),
                      static_cast<uint32_t>(layout.n_samples));
-  return sum;
+  return gini_fixed(sum);
 }
 
 }  // namespace fsgpu

@@ -2,7 +2,7 @@
 // variable S and the class Y, the sum over the cells of (X,S) and Y of
 //   gini_term(n(x,s,y), n(x,s)),
 // a fixed-point sum n(x,s,y)^2 / n(x,s) with every term rounded alike, so that the sum is an
-// exact integer whatever the order. The CUDA kernel (src/cuda/impurity_counts.cu) computes it
+// exact integer whatever the order, rounded by gini_fixed() to plogp's scale. The CUDA kernel (src/cuda/impurity_counts.cu) computes it
 // another way (the stored entries only, the base code's cells derived from S's counts); this
 // is its CPU twin and the reference it is tested against.
 #pragma once
@@ -22,11 +22,11 @@ struct alignas(64) ImpurityScratch {  // aligned: workers must not share cache l
   std::vector<int64_t> touched;            // cells counted in the current class
 };
 
-// The sum for feature X against S. Every feature costs its N samples, sparse or not.
+// gini_fixed() of the sum for feature X against S. Every feature costs its N samples, sparse or not.
 int64_t impurity_sum(const CodeMatrix& x, int64_t feature, const Conditioning& s, const ClassLayout& layout,
                      ImpurityScratch& scratch);
 
-// sum_y gini_term(n(y), N): the sum of a feature that tells nothing (StepRule::gini_offset).
+// gini_fixed(sum_y gini_term(n(y), N)): the sum of a feature that tells nothing (StepRule::gini_offset).
 int64_t impurity_offset(const ClassLayout& layout);
 
 }  // namespace fsgpu

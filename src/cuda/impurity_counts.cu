@@ -10,14 +10,13 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__device__ __forceinline__ int64_t impurity_block_sum(int64_t v, int64_t* scratch) {
-  for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (lane == 0) scratch[warp] = v;
+// The block's sum of 128-bit parts, in thread 0.
+__device__ __forceinline__ Wide impurity_block_sum(Wide v, Wide* scratch) {
+  scratch[threadIdx.x] = v;
   __syncthreads();
-  int64_t total = 0;
+  Wide total = 0;
   if (threadIdx.x == 0)
-    for (int w = 0; w < kThreads / 32; ++w) total += scratch[w];
+    for (int t = 0; t < kThreads; ++t) total += scratch[t];
   __syncthreads();
   return total;  // valid in thread 0
 }
@@ -39,7 +38,7 @@ template <class Code>
 __global__ void __launch_bounds__(kThreads) impurity_pass_kernel(FeatureBlockView block, StepView step,
                                                                  uint32_t* global_scratch, size_t words) {
   extern __shared__ uint32_t shared_tables[];
-  __shared__ int64_t reduce_scratch[kThreads / 32];
+  __shared__ Wide reduce_scratch[kThreads];
   uint32_t* tables = global_scratch ? global_scratch + blockIdx.x * words : shared_tables;
   const int32_t ls = step.s_levels;
   const size_t max_cells = static_cast<size_t>(block.max_levels) * ls;
@@ -86,7 +85,7 @@ __global__ void __launch_bounds__(kThreads) impurity_pass_kernel(FeatureBlockVie
     __syncthreads();
     derive_base(n_xs, step.s_counts);
     __syncthreads();
-    int64_t sum = 0;  // this thread's part
+    Wide sum = 0;  // this thread's part
     for (int32_t c = 0; c < step.n_classes; ++c) {
       count(bounds[c], bounds[c + 1], n_xsy);
       __syncthreads();
@@ -102,8 +101,8 @@ __global__ void __launch_bounds__(kThreads) impurity_pass_kernel(FeatureBlockVie
       __syncthreads();  // drained before the next class counts into it
     }
     for (size_t cell = threadIdx.x; cell < cells; cell += kThreads) n_xs[cell] = 0;
-    const int64_t total = impurity_block_sum(sum, reduce_scratch);  // also orders the clears before reuse
-    if (threadIdx.x == 0) update_feature(step.rule, total, 0, step.state[f]);
+    const Wide total = impurity_block_sum(sum, reduce_scratch);  // also orders the clears before reuse
+    if (threadIdx.x == 0) update_feature(step.rule, gini_fixed(total), 0, step.state[f]);
   }
   if (global_scratch)
     for (int32_t c = threadIdx.x; c <= step.n_classes; c += kThreads) bounds[c] = 0;
@@ -124,7 +123,7 @@ CountLayout plan_impurity(const FeatureBlockView& block, const StepView& step, i
   FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
   FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const size_t bytes = layout.words * sizeof(uint32_t);
-  const size_t static_bytes = (kThreads / 32) * sizeof(int64_t) + 1024;
+  const size_t static_bytes = kThreads * sizeof(Wide) + 1024;
   const bool in_shared = bytes + static_bytes <= static_cast<size_t>(shared_limit);
   layout.shared_bytes = in_shared ? bytes : 0;
   const ImpurityKernel kernel = impurity_kernel(block.wide);
