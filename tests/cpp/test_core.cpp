@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 #include <random>
 #include <stdexcept>
@@ -332,9 +333,43 @@ void collector_tests() {
   }
 }
 
+// JIM's Gini gains of different tables that are mathematically equal tie exactly. With classes
+// 0 1 2 0 0 0, X1 = 0 0 0 1 1 1 sums 1/3 + 1/3 + 1/3 + 9/3 = 4 and X2 = 0 0 1 1 2 2 sums
+// 1/2 + 1/2 + 1/2 + 1/2 + 4/2 = 4: the first feature is X1, the lower index, scored as X2.
+void jim_tie_tests(const GpuStatus& gpu) {
+  const std::vector<int32_t> y = {0, 1, 2, 0, 0, 0};
+  const std::vector<double> x = {0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 2, 2};
+  const ClassLayout layout = ClassLayout::from_labels(y.data(), 6, 3);
+  std::vector<ColumnSource> cols(2);
+  for (int j = 0; j < 2; ++j) cols[j].numeric = x.data() + 6 * j;
+  const CodeMatrix codes = encode_dense(cols, layout, 3, 1);
+  std::vector<std::unique_ptr<SelectionEngine>> engines;
+  engines.emplace_back(new CpuEngine(codes, layout, 1));
+  if (!gpu.devices.empty()) {
+    GpuOptions options;
+    options.devices = {0};
+    engines.emplace_back(make_gpu_engine(codes, layout, options));
+  }
+  const double gain = 4.0 / 6 - (16.0 + 1 + 1) / 36;  // sum p(x,y)^2 / p(x) - sum p(y)^2
+  for (auto& engine : engines) {
+    const Selection best = select_features(*engine, options_for(Method::jim, 1), nullptr);
+    EXPECT(best.features.size() == 1 && best.features[0] == 0 && std::fabs(best.scores[0] - gain) < 1e-12,
+           "JIM: X1 first, scored G = %.17g", best.scores.empty() ? 0.0 : best.scores[0]);
+  }
+  for (int64_t f : {0, 1}) {
+    CpuEngine engine(codes, layout, 1);
+    const Selection one = select_features(engine, options_for(Method::jim, 1, {f}), nullptr);
+    EXPECT(one.scores.size() == 1 && std::fabs(one.scores[0] - gain) < 1e-12, "JIM: G(X%lld;Y)", (long long)f);
+    CpuEngine other(codes, layout, 1);
+    const Selection first = select_features(other, options_for(Method::jim, 1, {0}), nullptr);
+    EXPECT(one.scores == first.scores, "JIM: equal gains of X1 and X2 are equal keys");
+  }
+}
+
 int main() {
   const GpuStatus gpu = gpu_status();
   collector_tests();
+  jim_tie_tests(gpu);
   std::printf("GPU: %s\n", gpu.devices.empty() ? gpu.problem.c_str() : gpu.devices[0].name.c_str());
   struct Case { uint32_t seed; int32_t n, p, classes; double zeros; int nbins; };
   const Case cases[] = {{1, 60, 40, 3, 0.3, 8}, {2, 300, 120, 12, 0.9, 16}, {3, 1000, 50, 2, 0.5, 64},
