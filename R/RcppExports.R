@@ -73,8 +73,8 @@ fsgpu_select <- function(x, y, n_classes, k, method, beta, gamma, fixed, min_sco
     .Call(`_fsgpu_fsgpu_select`, x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress)
 }
 
-fsgpu_mi_scores <- function(x, y, n_classes, nbins, backend, threads, devices, memory_limit) {
-    .Call(`_fsgpu_fsgpu_mi_scores`, x, y, n_classes, nbins, backend, threads, devices, memory_limit)
+fsgpu_mi_scores <- function(x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize) {
+    .Call(`_fsgpu_fsgpu_mi_scores`, x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize)
 }
 
 fsgpu_conditional_scores <- function(x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit) {

@@ -23,7 +23,8 @@
 #'     selected) and `_score`; metadata: the parameters (`method`, `k`, `nbins`, `units`,
 #'     `backend`, ... and `discretization`, the method of a `discretize =` run).}
 #'   \item{[mi_scores()], [cmi_scores()], [jmi_scores()] (`"fsgpu_mi"`, `"fsgpu_cmi"`,
-#'     `"fsgpu_jmi"`)}{rowData column `name` itself; metadata: `nbins`, `units`, `backend`.}
+#'     `"fsgpu_jmi"`; normalised scores `"fsgpu_su"`, `"fsgpu_nmi"`, `"fsgpu_gain_ratio"`)}{rowData
+#'     column `name` itself; metadata: `nbins`, `units`, `backend`.}
 #'   \item{[discretize()] (`"fsgpu_discretization"`)}{rowData `_cuts` (a list column: each
 #'     feature's cut points), `_intervals`, `_criterion`, `_lower`, `_upper`; a new assay
 #'     `<name>_codes` holding the interval codes (features x samples, `NA` for features not
@@ -91,7 +92,7 @@ add_results.fsgpu_selection <- function(x, result, name = NULL, ...) {
 #' @export
 add_results.data.frame <- function(x, result, name = NULL, by = NULL, ...) {
   check_dots_empty(...)
-  kind <- intersect(c("mi", "cmi", "jmi"), names(result))
+  kind <- intersect(c("mi", "cmi", "jmi", normalizations[-1]), names(result))
   if (all(c("feature", "index") %in% names(result)) && length(kind) == 1L) {
     if (is.null(name)) name <- paste0("fsgpu_", kind)
     rows <- feature_rows(x, result$feature, result$index, nrow(result))

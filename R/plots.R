@@ -28,7 +28,7 @@ plot.fsgpu_selection <- function(x, type = c("score", "cumulative"), labels = nr
                                  xlab = if (labels) "" else "rank", ylab = NULL, ...) {
   type <- match.arg(type)
   s <- x$selection
-  unit <- if (x$method %in% ratio_methods) "" else sprintf(" (%s)", x$units)
+  unit <- if (x$method %in% c(ratio_methods, impurity_methods)) "" else sprintf(" (%s)", x$units)
   value <- if (type == "score") s$score else cumsum(s$score)
   if (is.null(main)) main <- sprintf("%s selection", toupper(x$method))
   if (is.null(ylab)) ylab <- paste0(if (type == "score") "score" else "cumulative score", unit)

@@ -10,10 +10,28 @@
 #' counts: CPU and GPU give bitwise-identical results. Numeric columns are binned as in
 #' [select_features()].
 #'
+#' @section Normalised scores: `mi_scores(normalize = )` divides \eqn{I(X;Y)} by an entropy,
+#' which makes features of many and of few values comparable. The ratios have no unit (`units`
+#' does not change them) and are 0 where the entropy is 0:
+#' \describe{
+#'   \item{`"su"`}{symmetric uncertainty, \eqn{2 I(X;Y) / (H(X) + H(Y))}, in \eqn{[0, 1]}:
+#'     FSelectorRcpp's `information_gain(type = "symuncert")`.}
+#'   \item{`"nmi"`}{normalised mutual information, \eqn{I(X;Y) / H(X,Y)}, in \eqn{[0, 1]}:
+#'     praznik's normalisation (`nmiMatrix()`; the criterion of `njmiScores()` with no
+#'     \eqn{Z}).}
+#'   \item{`"gain_ratio"`}{the gain ratio \eqn{I(X;Y) / H(X)}: FSelectorRcpp's
+#'     `information_gain(type = "gainratio")`, which gives `NaN` for a constant feature where
+#'     this gives 0 (as FSelector's `gain.ratio()`).}
+#' }
+#' `"none"` (the default) is \eqn{I(X;Y)} itself, FSelectorRcpp's `type = "infogain"` (which
+#' reports nats).
+#'
 #' @inheritParams select_features
 #' @param z The conditioning variable: one feature of `x` (a name, or a column index), or a
 #'   vector with one value per sample (numeric values are binned into `nbins` equal-width
 #'   bins; integer, logical, factor and character values are categories).
+#' @param normalize `"none"` (the default) for \eqn{I(X;Y)}, or `"su"`, `"nmi"` or
+#'   `"gain_ratio"` for its ratio to an entropy: see Normalised scores.
 #' @param quiet `TRUE` shows no progress bar and no messages (such as a note about dropped
 #'   class levels). The scores take one pass over the data and show no bar of their own; a
 #'   `discretize` method fitted here, or an on-disk assay coded in blocks, may. See
@@ -32,26 +50,30 @@
 #' # given g2, its near-copy g3 adds little
 #' cmi_scores(x, y, z = "g2", backend = "cpu")
 #' jmi_scores(x, y, z = "g2", backend = "cpu")
+#' # symmetric uncertainty: I(X;Y) relative to the entropies of X and Y
+#' mi_scores(x, y, normalize = "su", backend = "cpu")
 #' @export
 mi_scores <- function(x, ...) UseMethod("mi_scores")
 
 #' @rdname mi_scores
 #' @export
 mi_scores.default <- function(x, y, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                              units = c("bits", "nats"), quiet = FALSE, discretize = NULL, ...) {
+                              units = c("bits", "nats"), quiet = FALSE, discretize = NULL,
+                              normalize = c("none", "su", "nmi", "gain_ratio"), ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_scores(prepare_input(x, y), "mi", NULL, nbins, backend, threads, devices, units,
-                             quiet, discretize))
+                             quiet, discretize, normalize = normalize))
 }
 
 #' @rdname mi_scores
 #' @export
 mi_scores.SummarizedExperiment <- function(x, class, assay = 1L, nbins = NULL, backend = NULL, threads = NULL,
                                            devices = NULL, units = c("bits", "nats"), quiet = FALSE,
-                                           discretize = NULL, ...) {
+                                           discretize = NULL, normalize = c("none", "su", "nmi", "gain_ratio"),
+                                           ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_scores(prepare_se_input(x, class, assay), "mi", NULL, nbins, backend, threads, devices, units,
-                             quiet, discretize))
+                             quiet, discretize, normalize = normalize))
 }
 
 #' @rdname mi_scores
@@ -100,14 +122,19 @@ jmi_scores.SummarizedExperiment <- function(x, class, z, assay = 1L, nbins = NUL
                              quiet, discretize))
 }
 
-run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, quiet, discretize) {
+# What mi_scores(normalize = ) offers; given all of them (the default), "none".
+normalizations <- c("none", "su", "nmi", "gain_ratio")
+
+run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, quiet, discretize,
+                       normalize = "none") {
+  normalize <- resolve_normalize(normalize)
   z <- if (kind != "mi") resolve_z(z, input)
   input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
   run <- resolve_run(input, nbins, backend, threads, devices, units, steps = 1)
   elapsed <- system.time(
     values <- if (kind == "mi") {
       fsgpu_mi_scores(input$x, input$y, length(input$classes), run$nbins, run$backend, run$threads, run$devices,
-                      run$memory_limit)
+                      run$memory_limit, normalize)
     } else {
       fsgpu_conditional_scores(input$x, input$y, length(input$classes), z$feature, z$column, kind, run$nbins,
                                run$backend, run$threads, run$devices, run$memory_limit)
@@ -115,11 +142,19 @@ run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, 
     gcFirst = FALSE
   )[["elapsed"]]
   out <- data.frame(feature = input$feature_names, index = seq_len(input$n_features), stringsAsFactors = FALSE)
-  out[[kind]] <- values * run$scale
+  # Normalised scores are ratios without unit, named after the normalisation.
+  if (normalize == "none") out[[kind]] <- values * run$scale else out[[normalize]] <- values
   # A data frame still (add_results() and user code take it as one), whose class prints the run.
   structure(out, class = c("fsgpu_scores", "data.frame"), nbins = run$nbins, units = run$units,
             backend = run$backend, run = backend_used(run$backend, run$threads, run$devices, elapsed, run$why_cpu),
             discretization = input$discretization)
+}
+
+resolve_normalize <- function(normalize) {
+  if (identical(normalize, normalizations)) return("none")
+  if (!is.character(normalize) || length(normalize) != 1 || !normalize %in% normalizations)
+    stop("normalize must be one of ", quote_list(normalizations), call. = FALSE)
+  normalize
 }
 
 #' @exportS3Method print fsgpu_scores

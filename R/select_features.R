@@ -26,17 +26,29 @@
 #'     selected feature, whose states multiply with each step (up to the number of samples).}
 #'   \item{`jmim`}{\eqn{\min_S I(X,S;Y)} (praznik's JMIM).}
 #'   \item{`njmim`}{\eqn{\min_S I(X,S;Y)/H(X,S,Y)} (praznik's NJMIM): a ratio.}
+#'   \item{`jmi3`}{\eqn{\sum_{\{U,W\} \subseteq S} I(X,U,W;Y)}, over the pairs of selected
+#'     features (praznik's third-order JMI3, Sechidis et al. 2019, with plug-in estimates). With
+#'     one feature selected there is no pair: the second feature is JMI's, \eqn{I(X,S_1;Y)}.
+#'     A step makes one pass over the data per selected feature, so \eqn{k} features cost
+#'     about \eqn{k^2/2} passes.}
+#'   \item{`jim`}{\eqn{\sum_S G(X,S;Y)} (praznik's JIM), JMI with the Gini impurity gain
+#'     \eqn{G(A;Y) = \sum_{a,y} p(a,y)^2/p(a) - \sum_y p(y)^2} in place of information; its
+#'     first feature maximises \eqn{G(X;Y)}. Impurity has no unit: scores are the same in bits
+#'     and nats. Sparse features cost all their samples on the CPU.}
 #' }
-#' The first feature's score is \eqn{I(X;Y)} for every criterion. Selections equal FEAST's
-#' (praznik's for JMIM and NJMIM) given the same discrete data, except that FEAST repeats
-#' feature 1 where JMI or DISR run out of information; here the selection stops instead.
+#' The first feature's score is \eqn{I(X;Y)} for every criterion but `jim`. Selections equal
+#' FEAST's (praznik's for JMIM, NJMIM, JMI3 and JIM) given the same discrete data, except that
+#' FEAST repeats feature 1 where JMI or DISR run out of information (and praznik takes no
+#' feature of score 0 where JMI3 or JIM run out of it); here the selection stops instead.
 #'
 #' Scores of the criteria that cannot go negative (`mim`, `jmi`, `disr`, `cmim`, `cmi`, `jmim`,
-#' `njmim`) stop the selection early, with fewer than `k` features, when no candidate scores
-#' above `min_score` (default 0); the others (`mrmr`, `mifs`, `cife`, `condred`, `betagamma`,
-#' `icap`) go on to `k`, as FEAST does, unless `min_score` is given. Criteria built from sums
+#' `njmim`, `jmi3`, `jim`) stop the selection early, with fewer than `k` features, when no
+#' candidate scores above `min_score` (default 0); the others (`mrmr`, `mifs`, `cife`,
+#' `condred`, `betagamma`, `icap`) go on to `k`, as FEAST does, unless `min_score` is given. Criteria built from sums
 #' and minima of information are exact integers internally; DISR, NJMIM and non-integer
 #' `beta`/`gamma` are computed in double precision with the same operations on CPU and GPU.
+#' JIM sums fixed-point terms \eqn{n(a,y)^2/n(a)} (32 fraction bits, each rounded down), so
+#' its scores, too, are exact sums that are bitwise equal on CPU and GPU.
 #'
 #' Numeric columns are cut into `nbins` bins of equal width between their minimum and
 #' maximum (the maximum goes to the last bin); integer, logical and factor columns are
@@ -50,8 +62,8 @@
 #'   sample.
 #' @param k Number of features to select, `fixed` ones included.
 #' @param method The criterion, see Criteria: `"jmi"` (default), `"mim"`, `"mrmr"`, `"mifs"`,
-#'   `"cife"`, `"condred"`, `"betagamma"`, `"icap"`, `"cmim"`, `"disr"`, `"cmi"`, `"jmim"` or
-#'   `"njmim"`.
+#'   `"cife"`, `"condred"`, `"betagamma"`, `"icap"`, `"cmim"`, `"disr"`, `"cmi"`, `"jmim"`,
+#'   `"njmim"`, `"jmi3"` or `"jim"`.
 #' @param nbins Number of equal-width bins for numeric columns. The default, `NULL`, takes
 #'   the cube root of the number of samples, rounded up (as infotheo does), and at least 2:
 #'   5 bins for 100 samples, 22 for 10,000.
@@ -61,7 +73,8 @@
 #'   they score; the criterion then takes them into account as selected features. Their
 #'   scores are what the criterion gives them at their step, and they never stop the selection.
 #' @param min_score The selection stops when the best remaining score is at or below this
-#'   value (in `units`; for `disr` and `njmim`, after the first step, a ratio). Default: 0 for
+#'   value (in `units`; for `disr` and `njmim`, after the first step, a ratio; for `jim`, an
+#'   impurity gain). Default: 0 for
 #'   the criteria that cannot go negative, `-Inf` (never stop) for the others.
 #' @param weights Optional non-negative weight per sample, as FEAST's weighted criteria
 #'   (`mim`, `jmi`, `disr`, `cmim`, `cmi` only): each cell of a contingency table counts with
@@ -97,7 +110,9 @@
 #'   unifying framework for information theoretic feature selection, JMLR 13. Yang and Moody
 #'   (1999) (JMI); Peng, Long and Ding (2005) (mRMR); Battiti (1994) (MIFS); Lin and Tang
 #'   (2006) (CIFE); Jakulin (2005) (ICAP); Fleuret (2004) (CMIM); Meyer and Bontempi (2006)
-#'   (DISR); Bennasar, Hicks and Setchi (2015) (JMIM, NJMIM). Gonzalez-Dominguez, Exposito and
+#'   (DISR); Bennasar, Hicks and Setchi (2015) (JMIM, NJMIM); Sechidis, Azzimonti, Pocock,
+#'   Corani, Weatherall and Brown (2019), Efficient feature selection using shrinkage
+#'   estimators, Machine Learning 108 (JMI3); Kursa (2021), praznik (JMI3, JIM). Gonzalez-Dominguez, Exposito and
 #'   Bolon-Canedo (2020), CUDA-JMI: acceleration of feature selection on heterogeneous systems.
 #' @examples
 #' set.seed(1)
@@ -127,9 +142,11 @@ select_features.default <- function(x, y, k = 10, method = "jmi", nbins = NULL, 
 }
 
 selection_methods <- c("jmi", "mim", "mrmr", "mifs", "cife", "condred", "betagamma", "icap", "cmim",
-                       "disr", "cmi", "jmim", "njmim")
-never_negative_methods <- c("mim", "jmi", "disr", "cmim", "cmi", "jmim", "njmim")
+                       "disr", "cmi", "jmim", "njmim", "jmi3", "jim")
+never_negative_methods <- c("mim", "jmi", "disr", "cmim", "cmi", "jmim", "njmim", "jmi3", "jim")
 ratio_methods <- c("disr", "njmim")
+# Criteria whose scores, the first included, are not information: no unit.
+impurity_methods <- "jim"
 weighted_methods <- c("mim", "jmi", "disr", "cmim", "cmi")
 
 run_selection <- function(input, k, method, nbins, beta, gamma, fixed, min_score, weights, backend, threads,
@@ -154,8 +171,8 @@ run_selection <- function(input, k, method, nbins, beta, gamma, fixed, min_score
   if (is.null(min_score)) min_score <- if (method %in% never_negative_methods) 0 else -Inf
   if (!is.numeric(min_score) || length(min_score) != 1 || is.na(min_score))
     stop("min_score must be one number (or -Inf)", call. = FALSE)
-  # Scores are in bits inside; ratios have no unit and are compared as they are.
-  min_bits <- if (method %in% ratio_methods) min_score else min_score / run$scale
+  # Scores are in bits inside; ratios and impurity have no unit and are compared as they are.
+  min_bits <- if (method %in% c(ratio_methods, impurity_methods)) min_score else min_score / run$scale
 
   progress <- job_progress(sprintf("Selecting %d features (%s)", k, toupper(method)), quiet)
   elapsed <- system.time(
@@ -165,7 +182,7 @@ run_selection <- function(input, k, method, nbins, beta, gamma, fixed, min_score
   )[["elapsed"]]
   progress_done(progress)
   n <- length(res$features)
-  in_units <- if (method %in% ratio_methods) seq_len(n) == 1L else rep(TRUE, n)
+  in_units <- if (method %in% ratio_methods) seq_len(n) == 1L else rep(!method %in% impurity_methods, n)
   structure(list(
     selection = data.frame(rank = seq_len(n), feature = input$feature_names[res$features],
                            index = res$features, score = ifelse(in_units, res$scores * run$scale, res$scores),
@@ -253,7 +270,8 @@ print.fsgpu_selection <- function(x, n = 10, ...) {
     cat(sprintf("Stopped after %d of k = %d: no remaining feature scores above %g.\n", nrow(x$selection), x$k,
                 x$min_score))
   shown <- utils::head(x$selection, n)
-  names(shown)[names(shown) == "score"] <- if (x$method %in% ratio_methods) "score" else paste0("score (", x$units, ")")
+  unitless <- x$method %in% c(ratio_methods, impurity_methods)
+  names(shown)[names(shown) == "score"] <- if (unitless) "score" else paste0("score (", x$units, ")")
   if (!any(shown$fixed)) shown$fixed <- NULL
   print(shown, row.names = FALSE)
   if (nrow(x$selection) > n) cat(sprintf("... and %d more\n", nrow(x$selection) - n))

@@ -324,8 +324,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_mi_scores
-Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit);
-RcppExport SEXP _fsgpu_fsgpu_mi_scores(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP) {
+Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, std::string normalize);
+RcppExport SEXP _fsgpu_fsgpu_mi_scores(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP normalizeSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -337,7 +337,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_scores(x, y, n_classes, nbins, backend, threads, devices, memory_limit));
+    Rcpp::traits::input_parameter< std::string >::type normalize(normalizeSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_scores(x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -382,7 +383,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_parse_libsvm", (DL_FUNC) &_fsgpu_fsgpu_parse_libsvm, 3},
     {"_fsgpu_fsgpu_parse_arff", (DL_FUNC) &_fsgpu_fsgpu_parse_arff, 1},
     {"_fsgpu_fsgpu_select", (DL_FUNC) &_fsgpu_fsgpu_select, 16},
-    {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 8},
+    {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 9},
     {"_fsgpu_fsgpu_conditional_scores", (DL_FUNC) &_fsgpu_fsgpu_conditional_scores, 11},
     {NULL, NULL, 0}
 };

@@ -41,9 +41,18 @@ Method method_of(const std::string& name) {
       {"mim", Method::mim},   {"mrmr", Method::mrmr},       {"mifs", Method::mifs}, {"cife", Method::cife},
       {"condred", Method::condred}, {"betagamma", Method::betagamma}, {"icap", Method::icap},
       {"cmim", Method::cmim}, {"jmi", Method::jmi},         {"disr", Method::disr}, {"cmi", Method::cmi},
-      {"jmim", Method::jmim}, {"njmim", Method::njmim}};
+      {"jmim", Method::jmim}, {"njmim", Method::njmim}, {"jmi3", Method::jmi3}, {"jim", Method::jim}};
   auto it = methods.find(name);
   if (it == methods.end()) throw std::invalid_argument("unknown method '" + name + "'");
+  return it->second;
+}
+
+Normalization normalization_of(const std::string& name) {
+  static const std::map<std::string, Normalization> normalizations = {
+      {"none", Normalization::none}, {"su", Normalization::su}, {"nmi", Normalization::nmi},
+      {"gain_ratio", Normalization::gain_ratio}};
+  auto it = normalizations.find(name);
+  if (it == normalizations.end()) throw std::invalid_argument("unknown normalization '" + name + "'");
   return it->second;
 }
 
@@ -108,16 +117,18 @@ Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std
   FSGPU_GLUE_END
 }
 
+// I(X;Y) for every feature, or its ratio to an entropy (normalize: see Normalization).
 // [[Rcpp::export]]
 Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int nbins, std::string backend,
-                                    int threads, Rcpp::IntegerVector devices, double memory_limit) {
+                                    int threads, Rcpp::IntegerVector devices, double memory_limit,
+                                    std::string normalize) {
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = layout_from_r(y, n_classes);
   const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
   JobProgress job(R_NilValue);  // one pass: interrupts only
   std::unique_ptr<SelectionEngine> engine =
       make_engine(codes, layout, backend, threads, devices, memory_limit, job.whole());
-  return Rcpp::wrap(mi_scores(*engine));
+  return Rcpp::wrap(mi_scores(*engine, normalization_of(normalize)));
   FSGPU_GLUE_END
 }
 

@@ -16,10 +16,20 @@ CpuEngine::CpuEngine(const CodeMatrix& x, const ClassLayout& layout, int threads
       plogp_(layout.n_samples),
       state_(x.n_features),
       retired_(x.n_features, 0),
-      scratch_(threads_) {}
+      scratch_(threads_),
+      impurity_scratch_(threads_) {}
 
 void CpuEngine::score_pass(const Conditioning& s, const StepRule& rule) {
   check_table_size(x_, s);
+  if (impurity_pass(rule.method)) {  // JIM: Gini impurity sums, every feature costing its N samples
+    sliced_parallel_for(x_.n_features, x_.n_features * layout_.n_samples / slice_entries_, threads_, 16,
+                        between_slices_, [&](int64_t f, int worker) {
+                          if (retired_[f]) return;
+                          update_feature(rule, impurity_sum(x_, f, s, layout_, impurity_scratch_[worker]), 0,
+                                         state_[f]);
+                        });
+    return;
+  }
   const bool by_state = s.levels >= kGroupedStates;
   const StateGroups groups = by_state ? StateGroups::of(s) : StateGroups();
   sliced_parallel_for(x_.n_features, x_.n_entries() / slice_entries_, threads_, 64, between_slices_,

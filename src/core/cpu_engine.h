@@ -6,6 +6,7 @@
 
 #include "checkpoint.h"
 #include "engine.h"
+#include "impurity_counts.h"
 
 namespace fsgpu {
 
@@ -35,6 +36,7 @@ class CpuEngine : public SelectionEngine {
   std::vector<FeatureState> state_;
   std::vector<uint8_t> retired_;
   std::vector<CountScratch> scratch_;  // one per worker
+  std::vector<ImpurityScratch> impurity_scratch_;  // one per worker, for JIM's passes
 };
 
 // The CPU engines' shared argmax (highest key, lowest index) and key listing.

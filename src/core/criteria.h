@@ -9,6 +9,11 @@
 //   I(X,S;Y), I(X;S), I(X;S|Y), I(X;Y|S) and H(X,S,Y).
 // Criteria built from sums and minima of these stay exact integers; ratios (DISR, NJMIM) and
 // non-integer beta/gamma are doubles computed with the same operations on both sides.
+//
+// JIM (praznik) is built on Gini impurity instead of entropy, whose terms do not split into
+// sums over single counts: its passes are impurity passes (impurity_counts.h) that hand over
+//   xsy = gini_fixed(sum gini_term(n(x,s,y), n(x,s)))   (and no second sum)
+// from which N * G(X,S;Y) * 2^32 = xsy - gini_offset, G(A;Y) = sum p(a,y)^2 / p(a) - sum p(y)^2.
 #pragma once
 
 #include <cmath>
@@ -25,13 +30,22 @@
 
 namespace fsgpu {
 
-enum class Method : int32_t { mim, mrmr, mifs, cife, condred, betagamma, icap, cmim, jmi, disr, cmi, jmim, njmim };
+enum class Method : int32_t {
+  mim, mrmr, mifs, cife, condred, betagamma, icap, cmim, jmi, disr, cmi, jmim, njmim, jmi3, jim
+};
+
+// What the relevance pass (step 0) reports: I(X;Y), or I(X;Y) over an entropy (no unit):
+// symmetric uncertainty 2 I / (H(X) + H(Y)), normalised MI I / H(X,Y), gain ratio I / H(X).
+enum class Normalization : int32_t { none, su, nmi, gain_ratio };
 
 // Whether a criterion's score can go negative: those that cannot stop when nothing scores above 0.
 inline bool never_negative(Method m) {
   return m == Method::mim || m == Method::jmi || m == Method::disr || m == Method::cmim || m == Method::cmi ||
-         m == Method::jmim || m == Method::njmim;
+         m == Method::jmim || m == Method::njmim || m == Method::jmi3 || m == Method::jim;
 }
+
+// Whether a pass counts Gini impurity (impurity_counts.h) rather than plogp sums.
+FSGPU_HD inline bool impurity_pass(Method m) { return m == Method::jim; }
 
 // Whether later steps' scores are ratios of information to entropy (no unit).
 inline bool ratio_scores(Method m) { return m == Method::disr || m == Method::njmim; }
@@ -49,6 +63,9 @@ struct StepRule {
   double beta = 1, gamma = 0;     // MIFS, BetaGamma
   bool integral = true;           // beta and gamma are small integers: the score stays exact
   double key_scale = 1;           // fixed-point keys are N * bits * 2^32 * key_scale (weights: weighted_engine.h)
+  bool restart = false;           // JMI3: the running sum starts over with this pass
+  Normalization normalize = Normalization::none;  // step 0's score
+  int64_t gini_offset = 0;        // JIM: gini_fixed(sum_y gini_term(n(y), N)): xsy - gini_offset is N * G * 2^32
 };
 
 // Per-feature state. `key` is what the argmax compares: a fixed-point score, or, for scores
@@ -93,6 +110,27 @@ FSGPU_HD inline double fused_multiply_add(double a, double b, double c) {
 #endif
 }
 
+// floor(a^2 * 2^64 / b) for 0 < a <= b <= kMaxSamples: the share of a cell (x,s,y) with
+// a = n(x,s,y) in sum n(x,s,y)^2 / n(x,s), in fixed point with 64 fraction bits, by 64-bit
+// long division (the same steps on every device).
+FSGPU_HD inline Wide gini_term(uint32_t a, uint32_t b) {
+  const uint64_t square = static_cast<uint64_t>(a) * a;
+  const uint64_t whole = square / b, rest = square % b;  // rest < b < 2^26: rest * 2^32 fits
+  const uint64_t high = (rest << 32) / b, rest2 = (rest << 32) % b;
+  const uint64_t low = (rest2 << 32) / b;
+  return (static_cast<Wide>(whole) << 64) + (static_cast<Wide>(high) << 32) + static_cast<Wide>(low);
+}
+
+// A sum of gini_terms rounded to the nearest multiple of 2^-32: plogp's scale, N * G * 2^32.
+// The terms are rounded down, each by less than 2^-64, and the sum by less than the number of
+// cells times that, while an exact sum of fractions n(x,s,y)^2 / n(x,s) is never a half
+// multiple of 2^-32 (its denominator has at most 2^25 for factor): so mathematically equal
+// sums, of different tables too (1/3 + 1/3 + 1/3 and 1), become equal integers unless the
+// exact sum falls within cells * 2^-64 of a rounding boundary.
+FSGPU_HD inline int64_t gini_fixed(Wide sum) {
+  return static_cast<int64_t>((sum + (static_cast<Wide>(1) << 31)) >> 32);
+}
+
 // I / H, 0 when H is 0 (then every variable is constant and I is 0 too).
 FSGPU_HD inline double info_ratio(int64_t info, int64_t entropy) {
   return entropy > 0 ? static_cast<double>(info) / static_cast<double>(entropy) : 0.0;
@@ -107,10 +145,24 @@ FSGPU_HD inline void update_feature(const StepRule& r, int64_t xsy, int64_t xs, 
   if (r.step == 0) {  // S is nothing: xsy, xs are X's own sums
     f.xy_terms = xsy;
     f.x_terms = xs;
-    f.relevance = r.class_entropy - cond_entropy;
+    f.relevance = impurity_pass(r.method) ? xsy - r.gini_offset : r.class_entropy - cond_entropy;
     f.sum1 = f.sum2 = 0;
     f.real = 0;
     f.key = f.relevance;
+    if (r.normalize == Normalization::none) return;
+    const int64_t x_entropy = r.plogp_n - xs, joint_entropy = r.plogp_n - xsy;  // N * H(X), N * H(X,Y)
+    switch (r.normalize) {
+      case Normalization::su:  // at most 2 N log2(N) 2^32 < 2^63
+        f.real = info_ratio(2 * f.relevance, x_entropy + r.class_entropy);
+        break;
+      case Normalization::nmi:
+        f.real = info_ratio(f.relevance, joint_entropy);
+        break;
+      default:  // gain ratio
+        f.real = info_ratio(f.relevance, x_entropy);
+        break;
+    }
+    f.key = ordered_key(f.real);
     return;
   }
   const bool first = r.step == 1;
@@ -124,6 +176,14 @@ FSGPU_HD inline void update_feature(const StepRule& r, int64_t xsy, int64_t xs, 
       break;
     case Method::jmi:
       f.sum1 = (first ? Wide(0) : f.sum1) + joint_mi;
+      f.key = f.sum1;
+      break;
+    case Method::jmi3:  // S is a pair of selected features (the first only, at step 1): see select.cpp
+      f.sum1 = (r.restart ? Wide(0) : f.sum1) + joint_mi;
+      f.key = f.sum1;
+      break;
+    case Method::jim:  // an impurity pass: xsy is the rounded sum of gini_term over the cells of (X,S) and Y
+      f.sum1 = (first ? Wide(0) : f.sum1) + (xsy - r.gini_offset);
       f.key = f.sum1;
       break;
     case Method::disr:
@@ -170,18 +230,19 @@ FSGPU_HD inline void update_feature(const StepRule& r, int64_t xsy, int64_t xs, 
 
 // Whether a step's keys are doubles (ordered_key) rather than fixed-point information.
 inline bool real_keys(const StepRule& r) {
-  if (r.step == 0) return false;
+  if (r.step == 0) return r.normalize != Normalization::none;
   return ratio_scores(r.method) || (!r.integral && (r.method == Method::mifs || r.method == Method::betagamma));
 }
 
-// A key of a step as a score: bits, or a ratio for DISR and NJMIM.
+// A key of a step as a score: bits, a ratio for DISR and NJMIM and normalised relevance, or
+// (JIM) a Gini impurity gain.
 inline double key_to_score(const StepRule& r, Wide key, int64_t n_samples) {
   if (!real_keys(r)) {
     const double bits = fixed_to_bits(key, n_samples) / r.key_scale;
     return r.step > 0 && r.method == Method::mrmr ? bits / static_cast<double>(r.n_selected) : bits;
   }
   const double v = key_to_double(key);
-  return ratio_scores(r.method) ? v : v / (kPlogpScale * static_cast<double>(n_samples));
+  return r.step == 0 || ratio_scores(r.method) ? v : v / (kPlogpScale * static_cast<double>(n_samples));
 }
 
 }  // namespace fsgpu

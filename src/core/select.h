@@ -1,9 +1,10 @@
 // The selection loop of every criterion (criteria.h), over any engine.
 //
-// First feature: argmax I(X;Y). Each later step makes one pass against the newest selected
-// feature S (CMI: against the joint variable of all of them), updates every candidate's
-// score and takes the argmax; equal scores go to the lowest index. Features in `fixed` are
-// taken first, in their order, whatever they score.
+// First feature: argmax I(X;Y) (JIM: of the Gini impurity gain G(X;Y)). Each later step makes
+// one pass against the newest selected feature S (CMI: against the joint variable of all of
+// them; JMI3: one pass per earlier feature U, against U and S joined), updates every
+// candidate's score and takes the argmax; equal scores go to the lowest index. Features in
+// `fixed` are taken first, in their order, whatever they score.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +33,9 @@ struct Selection {
 Selection select_features(SelectionEngine& engine, const SelectionOptions& options,
                           const std::function<void(int64_t)>& on_step);
 
-// I(X;Y) in bits for every feature, in column order: one relevance pass.
-std::vector<double> mi_scores(SelectionEngine& engine);
+// I(X;Y) in bits for every feature, in column order: one relevance pass. With `normalize`, the
+// ratio of I(X;Y) to an entropy (criteria.h: Normalization), without unit.
+std::vector<double> mi_scores(SelectionEngine& engine, Normalization normalize = Normalization::none);
 
 // One pass against z for every feature: I(X;Y|Z) (Method::cmi) or I(X,Z;Y) (Method::jmi), bits.
 std::vector<double> conditional_scores(SelectionEngine& engine, const Conditioning& z, Method method);

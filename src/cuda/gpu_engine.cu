@@ -9,6 +9,7 @@
 #include "core/gpu_backend.h"
 #include "core/joint_counts.h"
 #include "cuda_check.cuh"
+#include "impurity_counts.cuh"
 #include "joint_counts.cuh"
 
 namespace fsgpu {
@@ -219,7 +220,7 @@ class GpuEngine : public SelectionEngine {
     DeviceBuffer<int32_t> class_start, class_of;
     DeviceBuffer<int64_t> plogp, s_class_terms;
     DeviceBuffer<DeviceCandidate> partial, best;
-    std::map<std::pair<size_t, int32_t>, CountLayout> plans;  // by (block, levels of S)
+    std::map<std::pair<size_t, int32_t>, CountLayout> plans, impurity_plans;  // by (block, levels of S)
     ~Device() {
       ScopedDevice on(id);
       for (cudaEvent_t e : done) cudaEventDestroy(e);
@@ -322,14 +323,20 @@ class GpuEngine : public SelectionEngine {
       if (buf.loaded != &b) buf.load(x_, b, stream);  // streaming: the buffer's previous kernel ran on this stream
       const FeatureBlockView v = view(dev, buf, b);
       // The plan depends on the block and levels(S) only; the driver queries behind it stay off the step.
-      auto planned = dev.plans.find({i, s.levels});
-      if (planned == dev.plans.end()) planned = dev.plans.emplace(std::make_pair(i, s.levels), plan_counts(v, step, dev.id)).first;
+      // JIM's passes count Gini impurity (impurity_counts.cuh) instead of plogp sums.
+      const bool impurity = impurity_pass(rule.method);
+      auto& plans = impurity ? dev.impurity_plans : dev.plans;
+      auto planned = plans.find({i, s.levels});
+      if (planned == plans.end())
+        planned = plans.emplace(std::make_pair(i, s.levels),
+                                impurity ? plan_impurity(v, step, dev.id) : plan_counts(v, step, dev.id)).first;
       const CountLayout& plan = planned->second;
-      if (!plan.shared_bytes && buf.scratch.size() < plan.words * plan.grid) {  // the kernel expects zeros
+      if (!plan.shared_bytes && buf.scratch.size() < plan.words * plan.grid) {  // the kernels expect zeros
         buf.scratch.reserve(plan.words * plan.grid);
         FSGPU_CUDA_CHECK(cudaMemsetAsync(buf.scratch.data(), 0, buf.scratch.size() * sizeof(uint32_t), stream));
       }
-      launch_score_pass(v, step, plan, buf.scratch.data(), stream);
+      if (impurity) launch_impurity_pass(v, step, plan, buf.scratch.data(), stream);
+      else launch_score_pass(v, step, plan, buf.scratch.data(), stream);
     }
     for (size_t i = 1; i < n_buffers; ++i) {  // what follows on the main stream waits for every stream
       FSGPU_CUDA_CHECK(cudaEventRecord(dev.done[i], dev.streams[i]->get()));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 #include <random>
 #include <stdexcept>
@@ -57,6 +58,47 @@ double mi_reference(const std::vector<int64_t>& a, const std::vector<int32_t>& y
   return mi;
 }
 
+// H(A) in bits, and H(A,Y) with y's codes put beside a's.
+template <class T>
+double entropy_reference(const std::vector<T>& a) {
+  std::map<T, double> na;
+  for (const T& v : a) na[v] += 1;
+  double n = double(a.size()), h = 0;
+  for (auto& kv : na) h -= kv.second / n * std::log2(kv.second / n);
+  return h;
+}
+
+double joint_entropy_reference(const std::vector<int64_t>& a, const std::vector<int32_t>& y) {
+  std::vector<std::pair<int64_t, int32_t>> ay(a.size());
+  for (size_t i = 0; i < a.size(); ++i) ay[i] = {a[i], y[i]};
+  return entropy_reference(ay);
+}
+
+// praznik's Gini impurity gain G(A;Y) = sum p(a,y)^2 / p(a) - sum p(y)^2, with doubles.
+double gini_reference(const std::vector<int64_t>& a, const std::vector<int32_t>& y) {
+  std::map<std::pair<int64_t, int32_t>, double> nay;
+  std::map<int64_t, double> na;
+  std::map<int32_t, double> ny;
+  for (size_t i = 0; i < a.size(); ++i) {
+    nay[{a[i], y[i]}] += 1;
+    na[a[i]] += 1;
+    ny[y[i]] += 1;
+  }
+  double n = double(a.size()), g = 0;
+  for (auto& kv : nay) g += kv.second * kv.second / (na[kv.first.first] * n);
+  for (auto& kv : ny) g -= kv.second * kv.second / (n * n);
+  return g;
+}
+
+// A normalised I(A;Y) (criteria.h: Normalization) from the double references.
+double normalized_reference(Normalization how, const std::vector<int64_t>& a, const std::vector<int32_t>& y) {
+  const double mi = mi_reference(a, y);
+  const double h = how == Normalization::su    ? (entropy_reference(a) + entropy_reference(y)) / 2
+                   : how == Normalization::nmi ? joint_entropy_reference(a, y)
+                                               : entropy_reference(a);
+  return h > 0 ? mi / h : 0;
+}
+
 std::vector<int64_t> column_codes(const CodeMatrix& m, const ClassLayout& layout, int64_t f) {
   PlogpTable plogp(layout.n_samples);
   Conditioning s = Conditioning::on_feature(m, layout, f, plogp);
@@ -95,7 +137,7 @@ void same_selection(const Selection& a, const Selection& b, const std::string& w
 
 const char* name_of(Method m) {
   static const char* names[] = {"mim", "mrmr", "mifs", "cife", "condred", "betagamma", "icap",
-                                "cmim", "jmi", "disr", "cmi", "jmim", "njmim"};
+                                "cmim", "jmi", "disr", "cmi", "jmim", "njmim", "jmi3", "jim"};
   return names[static_cast<int>(m)];
 }
 
@@ -115,7 +157,9 @@ SelectionOptions options_for(Method method, int64_t k, std::vector<int64_t> fixe
 
 const Method kMethods[] = {Method::mim,  Method::mrmr, Method::mifs, Method::cife, Method::condred,
                            Method::betagamma, Method::icap, Method::cmim, Method::jmi, Method::disr,
-                           Method::cmi,  Method::jmim, Method::njmim};
+                           Method::cmi,  Method::jmim, Method::njmim, Method::jmi3, Method::jim};
+
+const Normalization kNormalizations[] = {Normalization::su, Normalization::nmi, Normalization::gain_ratio};
 
 bool same_pairs(const std::vector<PairRecord>& a, const std::vector<PairRecord>& b) {
   if (a.size() != b.size()) return false;
@@ -289,9 +333,43 @@ void collector_tests() {
   }
 }
 
+// JIM's Gini gains of different tables that are mathematically equal tie exactly. With classes
+// 0 1 2 0 0 0, X1 = 0 0 0 1 1 1 sums 1/3 + 1/3 + 1/3 + 9/3 = 4 and X2 = 0 0 1 1 2 2 sums
+// 1/2 + 1/2 + 1/2 + 1/2 + 4/2 = 4: the first feature is X1, the lower index, scored as X2.
+void jim_tie_tests(const GpuStatus& gpu) {
+  const std::vector<int32_t> y = {0, 1, 2, 0, 0, 0};
+  const std::vector<double> x = {0, 0, 0, 1, 1, 1, 0, 0, 1, 1, 2, 2};
+  const ClassLayout layout = ClassLayout::from_labels(y.data(), 6, 3);
+  std::vector<ColumnSource> cols(2);
+  for (int j = 0; j < 2; ++j) cols[j].numeric = x.data() + 6 * j;
+  const CodeMatrix codes = encode_dense(cols, layout, 3, 1);
+  std::vector<std::unique_ptr<SelectionEngine>> engines;
+  engines.emplace_back(new CpuEngine(codes, layout, 1));
+  if (!gpu.devices.empty()) {
+    GpuOptions options;
+    options.devices = {0};
+    engines.emplace_back(make_gpu_engine(codes, layout, options));
+  }
+  const double gain = 4.0 / 6 - (16.0 + 1 + 1) / 36;  // sum p(x,y)^2 / p(x) - sum p(y)^2
+  for (auto& engine : engines) {
+    const Selection best = select_features(*engine, options_for(Method::jim, 1), nullptr);
+    EXPECT(best.features.size() == 1 && best.features[0] == 0 && std::fabs(best.scores[0] - gain) < 1e-12,
+           "JIM: X1 first, scored G = %.17g", best.scores.empty() ? 0.0 : best.scores[0]);
+  }
+  for (int64_t f : {0, 1}) {
+    CpuEngine engine(codes, layout, 1);
+    const Selection one = select_features(engine, options_for(Method::jim, 1, {f}), nullptr);
+    EXPECT(one.scores.size() == 1 && std::fabs(one.scores[0] - gain) < 1e-12, "JIM: G(X%lld;Y)", (long long)f);
+    CpuEngine other(codes, layout, 1);
+    const Selection first = select_features(other, options_for(Method::jim, 1, {0}), nullptr);
+    EXPECT(one.scores == first.scores, "JIM: equal gains of X1 and X2 are equal keys");
+  }
+}
+
 int main() {
   const GpuStatus gpu = gpu_status();
   collector_tests();
+  jim_tie_tests(gpu);
   std::printf("GPU: %s\n", gpu.devices.empty() ? gpu.problem.c_str() : gpu.devices[0].name.c_str());
   struct Case { uint32_t seed; int32_t n, p, classes; double zeros; int nbins; };
   const Case cases[] = {{1, 60, 40, 3, 0.3, 8}, {2, 300, 120, 12, 0.9, 16}, {3, 1000, 50, 2, 0.5, 64},
@@ -325,6 +403,25 @@ int main() {
       EXPECT(std::fabs(cond_mi[f] - (ref - mi_reference(sc, y))) < 1e-9, "case %u: I(X%lld;Y|S)", c.seed, (long long)f);
     }
 
+    // Normalised I(X;Y) against the double references; JIM's first step against praznik's G(X;Y).
+    std::map<Normalization, std::vector<double>> normalized;
+    for (Normalization how : kNormalizations) {
+      normalized[how] = mi_scores(engine, how);
+      for (int64_t f = 0; f < dense.n_features; ++f)
+        EXPECT(std::fabs(normalized[how][f] - normalized_reference(how, column_codes(dense, layout, f), y)) < 1e-9,
+               "case %u: normalisation %d of I(X%lld;Y)", c.seed, int(how), (long long)f);
+    }
+    {
+      CpuEngine jim(dense, layout, 2);
+      const Selection first = select_features(jim, options_for(Method::jim, 1), nullptr);
+      double best = 0;
+      for (int64_t f = 0; f < dense.n_features; ++f) best = std::max(best, gini_reference(column_codes(dense, layout, f), y));
+      EXPECT(first.features.size() == 1 &&
+                 std::fabs(first.scores[0] - gini_reference(column_codes(dense, layout, first.features[0]), y)) < 1e-9 &&
+                 first.scores[0] > best - 1e-9,
+             "case %u: JIM's first feature has the highest G(X;Y)", c.seed);
+    }
+
     const int64_t k = std::min<int64_t>(12, c.p);
     std::map<Method, Selection> reference;
     for (Method method : kMethods) {
@@ -333,11 +430,13 @@ int main() {
       reference[method] = ref;
       same_selection(ref, select_features(cpu3, options_for(method, k), nullptr), "threads 1 vs 3");
       same_selection(ref, select_features(cpu_sparse, options_for(method, k), nullptr), "dense vs sparse");
-      EXPECT(!ref.features.empty() && ref.scores[0] == mi[ref.features[0]], "case %u: first score is I(X;Y)", c.seed);
+      const bool gini = method == Method::jim;  // JIM's first score is the impurity gain G(X;Y)
+      EXPECT(!ref.features.empty() && (gini || ref.scores[0] == mi[ref.features[0]]), "case %u: first score is I(X;Y)",
+             c.seed);
       CpuEngine forced(dense, layout, 2);
       const Selection with_fixed = select_features(forced, options_for(method, k, {7, 3}), nullptr);
       EXPECT(with_fixed.features.size() >= 2 && with_fixed.features[0] == 7 && with_fixed.features[1] == 3 &&
-             with_fixed.scores[0] == mi[7], "case %u: fixed features come first", c.seed);
+             (gini || with_fixed.scores[0] == mi[7]), "case %u: fixed features come first", c.seed);
     }
     int slice_calls = 0;
     bool fractions_ok = true;  // within each pass: strictly between 0 and 1, increasing
@@ -367,6 +466,8 @@ int main() {
         }
         auto g = make_gpu_engine(*m, layout, options);
         EXPECT(mi_scores(*g) == mi, "gpu mi_scores differ");
+        for (Normalization how : kNormalizations)
+          EXPECT(mi_scores(*g, how) == normalized[how], "gpu normalised mi_scores %d differ", int(how));
         EXPECT(conditional_scores(*g, cond, Method::jmi) == joint_mi, "gpu I(X,S;Y) differ");
         EXPECT(conditional_scores(*g, cond, Method::cmi) == cond_mi, "gpu I(X;Y|S) differ");
         if (gpu.devices.size() > 1) {

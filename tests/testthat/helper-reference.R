@@ -131,20 +131,55 @@ ref_wcmi <- function(a, b, c, w) {
 
 ref_wentropy <- function(..., w) -sum(w * log2(ref_cell_size(...) / length(w))) / length(w)
 
+# praznik's Gini impurity gain of Y from partitioning by A (its impScores(), JIM's G):
+#   G(A;Y) = sum_{a,y} p(a,y)^2 / p(a) - sum_y p(y)^2.
+ref_gini <- function(a, y) {
+  n <- length(y)
+  nay <- table(a, y)
+  na <- rowSums(nay)
+  sum(nay^2 / na[row(nay)]) / n - sum((table(y) / n)^2)
+}
+
+# I(A;Y) divided by an entropy, 0 where that entropy is 0: symmetric uncertainty 2I/(H(A)+H(Y))
+# (FSelectorRcpp's "symuncert"), normalised MI I/H(A,Y) (praznik's nmiMatrix) and the gain ratio
+# I/H(A) (FSelectorRcpp's "gainratio", FSelector's gain.ratio).
+ref_normalized_mi <- function(a, y, normalize) {
+  h <- switch(normalize,
+    su = (ref_entropy(a) + ref_entropy(y)) / 2,
+    nmi = ref_entropy(a, y),
+    gain_ratio = ref_entropy(a))
+  if (h > 0) ref_mi(a, y) / h else 0
+}
+
+# mi_scores(normalize = ) of every feature of x.
+ref_mi_scores <- function(x, y, normalize = "none", nbins = 64) {
+  y <- as.integer(factor(y))
+  score <- function(v) if (normalize == "none") ref_mi(v, y) else ref_normalized_mi(v, y, normalize)
+  out <- data.frame(index = seq_len(ncol(x)))
+  out[[if (normalize == "none") "mi" else normalize]] <- vapply(ref_codes(x, nbins), score, numeric(1))
+  out
+}
+
 # Criteria whose scores cannot go negative stop at 0 by default; the others go on to k.
 ref_default_min_score <- function(method) {
-  if (method %in% c("mim", "jmi", "disr", "cmim", "cmi", "jmim", "njmim")) 0 else -Inf
+  if (method %in% c("mim", "jmi", "disr", "cmim", "cmi", "jmim", "njmim", "jmi3", "jim")) 0 else -Inf
 }
 
 # Criteria whose later scores are ratios of information to entropy, hence unitless.
 ref_unitless <- function(method) method %in% c("disr", "njmim")
+
+# Criteria whose scores, the first included, are Gini impurity gains, hence unitless.
+ref_impurity <- function(method) method == "jim"
 
 # The FEAST family, written from the formulas. Step 1 scores every candidate X by I(X;Y); each
 # later step by its criterion over the selected features S (fixed ones included, in selection
 # order). The terms with each S are computed once, when S is selected, and kept in a column per S.
 # Fixed features (names or 1-based indices) come first and never stop the selection; after them
 # the best candidate is taken while its score is above min_score (default: 0 or -Inf, see
-# ref_default_min_score). With `weights`, every quantity is its weighted version. Bits throughout.
+# ref_default_min_score). With `weights`, every quantity is its weighted version. Bits throughout,
+# except for JIM, whose scores are Gini impurity gains (ref_gini) from the first step on.
+# praznik's JMI3: the second feature is JMI's; from the third on, X scores the sum over every
+# pair {U, W} of selected features of I(X,U,W;Y).
 ref_select <- function(x, y, k, method, nbins = 64, beta = NULL, gamma = NULL, fixed = NULL,
                        min_score = NULL, weights = NULL) {
   codes <- ref_codes(x, nbins)
@@ -170,11 +205,12 @@ ref_select <- function(x, y, k, method, nbins = 64, beta = NULL, gamma = NULL, f
   ratio <- function(joint, h) ifelse(h > 0, joint / h, 0)
   row_min <- function(m) apply(m, 1, min)
 
-  relevance <- each(function(v) mi(v, y))
-  terms <- list(red = NULL, cred = NULL, cond = NULL, joint = NULL, h = NULL)
+  relevance <- if (method == "jim") each(function(v) ref_gini(v, y)) else each(function(v) mi(v, y))
+  terms <- list(red = NULL, cred = NULL, cond = NULL, joint = NULL, h = NULL, pairs = NULL, gini = NULL)
   needs <- switch(method,
     mim = character(), cmi = character(),
     jmi = "joint", jmim = "joint", disr = c("joint", "h"), njmim = c("joint", "h"),
+    jmi3 = c("joint", "pairs"), jim = "gini",
     mrmr = "red", mifs = "red", condred = "cred", cife = , betagamma = , icap = c("red", "cred"),
     cmim = "cond",
     stop("unknown method ", method))
@@ -184,7 +220,11 @@ ref_select <- function(x, y, k, method, nbins = 64, beta = NULL, gamma = NULL, f
       cred = function() each(function(v) cmi(v, s, y)),           # I(X;S|Y)
       cond = function() each(function(v) cmi(v, y, s)),           # I(X;Y|S)
       joint = function() each(function(v) mi(ref_key(v, s), y)),  # I(X,S;Y)
-      h = function() each(function(v) entropy(v, s, y)))          # H(X,S,Y)
+      h = function() each(function(v) entropy(v, s, y)),          # H(X,S,Y)
+      # I(X,U,S;Y) for every U selected before S (none when S is the first)
+      pairs = function() do.call(cbind, lapply(codes[utils::head(selected, -1)], function(u)
+        each(function(v) mi(ref_key(v, u, s), y)))),
+      gini = function() each(function(v) ref_gini(ref_key(v, s), y)))  # G(X,S;Y)
     for (name in needs) terms[[name]] <<- cbind(terms[[name]], term[[name]]())
   }
   criterion <- function(selected) {
@@ -204,7 +244,9 @@ ref_select <- function(x, y, k, method, nbins = 64, beta = NULL, gamma = NULL, f
         each(function(v) cmi(v, y, z))
       },
       jmim = row_min(joint),
-      njmim = row_min(ratio(joint, h))))
+      njmim = row_min(ratio(joint, h)),
+      jmi3 = if (length(selected) == 1L) joint[, 1] else rowSums(pairs),
+      jim = rowSums(gini)))
   }
 
   selected <- integer(0)
@@ -265,6 +307,8 @@ family_settings <- function() {
     disr = list(method = "disr"),
     cmi = list(method = "cmi"),
     jmim = list(method = "jmim"),
-    njmim = list(method = "njmim")
+    njmim = list(method = "njmim"),
+    jmi3 = list(method = "jmi3"),
+    jim = list(method = "jim")
   )
 }

@@ -92,6 +92,19 @@ test_that("GPU equals CPU on a bigger random case", {
   }
 })
 
+test_that("GPU equals CPU for JMI3 and JIM with count tables beyond shared memory, dense and sparse", {
+  skip_unless_gpu()
+  # 250 bins: JIM's two tables of 250 x 250 cells and JMI3's pairs of features do not fit in
+  # shared memory, so the kernels count in global memory.
+  big <- c(data_big(p = 600), k = 6, nbins = 250)
+  sparse <- big
+  sparse$x[abs(sparse$x) < 1] <- 0
+  sparse$x <- as_dgc(sparse$x)
+  for (case in list(big, sparse)) {
+    for (setting in family_settings()[c("jmi3", "jim")]) expect_family_gpu_equals_cpu(case, setting)
+  }
+})
+
 test_that("several GPUs give the result of one for every criterion", {
   skip_unless_gpu()
   skip_if_not(nrow(fsgpu::backend_info()$devices) >= 2, "fewer than two GPUs")

@@ -90,3 +90,94 @@ test_that("quiet = TRUE silences the scores' messages and the progress of a disc
     expect_silent(scorer(se, class = "type", backend = "cpu", quiet = TRUE))
   }
 })
+
+# Random data of one seed: binned numeric features, a constant one and a copy of the class.
+normalize_case <- function(seed) {
+  with_seed(seed, {
+    n <- 150
+    y <- factor(sample(c("a", "b", "c", "d")[seq_len(2 + seed %% 3)], n, replace = TRUE))
+    x <- matrix(rnorm(n * 8), n, 8, dimnames = list(NULL, paste0("g", 1:8)))
+    x[, 2] <- x[, 2] + as.integer(y)
+    x[, 5] <- 1
+    x[, 7] <- as.integer(y)
+    list(x = x, y = y, nbins = 3 + seed %% 5)
+  })
+}
+
+test_that("normalised mi_scores equal the reference ratios on every data set and several seeds", {
+  cases <- c(jmi_cases(), lapply(1:4, normalize_case))
+  for (normalize in c("su", "nmi", "gain_ratio")) {
+    for (case in cases) {
+      got <- mi_scores(case$x, case$y, nbins = case$nbins, normalize = normalize, backend = "cpu")
+      want <- ref_mi_scores(case$x, case$y, normalize, nbins = case$nbins)
+      expect_identical(names(got), c("feature", "index", normalize))
+      expect_equal(got[[normalize]], want[[normalize]], tolerance = 1e-9, info = normalize)
+    }
+  }
+})
+
+test_that("normalised scores are ratios: 1 for a copy of the class, 0 for a constant, the same in nats", {
+  case <- normalize_case(1)
+  for (normalize in c("su", "nmi", "gain_ratio")) {
+    bits <- mi_scores(case$x, case$y, nbins = case$nbins, normalize = normalize, backend = "cpu", threads = 1)
+    expect_identical(bits[[normalize]][5], 0)
+    expect_equal(bits[[normalize]][7], 1, tolerance = 1e-12)
+    expect_true(all(bits[[normalize]] >= 0 & bits[[normalize]] <= 1 + 1e-12))
+    nats <- mi_scores(case$x, case$y, nbins = case$nbins, normalize = normalize, backend = "cpu", units = "nats",
+                      threads = 2)
+    expect_identical(nats[[normalize]], bits[[normalize]])
+  }
+  expect_equal_but_run(mi_scores(case$x, case$y, nbins = case$nbins, normalize = "none", backend = "cpu"),
+                       mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu"))
+})
+
+test_that("the three normalisations are I(X;Y) over 2 / (H(X) + H(Y)), H(X,Y) and H(X)", {
+  # FSelectorRcpp's symuncert and gainratio and praznik's normalised MI, from entropies alone.
+  case <- normalize_case(2)
+  y <- as.integer(case$y)
+  mi <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu")$mi
+  codes <- ref_codes(case$x, case$nbins)
+  hx <- vapply(codes, ref_entropy, numeric(1))
+  hxy <- vapply(codes, function(v) ref_entropy(v, y), numeric(1))
+  score <- function(normalize) mi_scores(case$x, case$y, nbins = case$nbins, normalize = normalize,
+                                         backend = "cpu")[[normalize]]
+  informative <- hx > 0
+  expect_equal(score("su")[informative], unname(2 * mi / (hx + ref_entropy(y)))[informative], tolerance = 1e-9)
+  expect_equal(score("nmi")[informative], unname(mi / hxy)[informative], tolerance = 1e-9)
+  expect_equal(score("gain_ratio")[informative], unname(mi / hx)[informative], tolerance = 1e-9)
+})
+
+test_that("normalised mi_scores on a SummarizedExperiment score its rows", {
+  skip_if_not_installed("SummarizedExperiment")
+  case <- jmi_cases()$informative
+  se <- SummarizedExperiment::SummarizedExperiment(list(counts = t(case$x)), colData = data.frame(type = case$y))
+  expect_equal_but_run(mi_scores(se, class = "type", nbins = case$nbins, normalize = "su", backend = "cpu"),
+                       mi_scores(case$x, case$y, nbins = case$nbins, normalize = "su", backend = "cpu"))
+})
+
+test_that("an unknown normalisation is an error listing the known ones", {
+  case <- jmi_cases()$informative
+  expect_error(mi_scores(case$x, case$y, normalize = "symuncert", backend = "cpu"),
+               "normalize must be one of 'none', 'su', 'nmi', 'gain_ratio'")
+  expect_error(mi_scores(case$x, case$y, normalize = c("su", "nmi"), backend = "cpu"), "normalize must be one of")
+})
+
+test_that("normalised mi_scores on the GPU equal the CPU bitwise", {
+  skip_if_not(isTRUE(fsgpu::backend_info()$gpu_available), "no GPU")
+  for (case in c(jmi_cases()[c("informative", "sparse", "many_classes", "constant")], lapply(1:2, normalize_case))) {
+    for (normalize in c("su", "nmi", "gain_ratio")) {
+      cpu <- mi_scores(case$x, case$y, nbins = case$nbins, normalize = normalize, backend = "cpu")
+      gpu <- mi_scores(case$x, case$y, nbins = case$nbins, normalize = normalize, backend = "gpu")
+      expect_identical(gpu[[normalize]], cpu[[normalize]], info = normalize)
+    }
+  }
+})
+
+test_that("add_results() stores normalised scores under their own name", {
+  skip_if_not_installed("SummarizedExperiment")
+  case <- jmi_cases()$informative
+  se <- SummarizedExperiment::SummarizedExperiment(list(counts = t(case$x)), colData = data.frame(type = case$y))
+  su <- mi_scores(se, class = "type", nbins = case$nbins, normalize = "su", backend = "cpu")
+  se <- add_results(se, su)
+  expect_identical(SummarizedExperiment::rowData(se)$fsgpu_su, su$su)
+})

@@ -66,10 +66,10 @@ test_that("a matrix and the same data as a dgCMatrix give identical results for 
   }
 })
 
-test_that("the first feature is the one of highest I(X;Y), scored I(X;Y), for every criterion", {
+test_that("the first feature is the one of highest I(X;Y), scored I(X;Y), for every criterion but JIM", {
   case <- jmi_cases()$informative
   mi <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu")
-  for (setting in family_settings()) {
+  for (setting in family_settings()[names(family_settings()) != "jim"]) {
     first <- as.data.frame(family_cpu(case, setting))[1, ]
     expect_identical(first$index, which.max(mi$mi), info = setting$method)
     expect_identical(first$score, max(mi$mi), info = setting$method)
@@ -213,7 +213,7 @@ test_that("min_score is read in the units asked for", {
   }
 })
 
-test_that("nats are bits times log(2), except the unitless ratios of DISR and NJMIM", {
+test_that("nats are bits times log(2), except the unitless ratios of DISR and NJMIM and JIM's impurity", {
   for (case in jmi_cases()[c("many_classes", "mixed_df")]) {
     for (setting in family_settings()) {
       bits <- as.data.frame(family_cpu(case, setting))
@@ -221,6 +221,7 @@ test_that("nats are bits times log(2), except the unitless ratios of DISR and NJ
       expect_identical(nats$index, bits$index)
       scale <- rep(log(2), nrow(bits))
       if (ref_unitless(setting$method)) scale[-1] <- 1  # the first step's I(X;Y) is information
+      if (ref_impurity(setting$method)) scale[] <- 1    # Gini impurity gains from the first step on
       expect_equal(nats$score, bits$score * scale, tolerance = 1e-14, info = setting$method)
     }
   }
@@ -326,4 +327,45 @@ test_that("a SummarizedExperiment selects like the matrix of its transposed assa
     from_x <- do.call(select_features, c(list(d$x, d$y, k = 5, fixed = "g12", backend = "cpu"), setting))
     expect_identical(as.data.frame(from_se), as.data.frame(from_x))
   }
+})
+
+test_that("JIM's first feature has the highest Gini impurity gain G(X;Y), and is scored by it", {
+  for (case in jmi_cases()[c("informative", "many_classes", "mixed_df")]) {
+    codes <- ref_codes(case$x, case$nbins)
+    gain <- vapply(codes, function(v) ref_gini(v, as.integer(factor(case$y))), numeric(1))
+    first <- as.data.frame(family_cpu(case, family_settings()$jim))[1, ]
+    expect_identical(first$index, unname(ref_argmax(gain)))
+    expect_lt(abs(first$score - max(gain)), 1e-9)
+  }
+})
+
+test_that("JMI3's second feature is JMI's, and its third maximises I(X,S1,S2;Y)", {
+  case <- jmi_cases()$informative
+  jmi3 <- as.data.frame(family_cpu(case, family_settings()$jmi3))
+  jmi <- as.data.frame(family_cpu(case, family_settings()$jmi))
+  expect_identical(jmi3[1:2, ], jmi[1:2, ])
+  codes <- ref_codes(case$x, case$nbins)
+  y <- as.integer(factor(case$y))
+  third <- vapply(codes, function(v) ref_mi(ref_key(v, codes[[jmi3$index[1]]], codes[[jmi3$index[2]]]), y), numeric(1))
+  third[jmi3$index[1:2]] <- -Inf
+  expect_identical(jmi3$index[3], unname(ref_argmax(third)))
+  expect_lt(abs(jmi3$score[3] - max(third)), 1e-9)
+})
+
+test_that("JIM and JMI3 stop when nothing scores above 0, and take no weights", {
+  d <- data_uninformative()
+  for (method in c("jim", "jmi3")) {
+    sel <- select_features(d$x, d$y, k = 3, method = method, nbins = 4, backend = "cpu")
+    expect_identical(nrow(as.data.frame(sel)), 0L)
+    expect_true(sel$stopped_early)
+    expect_error(select_features(d$x, d$y, k = 2, method = method, weights = rep(1, 8), backend = "cpu"),
+                 "weights work with")
+  }
+})
+
+test_that("JIM's scores print without a unit", {
+  case <- jmi_cases()$informative
+  out <- capture.output(print(family_cpu(case, family_settings()$jim)))
+  expect_false(any(grepl("bits", out)))
+  expect_true(any(grepl("JIM selection", out)))
 })
