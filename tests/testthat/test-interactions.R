@@ -325,3 +325,25 @@ test_that("interesting tuples: the limit on rows, and bad arguments get clear er
   expect_output(print(find_interactions(d$x, d$y, dimensions = 2, threshold = 50, contrast = FALSE, backend = "cpu")),
                 "gains above the threshold 50")
 })
+
+test_that("interesting tuples from packed genotypes and a SummarizedExperiment equal the matrix's", {
+  set.seed(25)
+  g <- matrix(sample(0:2, 61 * 9, replace = TRUE), 61, 9, dimnames = list(paste0("s", 1:61), paste0("rs", 1:9)))
+  y <- factor(rep(c("a", "b"), length.out = 61))
+  dir <- tempfile("plink")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  packed <- read_plink(write_plink(file.path(dir, "toy"), g), packed = TRUE)$genotypes
+  from_matrix <- find_interactions(g, y, dimensions = 2, levels = 3, threshold = 1, interesting_vars = "rs4",
+                                   contrast = FALSE, backend = "cpu")
+  from_packed <- find_interactions(packed, y, dimensions = 2, threshold = 1, interesting_vars = "rs4",
+                                   contrast = FALSE, backend = "cpu")
+  expect_identical(from_packed$interesting_tuples, from_matrix$interesting_tuples)
+  expect_gt(nrow(from_matrix$interesting_tuples), 0)
+  skip_if_not_installed("SummarizedExperiment")
+  se <- SummarizedExperiment::SummarizedExperiment(assays = list(codes = t(g)),
+                                                   colData = S4Vectors::DataFrame(group = y))
+  from_se <- find_interactions(se, class = "group", dimensions = 2, levels = 3, threshold = 1,
+                               interesting_vars = "rs4", contrast = FALSE, backend = "cpu")
+  expect_identical(from_se$interesting_tuples, from_matrix$interesting_tuples)
+})
