@@ -398,10 +398,9 @@ run_interactions <- function(input, y, a) {
   }
   ranked <- scores[order(-scores$gain, scores$index), , drop = FALSE]
   rownames(ranked) <- NULL
-  structure(list(
+  result <- structure(list(
     scores = scores,
     tuples = if (with_tuples) utils::head(ranked, if (is.null(top)) nrow(ranked) else top),
-    interesting_tuples = if (!is.null(collecting)) interesting_tuples(res$hits, input$names, k, collecting),
     relevant = scores$variable[scores$relevant],
     contrast_gain = res$gain[-real],
     df = df, alpha = fit$alpha,
@@ -414,6 +413,9 @@ run_interactions <- function(input, y, a) {
                        if (nzchar(res$why_cpu)) res$why_cpu else chosen$why_cpu, bp_workers(bp)),
     map = variable_map(a$map, input$names)
   ), class = "fsgpu_interactions")
+  # Only with a threshold, so that results without one keep their elements.
+  if (!is.null(collecting)) result$interesting_tuples <- interesting_tuples(res$hits, input$names, k, collecting)
+  result
 }
 
 # The collection of gains above a threshold (MDFS's ComputeInterestingTuples), or NULL without a
