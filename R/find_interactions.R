@@ -34,6 +34,25 @@
 #'   missing value a level of its own (integer codes only). The GPU takes data without missing
 #'   values; with them the search runs on the CPU.
 #'
+#' @section Interesting tuples: With `threshold`, the search also lists every tuple in which a
+#'   variable's gain exceeds it, as MDFS's `ComputeInterestingTuples()`: `interesting_tuples` has a
+#'   row per (tuple, variable) with gain \eqn{> } `threshold` (a threshold of 0 or below keeps every
+#'   tuple, as in MDFS), the gain being the largest over the discretizations (and `discretization`
+#'   the first reaching it), in MDFS's order: by tuple (lexicographic in the variables' indices),
+#'   then by variable. `interesting_vars` keeps the tuples holding at least one of these variables
+#'   (every variable of such a tuple is reported, as MDFS 1.5 does), or with `require_all_vars =
+#'   TRUE` the tuples made of them only. The list covers the tuples of real variables (contrast
+#'   variables serve the p-values only: MDFS's function has none); `scores`, `tuples` and the
+#'   p-values are those of the same search without a threshold. The gains are exact (CPU and GPU
+#'   give the same rows bit for bit), so whether a gain equal to the threshold within MDFS's
+#'   single precision is listed may differ from MDFS. Not taken over from MDFS: `I.lower`
+#'   (lower-dimensional gains supplied by the user), `stat_mode` and `average`; no tuples give a
+#'   zero-row data frame rather than a warning and `NULL`. As a list may be huge (\eqn{k
+#'   \binom{n}{k}} rows), more than `getOption("fsgpu.max_interesting_tuples", 1e7)` rows is an
+#'   error (before the search when the threshold keeps every tuple). On the GPU each kernel appends
+#'   the gains above the threshold to a device buffer, grown and the batch run again when it
+#'   overflows; with `BPPARAM` the tiles' lists are joined in order.
+#'
 #' @section Engines: The CPU engine is bit-sliced (AND and popcount over 64 objects at a time)
 #'   and multithreaded; the GPU engine (2- and 3-way, up to 4 levels and 4 classes) keeps the
 #'   counters in registers, computes the gains on the device and splits the work across
@@ -67,6 +86,11 @@
 #' @param return_tuples Return, for every variable, the tuple where its gain is largest (ties:
 #'   the lexicographically first tuple, then the first discretization).
 #' @param top Return the tuples of the `top` variables with the largest gains.
+#' @param threshold `NULL`, or a gain in bits: list every (tuple, variable) whose gain exceeds it in
+#'   `interesting_tuples` (see Interesting tuples; 0 or below: every tuple).
+#' @param interesting_vars With `threshold`: names or column indices of variables; only the
+#'   tuples holding at least one of them are listed.
+#' @param require_all_vars With `interesting_vars`: list only the tuples made of these variables alone.
 #' @param map Where the variables lie on the genome, for [plot()][plot.fsgpu_interactions]: a
 #'   data frame with columns `chr` and `bp` (as the `map` of [read_plink()]) and either one row
 #'   per variable or a column `snp` naming them. Packed genotypes from [read_plink()] carry
@@ -83,7 +107,10 @@
 #'   variable (`variable`, `index`, `gain` in bits, `p_value`, `p_adjusted`, `relevant`, and
 #'   with tuples `tuple` (names joined by `" x "`), `tuple_1`..`tuple_k` (indices) and
 #'   `discretization`); `tuples`, the rows of `scores` for `top` (or all, with
-#'   `return_tuples`) sorted by gain; `relevant`, the relevant variables' names; `contrast_gain`;
+#'   `return_tuples`) sorted by gain; with `threshold`, `interesting_tuples`, a data frame with a row
+#'   per (tuple, variable) above it (`variable`, `index`, `tuple`, `tuple_1`..`tuple_k`, `gain`,
+#'   `discretization`: MDFS's `Var`, `Tuple.1`.., `IG`); `relevant`, the relevant variables' names;
+#'   `contrast_gain`;
 #'   `df`, `alpha` (the fitted exponent), `params`, `backend`, `why_cpu`, `elapsed`, `timings`
 #'   and `run` (where the job ran and why, as in [select_features()]); `map`, the variables'
 #'   chromosomes and positions when `x` comes from [read_plink()] (or `map` is given). It has
@@ -100,6 +127,13 @@
 #' res <- find_interactions(x, y, dimensions = 2, top = 3, backend = "cpu", threads = 1)
 #' res
 #' res$tuples
+#' # Every pair in which a variable gains more than 100 bits (MDFS's ComputeInterestingTuples)
+#' pairs <- find_interactions(x, y, dimensions = 2, threshold = 100, contrast = FALSE, backend = "cpu",
+#'                            threads = 1)
+#' pairs$interesting_tuples
+#' # The gains above 5 bits in the pairs holding snp4
+#' head(find_interactions(x, y, dimensions = 2, threshold = 5, interesting_vars = "snp4", contrast = FALSE,
+#'                        backend = "cpu", threads = 1)$interesting_tuples)
 #' if (requireNamespace("BiocParallel", quietly = TRUE))  # the same, from tiles on workers
 #'   find_interactions(x, y, dimensions = 2, top = 3, backend = "cpu", threads = 1,
 #'                     BPPARAM = BiocParallel::SerialParam())$tuples
@@ -113,7 +147,8 @@ find_interactions.default <- function(x, y, dimensions = 2, divisions = 1, discr
                                       n_contrast = NULL, p_adjust = "holm", level = 0.05,
                                       missing = c("exclude", "level"), return_tuples = FALSE, top = NULL,
                                       map = NULL, backend = NULL, threads = NULL, devices = NULL, BPPARAM = NULL,
-                                      quiet = FALSE, ...) {
+                                      quiet = FALSE, threshold = NULL, interesting_vars = NULL,
+                                      require_all_vars = FALSE, ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_interactions(interaction_input(x, levels), y,
                                    mget(setdiff(names(formals()), c("x", "y", "levels", "...")))))
@@ -129,7 +164,8 @@ find_interactions.SummarizedExperiment <- function(x, class, dimensions = 2, div
                                                    level = 0.05, missing = c("exclude", "level"),
                                                    return_tuples = FALSE, top = NULL, assay = 1L, map = NULL,
                                                    backend = NULL, threads = NULL, devices = NULL, BPPARAM = NULL,
-                                                   quiet = FALSE, ...) {
+                                                   quiet = FALSE, threshold = NULL, interesting_vars = NULL,
+                                                   require_all_vars = FALSE, ...) {
   check_dots_empty(...)
   if (!methods::is(x, "SummarizedExperiment")) stop("x must be a SummarizedExperiment", call. = FALSE)
   columns <- colnames(SummarizedExperiment::colData(x))
@@ -150,7 +186,8 @@ find_interactions.fsgpu_genotypes <- function(x, y, dimensions = 2, contrast = T
                                               p_adjust = "holm", level = 0.05, missing = c("exclude", "level"),
                                               return_tuples = FALSE, top = NULL, pseudo_count = 0.25, map = x$map,
                                               backend = NULL, threads = NULL, devices = NULL, BPPARAM = NULL,
-                                              quiet = FALSE, ...) {
+                                              quiet = FALSE, threshold = NULL, interesting_vars = NULL,
+                                              require_all_vars = FALSE, ...) {
   check_dots_empty(...)
   input <- list(kind = "bed", x = x$bytes, n_samples = x$n_samples, n_vars = x$n_snps,
                 names = x$snp_names, sample_names = x$sample_names, levels = 3L, any_missing = NA)
@@ -313,6 +350,7 @@ run_interactions <- function(input, y, a) {
   with_tuples <- isTRUE(a$return_tuples) || !is.null(a$top)
   if (with_tuples && k == 1) stop("tuples are for dimensions of 2 or more", call. = FALSE)
   top <- if (is.null(a$top)) NULL else check_count(a$top, "top")
+  collecting <- interesting_setup(a, k, input)
   words <- ceiling(length(rows) / 64)
   work <- (choose(input$n_vars, k) + n_contrast * choose(input$n_vars, k - 1)) * words * discretizations
   chosen <- choose_backend(a$backend, work, isTRUE(bp$forked))
@@ -333,6 +371,7 @@ run_interactions <- function(input, y, a) {
                range = range, seed = seed, pseudo_count = a$pseudo_count, n_levels = n_levels,
                missing_level = missing == "level", with_tuples = with_tuples, backend = engine, threads = threads,
                devices = devices, memory_limit = getOption("fsgpu.gpu_memory_limit", 0))
+  if (!is.null(collecting)) args <- c(args, collecting$engine)
   # Progress from the engine; tiles on workers report none.
   progress <- if (is.null(bp)) job_progress(sprintf("Searching %s %d-tuples of variables",
                                                      format(choose(input$n_vars, k), big.mark = ","), k), a$quiet)
@@ -359,21 +398,75 @@ run_interactions <- function(input, y, a) {
   }
   ranked <- scores[order(-scores$gain, scores$index), , drop = FALSE]
   rownames(ranked) <- NULL
-  structure(list(
+  result <- structure(list(
     scores = scores,
     tuples = if (with_tuples) utils::head(ranked, if (is.null(top)) nrow(ranked) else top),
     relevant = scores$variable[scores$relevant],
     contrast_gain = res$gain[-real],
     df = df, alpha = fit$alpha,
-    params = list(dimensions = k, divisions = divisions, discretizations = discretizations, range = range,
-                  seed = seed, pseudo_count = a$pseudo_count, levels = n_levels, missing = missing,
-                  n_contrast = n_contrast, p_adjust = a$p_adjust, level = a$level,
-                  n_objects = length(rows), classes = classes$classes, kind = input$kind),
+    params = c(list(dimensions = k, divisions = divisions, discretizations = discretizations, range = range,
+                    seed = seed, pseudo_count = a$pseudo_count, levels = n_levels, missing = missing,
+                    n_contrast = n_contrast, p_adjust = a$p_adjust, level = a$level,
+                    n_objects = length(rows), classes = classes$classes, kind = input$kind), collecting$params),
     backend = res$backend, why_cpu = res$why_cpu, elapsed = elapsed, timings = res$timings,
     run = backend_used(res$backend, bp_threads(bp, threads), devices, elapsed,
                        if (nzchar(res$why_cpu)) res$why_cpu else chosen$why_cpu, bp_workers(bp)),
     map = variable_map(a$map, input$names)
   ), class = "fsgpu_interactions")
+  # Only with a threshold, so that results without one keep their elements.
+  if (!is.null(collecting)) result$interesting_tuples <- interesting_tuples(res$hits, input$names, k, collecting)
+  result
+}
+
+# The collection of gains above a threshold (MDFS's ComputeInterestingTuples), or NULL without a
+# threshold: the engine's arguments (`engine`), the threshold as given and the limit on the rows.
+# As MDFS, a threshold of 0 or below keeps every tuple (-Inf to the engine). When it keeps every
+# tuple the row count is known beforehand, and a count over the limit is refused before the search.
+interesting_setup <- function(a, k, input) {
+  if (is.null(a$threshold)) {
+    if (!is.null(a$interesting_vars) || !isFALSE(a$require_all_vars))
+      stop("interesting_vars and require_all_vars filter the tuples of `threshold`: give a threshold", call. = FALSE)
+    return(NULL)
+  }
+  threshold <- a$threshold
+  if (!is.numeric(threshold) || length(threshold) != 1 || is.na(threshold) || threshold == Inf)
+    stop("threshold must be a number (a gain in bits; 0 or below keeps every tuple)", call. = FALSE)
+  if (k == 1) stop("threshold lists tuples: dimensions must be 2 or more", call. = FALSE)
+  if (!isTRUE(a$require_all_vars) && !isFALSE(a$require_all_vars))
+    stop("require_all_vars must be TRUE or FALSE", call. = FALSE)
+  interesting <- resolve_features(a$interesting_vars, list(feature_names = input$names, n_features = input$n_vars),
+                                  "interesting_vars")
+  limit <- getOption("fsgpu.max_interesting_tuples", 1e7)
+  if (!is.numeric(limit) || length(limit) != 1 || is.na(limit) || limit < 1)
+    stop("options(fsgpu.max_interesting_tuples) must be a positive number", call. = FALSE)
+  n <- input$n_vars
+  n_interesting <- length(interesting)
+  tuples <- if (n_interesting == 0) choose(n, k) else if (isTRUE(a$require_all_vars)) choose(n_interesting, k) else
+    choose(n, k) - choose(n - n_interesting, k)
+  if (threshold <= 0 && k * tuples > limit)
+    stop(sprintf(paste("threshold = %g keeps every tuple: %s rows, more than options(fsgpu.max_interesting_tuples)",
+                       "= %s; give a positive threshold or interesting_vars, or raise the option"),
+                 threshold, format(k * tuples, big.mark = ","), format(limit, big.mark = ",")), call. = FALSE)
+  list(threshold = threshold, interesting = interesting, require_all = isTRUE(a$require_all_vars), limit = limit,
+       params = list(threshold = threshold, interesting_vars = input$names[interesting],
+                     require_all_vars = isTRUE(a$require_all_vars)),
+       engine = list(collect = TRUE, threshold = if (threshold <= 0) -Inf else as.numeric(threshold),
+                     interesting = interesting, require_all = isTRUE(a$require_all_vars), max_hits = limit))
+}
+
+# The engine's collected gains as a data frame in MDFS's order (tuple, then variable).
+interesting_tuples <- function(hits, names, k, collecting) {
+  if (length(hits$gain) > collecting$limit)  # tiles on workers each keep to the limit, not their sum
+    stop(sprintf("more than options(fsgpu.max_interesting_tuples) = %s (tuple, variable) gains exceed the threshold",
+                 format(collecting$limit, big.mark = ",")), call. = FALSE)
+  tuple <- matrix(hits$tuple, ncol = k)
+  out <- data.frame(variable = names[hits$variable], index = hits$variable,
+                    tuple = do.call(paste, c(lapply(seq_len(k), function(i) names[tuple[, i]]), sep = " x ")),
+                    stringsAsFactors = FALSE)
+  for (i in seq_len(k)) out[[paste0("tuple_", i)]] <- tuple[, i]
+  out$gain <- hits$gain
+  out$discretization <- hits$discretization
+  out
 }
 
 # The chromosome and position of every variable (a data frame chr, bp in the variables' order),
@@ -431,6 +524,9 @@ print.fsgpu_interactions <- function(x, n = 10, ...) {
   shown <- if (!is.null(x$tuples)) x$tuples else x$scores[order(-x$scores$gain, x$scores$index), ]
   shown <- utils::head(shown[, intersect(c("variable", "gain", "p_value", "p_adjusted", "tuple"), names(shown))], n)
   print(shown, row.names = FALSE, digits = 4)
+  if (!is.null(x$interesting_tuples))
+    cat(sprintf("%s (tuple, variable) gains above the threshold %g in $interesting_tuples\n",
+                format(nrow(x$interesting_tuples), big.mark = ","), p$threshold))
   invisible(x)
 }
 

@@ -193,6 +193,15 @@ bp_find_interactions <- function(bp, args, n_vars) {
     out$gain[better] <- r$gain[better]
     out$discretization[better] <- r$discretization[better]
   }
+  if (isTRUE(args$collect)) {
+    # Tiles hold ascending ranges of first variables, so their collected gains joined in tile
+    # order are in the single search's order (tuple, then variable).
+    hits <- lapply(results, `[[`, "hits")
+    out$hits <- list(variable = unlist(lapply(hits, `[[`, "variable")),
+                     tuple = do.call(rbind, lapply(hits, `[[`, "tuple")),
+                     gain = unlist(lapply(hits, `[[`, "gain")),
+                     discretization = unlist(lapply(hits, `[[`, "discretization")))
+  }
   out$backend <- backends_of(vapply(results, `[[`, character(1), "backend"))
   out$why_cpu <- why_cpu_of(vapply(results, `[[`, character(1), "why_cpu"))
   out$timings <- sum_timings(results)

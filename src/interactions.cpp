@@ -96,6 +96,11 @@ InteractionCoding coding_from_r(Rcpp::IntegerVector rows, double n_real, Rcpp::I
 // Only tuples whose first variable (0-based) is in [first_begin, first_end) are searched
 // (InteractionTask; first_end < 0: to the last): a tile, whose bests merge with the other
 // tiles' by gain, then discretization, then tuple.
+// collect: also every (tuple, variable) gain above `threshold` over the tuples of real variables,
+// filtered by `interesting` (1-based real variables; empty: every tuple) and require_all
+// (InteractionTask), at most max_hits of them: `hits`, with per (tuple, variable) the largest gain
+// over the discretizations and the first discretization reaching it, in MDFS's order (tuple, then
+// variable; 1-based).
 // [[Rcpp::export]]
 Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d,
                                    Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source,
@@ -103,7 +108,9 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
                                    double range, double seed, double pseudo_count, int n_levels, bool missing_level,
                                    bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices,
                                    double memory_limit, SEXP progress = R_NilValue, double first_begin = 0,
-                                   double first_end = -1) {
+                                   double first_end = -1, bool collect = false, double threshold = 0,
+                                   SEXP interesting = R_NilValue, bool require_all = false,
+                                   double max_hits = 1e7) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   VariableSource source;
@@ -130,6 +137,18 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
   task.with_tuples = with_tuples;
   task.first_begin = static_cast<int64_t>(first_begin);
   task.first_end = first_end < 0 ? -1 : static_cast<int64_t>(first_end);
+  task.collect = collect;
+  task.threshold = threshold;
+  if (interesting != R_NilValue && Rf_xlength(interesting) > 0) {
+    task.interesting.assign(size_t(task.n_real), 0);
+    for (int v : Rcpp::IntegerVector(interesting)) {
+      if (v < 1 || v > task.n_real) throw std::invalid_argument("interesting variable out of range");
+      task.interesting[v - 1] = 1;
+    }
+  }
+  task.require_all = require_all;
+  task.max_hits = static_cast<int64_t>(max_hits);
+  std::vector<InteractionHit> hits;
   GpuOptions options;
   options.devices.assign(devices.begin(), devices.end());
   options.memory_limit = static_cast<int64_t>(memory_limit);
@@ -167,14 +186,36 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
       if (with_tuples)
         for (int32_t i = 0; i < dimensions; ++i) tuple[v * dimensions + i] = best.tuple[v * dimensions + i] + 1;
     }
+    if (collect) {
+      std::vector<InteractionHit> found = best.hits;
+      for (InteractionHit& h : found) h.discretization = d;
+      merge_discretization_hits(hits, found);
+      check_hit_count(static_cast<int64_t>(hits.size()), task);
+    }
   }
   Rcpp::IntegerMatrix tuples(with_tuples ? dimensions : 0, with_tuples ? n_vars : 0);
   std::copy(tuple.begin(), tuple.end(), tuples.begin());
+  SEXP collected = R_NilValue;
+  if (collect) {
+    const R_xlen_t n = static_cast<R_xlen_t>(hits.size());
+    Rcpp::IntegerVector hit_var(n), hit_discretization(n);
+    Rcpp::IntegerMatrix hit_tuple(n, dimensions);
+    Rcpp::NumericVector hit_gain(n);
+    for (R_xlen_t h = 0; h < n; ++h) {
+      hit_var[h] = hits[h].var + 1;
+      for (int32_t i = 0; i < dimensions; ++i) hit_tuple(h, i) = hits[h].tuple[i] + 1;
+      hit_gain[h] = hits[h].gain;
+      hit_discretization[h] = hits[h].discretization + 1;
+    }
+    collected = Rcpp::List::create(Rcpp::Named("variable") = hit_var, Rcpp::Named("tuple") = hit_tuple,
+                                   Rcpp::Named("gain") = hit_gain, Rcpp::Named("discretization") = hit_discretization);
+  }
   return Rcpp::List::create(Rcpp::Named("gain") = Rcpp::wrap(gain), Rcpp::Named("tuples") = tuples,
                             Rcpp::Named("discretization") = Rcpp::wrap(found_in), Rcpp::Named("backend") = ran_backend,
                             Rcpp::Named("why_cpu") = why_cpu,
                             Rcpp::Named("timings") = Rcpp::NumericVector::create(
-                                Rcpp::Named("prepare") = prepare_seconds, Rcpp::Named("search") = search_seconds));
+                                Rcpp::Named("prepare") = prepare_seconds, Rcpp::Named("search") = search_seconds),
+                            Rcpp::Named("hits") = collected);
   FSGPU_GLUE_END
 }
 

@@ -3,6 +3,7 @@
 #include "interactions.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <random>
@@ -109,6 +110,35 @@ void InteractionBest::merge(const InteractionBest& other) {
   for (size_t v = 0; v < gain.size(); ++v)
     if (other.gain[v] != -std::numeric_limits<double>::infinity())
       offer(static_cast<int64_t>(v), other.gain[v], other.tuple.empty() ? nullptr : other.tuple.data() + v * dimensions);
+}
+
+bool hit_before(const InteractionHit& a, const InteractionHit& b) {
+  for (int32_t i = 0; i < kMaxInteractionDimensions; ++i)
+    if (a.tuple[i] != b.tuple[i]) return a.tuple[i] < b.tuple[i];
+  return a.var < b.var;
+}
+
+void check_hit_count(int64_t n_hits, const InteractionTask& task) {
+  if (n_hits > task.max_hits)
+    throw std::runtime_error("more than " + std::to_string(task.max_hits) +
+                             " (tuple, variable) gains exceed the threshold: raise the threshold or the limit");
+}
+
+void merge_discretization_hits(std::vector<InteractionHit>& into, const std::vector<InteractionHit>& later) {
+  std::vector<InteractionHit> merged;
+  merged.reserve(into.size() + later.size());
+  size_t a = 0, b = 0;
+  while (a < into.size() || b < later.size()) {
+    if (b == later.size() || (a < into.size() && hit_before(into[a], later[b]))) {
+      merged.push_back(into[a++]);
+    } else if (a == into.size() || hit_before(later[b], into[a])) {
+      merged.push_back(later[b++]);
+    } else {  // the same (tuple, variable): MDFS keeps the first discretization unless one beats it
+      merged.push_back(later[b].gain > into[a].gain ? later[b] : into[a]);
+      ++a, ++b;
+    }
+  }
+  into.swap(merged);
 }
 
 }  // namespace fsgpu
@@ -262,6 +292,8 @@ void check_interaction_task(const InteractionBits& b, const InteractionTask& tas
                                 " cells per tuple; use fewer divisions or dimensions");
   if (task.n_real < k) throw std::invalid_argument("fewer variables than dimensions");
   if (task.n_real > b.n_vars) throw std::invalid_argument("more real variables than variables");
+  if (!task.interesting.empty() && static_cast<int64_t>(task.interesting.size()) != task.n_real)
+    throw std::invalid_argument("the interesting variables must be flagged for every real variable");
 }
 
 GainTables::GainTables(const InteractionBits& b, double xi)
@@ -341,6 +373,7 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
   const GainTableView view = tables.view();
   const int n_workers = std::max(1, threads);
   std::vector<InteractionBest> best(n_workers, InteractionBest(b.n_vars, k, task.with_tuples));
+  std::atomic<int64_t> n_hits{0};  // over the workers, for the limit
   std::vector<TupleScratch> scratch(n_workers);
   for (TupleScratch& s : scratch) {
     s.counts.resize(size_t(cells) * b.n_classes);
@@ -367,6 +400,19 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
     InteractionBest& mine = best[worker];
     int32_t tuple[kMaxInteractionDimensions];
     const bool contrast = job >= real_jobs;
+    // Collects the gains of a real tuple above the threshold (into the worker's own list).
+    auto collect = [&](const double* gains) {
+      if (contrast || !task.collects(tuple)) return;
+      for (int32_t i = 0; i < k; ++i) {
+        if (!(gains[i] > task.threshold)) continue;
+        InteractionHit hit;
+        std::copy_n(tuple, k, hit.tuple);
+        hit.var = tuple[i];
+        hit.gain = gains[i];
+        mine.hits.push_back(hit);
+        check_hit_count(++n_hits, task);
+      }
+    };
     auto evaluate = [&] {
       bool missing = false;
       for (int32_t i = 0; i < k; ++i) missing |= b.any_missing() && b.has_missing[tuple[i]];
@@ -375,8 +421,10 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
         // A pair without one variable is the other alone: its entropy is known.
         int32_t* t = s.counts.data();
         const int64_t full = pair_entropy(t, m, b.n_classes, view);
-        if (!contrast) mine.offer(tuple[0], gain_bits(alone[tuple[1]] - full), tuple);
-        mine.offer(tuple[1], gain_bits(alone[tuple[0]] - full), tuple);
+        const double gains[2] = {gain_bits(alone[tuple[1]] - full), gain_bits(alone[tuple[0]] - full)};
+        if (!contrast) mine.offer(tuple[0], gains[0], tuple);
+        mine.offer(tuple[1], gains[1], tuple);
+        collect(gains);
         return;
       }
       complete_counts(s.counts.data(), k, m, b.n_classes);
@@ -388,6 +436,7 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
       }
       tuple_gains(s.counts.data(), k, m, b.n_classes, view, s.gains.data());
       for (int32_t i = 0; i < k; ++i) mine.offer(tuple[i], s.gains[i], tuple);
+      collect(s.gains.data());
     };
     if (contrast) {
       const int64_t c = by_two ? (job - real_jobs) / n_real : job - real_jobs;
@@ -421,7 +470,12 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
       for_each_ascending(tuple, 1, k, n_real, evaluate);
     }
   });
-  for (int w = 1; w < n_workers; ++w) best[0].merge(best[w]);
+  for (int w = 1; w < n_workers; ++w) {
+    best[0].merge(best[w]);
+    best[0].hits.insert(best[0].hits.end(), best[w].hits.begin(), best[w].hits.end());
+  }
+  // Which worker found a gain depends on scheduling; the order of the list does not.
+  std::sort(best[0].hits.begin(), best[0].hits.end(), hit_before);
   return std::move(best[0]);
 }
 

@@ -65,12 +65,26 @@ InteractionBits build_interaction_bits(const ClassLayout& layout, int64_t n_vars
 void mdfs_discretize(const double* values, int32_t n, int32_t divisions, double range, uint32_t seed,
                      uint32_t discretization, uint32_t variable, std::vector<double>& sorted, int8_t* codes);
 
+// One variable's gain in one tuple, collected because it exceeds the task's threshold (MDFS's
+// ComputeInterestingTuples).
+struct InteractionHit {
+  int32_t tuple[kMaxInteractionDimensions] = {};  // ascending; positions past the dimensions are 0
+  int32_t var = 0;                                // one of the tuple's variables
+  int32_t discretization = 0;                     // 0-based; the engines leave 0
+  double gain = 0;
+};
+
+// The order of collected gains: by tuple (lexicographic), then by variable, as MDFS lists them.
+bool hit_before(const InteractionHit& a, const InteractionHit& b);
+
 // Per variable, its largest gain over the tuples that contain it, and (when asked) the tuple
-// (ascending variable indices): ties go to the lexicographically smallest tuple.
+// (ascending variable indices): ties go to the lexicographically smallest tuple. With a collecting
+// task, also every gain above the threshold, in hit_before order.
 struct InteractionBest {
   int32_t dimensions = 0;
   std::vector<double> gain;             // -inf where no tuple was evaluated
   std::vector<int32_t> tuple;           // [var][dimensions] or empty
+  std::vector<InteractionHit> hits;     // collected gains (InteractionTask::collect)
 
   InteractionBest() = default;
   InteractionBest(int64_t n_vars, int32_t dimensions, bool with_tuples);
@@ -103,14 +117,40 @@ struct GainTables {
 // [first_begin, first_end) are evaluated (first_end < 0: no upper end): by default all; a range
 // is one share of a search split across processes (the R layer's BPPARAM), whose per-variable
 // bests merge into the whole search's with InteractionBest's order.
+//
+// Collecting (MDFS's ComputeInterestingTuples): besides the bests, every (tuple, variable, gain)
+// with gain > threshold over the evaluated tuples of real variables (never a contrast variable's
+// tuple) whose variables pass the filter: with `interesting` (a flag per real variable), a tuple
+// must hold at least one interesting variable, or only interesting ones with require_all; every
+// variable of a kept tuple is reported. More than max_hits collected gains is an error (memory).
 struct InteractionTask {
   int32_t dimensions = 2;
   int64_t n_real = 0;
   bool with_tuples = false;
   int64_t first_begin = 0, first_end = -1;
+  bool collect = false;
+  double threshold = 0;
+  std::vector<uint8_t> interesting;  // empty: every tuple
+  bool require_all = false;
+  int64_t max_hits = int64_t(1) << 40;
 
   bool first_in_range(int64_t var) const { return var >= first_begin && (first_end < 0 || var < first_end); }
+  // Whether the gains of a tuple of real variables are collected (before the threshold).
+  bool collects(const int32_t* tuple) const {
+    if (!collect) return false;
+    if (interesting.empty()) return true;
+    int32_t n = 0;
+    for (int32_t i = 0; i < dimensions; ++i) n += interesting[tuple[i]] != 0;
+    return require_all ? n == dimensions : n > 0;
+  }
 };
+
+// Throws when more than task.max_hits gains were collected.
+void check_hit_count(int64_t n_hits, const InteractionTask& task);
+
+// Merges the collected gains of a later discretization into those of the earlier ones (both in
+// hit_before order): per (tuple, variable) the larger gain, the earlier discretization on ties.
+void merge_discretization_hits(std::vector<InteractionHit>& into, const std::vector<InteractionHit>& later);
 
 // Throws when a search of this shape is not possible: dimensions outside 1..5, more cells than
 // kMaxInteractionCells, fewer real variables than dimensions.

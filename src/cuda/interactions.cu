@@ -20,6 +20,11 @@
 // A variable's best gain is kept as an order-preserving 64-bit key with atomicMax; the tuple
 // that reaches it (when asked) comes from a second pass, the smallest packed tuple among those
 // whose gain equals the best (atomicMin): the CPU's tie rule.
+//
+// Collecting (InteractionTask::collect), the first pass also appends every gain above the
+// threshold of a real tuple to a device buffer through an atomic counter; a batch whose gains
+// overflow the buffer runs again with a buffer of the size it counted (the best keys' atomics are
+// idempotent), and the host sorts the lists into the CPU's order.
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -56,6 +61,13 @@ __host__ __device__ inline Key pack_tuple(int32_t a, int32_t b, int32_t c = 0) {
   return (Key(a) << 42) | (Key(b) << 21) | Key(c);
 }
 
+// A collected gain: the packed tuple, the variable's position in it and its gain (fixed point).
+struct Hit {
+  Key tuple;
+  int64_t gain;
+  int32_t position;
+};
+
 struct SearchArgs {
   const uint64_t* bits;      // [word][level][var], var stride `stride`
   int64_t stride;
@@ -74,7 +86,33 @@ struct SearchArgs {
   bool tuple_pass;             // second pass: find the tuples reaching the best gains
   Key* best;                   // per variable
   Key* best_tuple;             // per variable
+  // Collecting (first pass only): the gains of real tuples above `threshold` whose variables pass
+  // the filter (`interesting`: a flag per real variable, or null for every tuple).
+  bool collect;
+  double threshold;
+  const uint8_t* interesting;
+  bool require_all;
+  Hit* hits;
+  unsigned long long* n_hits;  // counts every gain offered, also past the capacity
+  unsigned long long hit_capacity;
 };
+
+// Whether the gains of the real tuple (i, j) or (i, j, l) (l < 0 for pairs) are collected:
+// InteractionTask::collects().
+__device__ inline bool collects(const SearchArgs& a, int32_t i, int32_t j, int32_t l) {
+  if (!a.collect || a.contrast) return false;
+  if (!a.interesting) return true;
+  const int n = a.interesting[i] + a.interesting[j] + (l >= 0 ? a.interesting[l] : 0);
+  return a.require_all ? n == (l >= 0 ? 3 : 2) : n > 0;
+}
+
+// Appends the gain of the variable at `position` of a collected tuple when it exceeds the
+// threshold (compared as the CPU compares it: the gain in bits as a double).
+__device__ inline void collect_gain(const SearchArgs& a, Key packed, int32_t position, int64_t fixed) {
+  if (!(gain_bits(fixed) > a.threshold)) return;
+  const unsigned long long slot = atomicAdd(a.n_hits, 1ULL);
+  if (slot < a.hit_capacity) a.hits[slot] = Hit{packed, fixed, position};
+}
 
 // The better of two keys: the larger gain (first pass) or the smaller tuple (tuple pass).
 __device__ inline Key better_key(Key x, Key y, bool tuple_pass) { return tuple_pass ? min(x, y) : max(x, y); }
@@ -260,6 +298,10 @@ __global__ void __launch_bounds__(256, 2) pair_kernel(SearchArgs a) {
                                                row_levels, col_levels, a, tables);
       const Key gi = gain_key(a.alone[j] - full), gj = gain_key(alone_i - full);
       const Key packed = pack_tuple(i, j);
+      if (collects(a, i, j, -1)) {
+        collect_gain(a, packed, 0, a.alone[j] - full);
+        collect_gain(a, packed, 1, alone_i - full);
+      }
       if (!a.tuple_pass) {
         row_key[r] = max(row_key[r], gi);
         col_best[q] = max(col_best[q], gj);
@@ -408,6 +450,10 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a) {
             [&](int c, int la, int lb) { return acc[c][nt][L == 2 ? 2 * la + lb : 2 * r + q]; }, row_levels[r],
             col_levels, a, tables);
         const Key gi = gain_key(a.alone[j] - full), gj = gain_key(a.alone[i] - full);
+        if (collects(a, i, j, -1)) {
+          collect_gain(a, pack_tuple(i, j), 0, a.alone[j] - full);
+          collect_gain(a, pack_tuple(i, j), 1, a.alone[i] - full);
+        }
         if (!a.tuple_pass) {
           row_key[r] = max(row_key[r], gi);
           col_key[q] = max(col_key[q], gj);
@@ -568,6 +614,8 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
       }
     }
     const Key packed = pack_tuple(i, j, l);
+    if (live && collects(a, i, j, l))
+      for (int p = 0; p < 3; ++p) collect_gain(a, packed, p, g[p]);
     if (!a.tuple_pass) {
       if (live) {
         best_i = max(best_i, g[0]);
@@ -805,8 +853,14 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
             best_l[nt][q] = min(best_l[nt][q], packed);
           }
           if (a.contrast) continue;
-          const Key gi = gain_key(triple_entropy<L, NC>(n, 0, tables) - full);
-          const Key gj = gain_key(triple_entropy<L, NC>(n, 1, tables) - full);
+          const int64_t gain_i = triple_entropy<L, NC>(n, 0, tables) - full;
+          const int64_t gain_j = triple_entropy<L, NC>(n, 1, tables) - full;
+          if (collects(a, i, j, l)) {
+            collect_gain(a, packed, 0, gain_i);
+            collect_gain(a, packed, 1, gain_j);
+            collect_gain(a, packed, 2, gain_l);
+          }
+          const Key gi = gain_key(gain_i), gj = gain_key(gain_j);
           if (!a.tuple_pass) {
             best_i = max(best_i, gi);
             j_key[r] = max(j_key[r], gj);
@@ -933,6 +987,10 @@ struct InteractionDevice {
   DeviceBuffer<int32_t> level_count;
   DeviceBuffer<int64_t> alone, cell, cell_total, merged, merged_total;
   DeviceBuffer<Key> best, best_tuple;
+  DeviceBuffer<uint8_t> interesting;
+  DeviceBuffer<Hit> hits;
+  DeviceBuffer<unsigned long long> n_hits;
+  std::vector<Hit> found;  // the collected gains of this device's batches
   SearchArgs args{};  // everything but the pass and the rows
 };
 
@@ -1016,7 +1074,7 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
   const int64_t n_batches = (n_first + batch - 1) / batch;
   const size_t n_devices = options.devices.size();
   std::vector<std::vector<Key>> device_best(n_devices), device_tuple(n_devices);
-  std::atomic<int64_t> next_batch{0}, batches_done{0};
+  std::atomic<int64_t> next_batch{0}, batches_done{0}, n_hits{0};
   std::atomic<bool> cancel{false};
   const int passes = task.with_tuples ? 2 : 1;
   std::vector<Key> best(size_t(b.n_vars), 0);
@@ -1059,6 +1117,16 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             a.tables.merged_total = dev->merged_total.data();
             a.n_real = static_cast<int32_t>(task.n_real);
             a.n_vars = static_cast<int32_t>(b.n_vars);
+            if (task.collect) {
+              a.threshold = task.threshold;
+              a.require_all = task.require_all;
+              if (!task.interesting.empty()) {
+                dev->interesting.upload(task.interesting.data(), task.interesting.size(), s);
+                a.interesting = dev->interesting.data();
+              }
+              dev->hits.resize(size_t(std::min<int64_t>(task.max_hits, int64_t(1) << 16)));
+              dev->n_hits.resize(1);
+            }
             int major = 0;
             FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, options.devices[d]));
             a.tensor_cores = major >= 8;
@@ -1075,6 +1143,26 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
           a.tuple_pass = tuple_pass;
           a.best = dev.best.data();
           a.best_tuple = dev.best_tuple.data();
+          a.collect = task.collect && !tuple_pass;
+          auto launch_batch = [&] {
+            if (a.collect) {
+              a.hits = dev.hits.data();
+              a.hit_capacity = dev.hits.size();
+              a.n_hits = dev.n_hits.data();
+              FSGPU_CUDA_CHECK(cudaMemsetAsync(a.n_hits, 0, sizeof(unsigned long long), s));
+            }
+            for (int contrast = 0; contrast < 2; ++contrast) {
+              a.contrast = contrast == 1;
+              if (a.contrast && task.n_real == b.n_vars) continue;
+              if (k == 3 && !a.contrast && a.row_begin >= task.n_real - 2) continue;
+              launch(k, b.n_levels, a, s);
+            }
+            unsigned long long count = 0;
+            if (a.collect)
+              FSGPU_CUDA_CHECK(cudaMemcpyAsync(&count, a.n_hits, sizeof(count), cudaMemcpyDeviceToHost, s));
+            FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));
+            return static_cast<int64_t>(count);
+          };
           while (!cancel) {
             const int64_t t = next_batch++;
             if (t >= n_batches) break;
@@ -1082,13 +1170,19 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             const int64_t index = t % 2 == 0 ? t / 2 : n_batches - 1 - t / 2;
             a.row_begin = static_cast<int32_t>(first_begin + index * batch);
             a.row_end = static_cast<int32_t>(first_begin + std::min(n_first, (index + 1) * batch));
-            for (int contrast = 0; contrast < 2; ++contrast) {
-              a.contrast = contrast == 1;
-              if (a.contrast && task.n_real == b.n_vars) continue;
-              if (k == 3 && !a.contrast && a.row_begin >= task.n_real - 2) continue;
-              launch(k, b.n_levels, a, s);
+            int64_t count = launch_batch();
+            if (a.collect) {
+              check_hit_count(n_hits += count, task);  // before growing the buffer to the batch's count
+              if (count > static_cast<int64_t>(dev.hits.size())) {
+                dev.hits.resize(size_t(count));
+                count = launch_batch();  // the same gains again: the best keys stay as they were
+              }
+              const size_t had = dev.found.size();
+              dev.found.resize(had + size_t(count));
+              FSGPU_CUDA_CHECK(cudaMemcpyAsync(dev.found.data() + had, dev.hits.data(), size_t(count) * sizeof(Hit),
+                                               cudaMemcpyDeviceToHost, s));
+              FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));
             }
-            FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));
             ++batches_done;
           }
           std::vector<Key>& out = tuple_pass ? device_tuple[d] : device_best[d];
@@ -1109,6 +1203,20 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
   InteractionBest result(b.n_vars, k, task.with_tuples);
   for (int64_t v = 0; v < b.n_vars; ++v)
     if (best[v] != 0) result.gain[v] = gain_bits(key_fixed(best[v]));
+  for (const auto& dev : devices.states) {
+    if (!dev) continue;
+    for (const Hit& h : dev->found) {
+      InteractionHit hit;
+      const int32_t parts[3] = {int32_t(h.tuple >> 42), int32_t((h.tuple >> 21) & 0x1fffff),
+                                int32_t(h.tuple & 0x1fffff)};
+      std::copy_n(parts, k, hit.tuple);
+      hit.var = parts[h.position];
+      hit.gain = gain_bits(h.gain);
+      result.hits.push_back(hit);
+    }
+  }
+  // The batches' order depends on the devices' timing; the list's order does not.
+  std::sort(result.hits.begin(), result.hits.end(), hit_before);
   if (task.with_tuples) {
     run_pass(true);
     for (int64_t v = 0; v < b.n_vars; ++v) {

@@ -1,9 +1,12 @@
 // Interaction search: MDFS's discretization draws, the CPU engine against a direct computation
 // of the counts and gains, thread counts, contrast variables, codes computed by blocks of columns,
 // and the GPU against the CPU.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "check.h"
@@ -162,6 +165,109 @@ void check_against_direct(const Case& c, int32_t k, int64_t n_real) {
   EXPECT(one.gain == got.gain && one.tuple == got.tuple, "k=%d: 1 thread differs from 3", k);
 }
 
+bool same_hits(const std::vector<InteractionHit>& a, const std::vector<InteractionHit>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t h = 0; h < a.size(); ++h)
+    if (hit_before(a[h], b[h]) || hit_before(b[h], a[h]) || a[h].gain != b[h].gain ||
+        a[h].discretization != b[h].discretization)
+      return false;
+  return true;
+}
+
+// The collected gains (MDFS's interesting tuples) against the direct gains of every tuple of
+// real variables: the rows above the threshold, filtered by interesting variables, in order;
+// independent of the thread count; contrast tuples never listed; too many is an error.
+void collected_against_direct(const Case& c, int32_t k, int64_t n_real) {
+  const Data d = make_data(c);
+  const InteractionBits bits = bits_of(c, d, 2);
+  const GainTables tables(bits, 0.25);
+  // The direct gains of every real tuple, in lexicographic order.
+  std::vector<std::vector<int32_t>> tuples;
+  std::vector<std::vector<double>> gains;
+  std::vector<int32_t> tuple(k);
+  std::function<void(int32_t, int32_t)> walk = [&](int32_t pos, int32_t from) {
+    if (pos == k) {
+      tuples.push_back(tuple);
+      gains.push_back(direct_gains(c, d, tuple, 0.25));
+      return;
+    }
+    for (int32_t v = from; v < n_real; ++v) {
+      tuple[pos] = v;
+      walk(pos + 1, v + 1);
+    }
+  };
+  walk(0, 0);
+  std::vector<double> sorted;
+  for (const auto& g : gains) sorted.insert(sorted.end(), g.begin(), g.end());
+  std::sort(sorted.begin(), sorted.end());
+  // Thresholds between two gains (so that rounding cannot move a gain across), and none.
+  const double between = (sorted[sorted.size() * 2 / 3] + sorted[sorted.size() * 2 / 3 + 1]) / 2;
+  for (double threshold : {-double(INFINITY), between}) {
+    for (int filter = 0; filter < 3; ++filter) {
+      InteractionTask task;
+      task.dimensions = k;
+      task.n_real = n_real;
+      task.collect = true;
+      task.threshold = threshold;
+      if (filter > 0) {
+        task.interesting.assign(size_t(n_real), 0);
+        task.interesting[1] = task.interesting[2] = task.interesting[n_real - 1] = 1;
+        task.require_all = filter == 2;
+      }
+      const InteractionBest got = cpu_interactions(bits, tables, task, 3, nullptr);
+      size_t row = 0;
+      bool ok = true;
+      for (size_t t = 0; t < tuples.size(); ++t) {
+        if (!task.collects(tuples[t].data())) continue;
+        for (int32_t i = 0; i < k; ++i) {
+          if (!(gains[t][i] > threshold)) continue;
+          ok = ok && row < got.hits.size() && got.hits[row].var == tuples[t][i] &&
+               std::equal(tuples[t].begin(), tuples[t].end(), got.hits[row].tuple) &&
+               std::fabs(got.hits[row].gain - gains[t][i]) <= 1e-7 * std::max(1.0, std::fabs(gains[t][i]));
+          ++row;
+        }
+      }
+      EXPECT(ok && row == got.hits.size(), "k=%d m=%d filter %d threshold %g: %zu rows, %zu expected", k,
+             c.n_levels, filter, threshold, got.hits.size(), row);
+      const InteractionBest one = cpu_interactions(bits, tables, task, 1, nullptr);
+      EXPECT(same_hits(one.hits, got.hits), "k=%d: collected gains differ between 1 and 3 threads", k);
+      // The bests are those of the search that does not collect.
+      InteractionTask plain = task;
+      plain.collect = false;
+      EXPECT(cpu_interactions(bits, tables, plain, 2, nullptr).gain == got.gain, "k=%d: collecting changed the bests",
+             k);
+      if (threshold == -INFINITY && filter == 0) {
+        task.max_hits = static_cast<int64_t>(got.hits.size()) - 1;
+        bool threw = false;
+        try {
+          cpu_interactions(bits, tables, task, 2, nullptr);
+        } catch (const std::runtime_error&) {
+          threw = true;
+        }
+        EXPECT(threw, "k=%d: more gains than max_hits did not throw", k);
+      }
+    }
+  }
+}
+
+// Merging discretizations: per (tuple, variable) the larger gain, the earlier on ties.
+void merge_discretizations() {
+  auto hit = [](int32_t a, int32_t b, int32_t var, double gain, int32_t d) {
+    InteractionHit h;
+    h.tuple[0] = a;
+    h.tuple[1] = b;
+    h.var = var;
+    h.gain = gain;
+    h.discretization = d;
+    return h;
+  };
+  std::vector<InteractionHit> into = {hit(0, 1, 0, 2.0, 0), hit(0, 1, 1, 3.0, 0), hit(0, 3, 3, 1.0, 0)};
+  merge_discretization_hits(into, {hit(0, 1, 1, 3.0, 1), hit(0, 2, 0, 5.0, 1), hit(0, 3, 3, 1.5, 1)});
+  const std::vector<InteractionHit> expected = {hit(0, 1, 0, 2.0, 0), hit(0, 1, 1, 3.0, 0), hit(0, 2, 0, 5.0, 1),
+                                                hit(0, 3, 3, 1.5, 1)};
+  EXPECT(same_hits(into, expected), "merged discretizations");
+}
+
 void discretization_draws() {
   // Thresholds at sorted positions of MDFS's draws (divisions 2, range 0.5, 100 distinct values):
   // levels hold positions 0..done0, done0+1..done1, the rest.
@@ -297,8 +403,19 @@ void gpu_matches_cpu(const GpuStatus& gpu) {
           EXPECT(false, "GPU refuses k=%d m=%d: %s", k, c.n_levels, problem.c_str());
           continue;
         }
+        // Collect every gain above a threshold (about 5 bits per 1,000 objects), in two cases of
+        // three only from the tuples holding an interesting variable (or made of them).
+        task.collect = true;
+        task.threshold = 0.5 * c.n_objects / 100.0;
+        if (c.seed % 3 != 2) {
+          task.interesting.assign(size_t(task.n_real), 0);
+          for (int64_t v = 0; v < task.n_real; v += 5) task.interesting[v] = 1;
+          task.require_all = c.seed % 3 == 1;
+        }
         const InteractionBest cpu = cpu_interactions(bits, tables, task, 4, nullptr);
         const InteractionBest dev = gpu_interactions(bits, tables, task, options, nullptr);
+        EXPECT(same_hits(cpu.hits, dev.hits), "GPU k=%d m=%d n=%d contrast=%d: collected gains differ (%zu on the CPU, "
+               "%zu on the GPU)", k, c.n_levels, c.n_objects, with_contrast, cpu.hits.size(), dev.hits.size());
         int64_t differ = 0, tuples_differ = 0;
         const int64_t n_scored = with_contrast ? c.n_vars : task.n_real;
         for (int64_t v = 0; v < n_scored; ++v) {
@@ -321,9 +438,22 @@ void gpu_matches_cpu(const GpuStatus& gpu) {
   task.dimensions = 2;
   task.n_real = 400;
   task.with_tuples = true;
+  task.collect = true;
+  task.threshold = -INFINITY;  // every pair: 159,600 rows, past a device's first buffer (a batch runs again)
   const InteractionBest cpu = cpu_interactions(bits, tables, task, 4, nullptr);
   const InteractionBest dev = gpu_interactions(bits, tables, task, options, nullptr);
   EXPECT(cpu.gain == dev.gain && cpu.tuple == dev.tuple, "two devices differ from the CPU");
+  EXPECT(same_hits(cpu.hits, dev.hits) && dev.hits.size() == 2 * 400 * 399 / 2,
+         "two devices: collected gains differ from the CPU's");
+  // Too many gains: an error, not a huge buffer.
+  task.max_hits = 1000;
+  bool threw = false;
+  try {
+    gpu_interactions(bits, tables, task, options, nullptr);
+  } catch (const std::runtime_error&) {
+    threw = true;
+  }
+  EXPECT(threw, "GPU: more gains than max_hits did not throw");
 }
 
 }  // namespace
@@ -340,6 +470,12 @@ void interaction_tests(const GpuStatus& gpu) {
   check_against_direct({140, 2, 2, 10, 0.03, 8}, 3, 7);
   check_against_direct({70, 2, 2, 7, 0, 9}, 5, 7);
   check_against_direct({70, 2, 3, 6, 0, 10}, 4, 6);
+  collected_against_direct({150, 2, 3, 9, 0, 31}, 2, 9);
+  collected_against_direct({131, 3, 2, 8, 0, 32}, 3, 7);     // a contrast variable: never listed
+  collected_against_direct({97, 2, 4, 7, 0.05, 33}, 2, 7);   // missing values
+  collected_against_direct({70, 2, 2, 7, 0, 34}, 4, 7);
+  collected_against_direct({60, 2, 3, 6, 0, 35}, 5, 6);
+  merge_discretizations();
   block_codes(gpu, 0);     // the GPU takes these
   block_codes(gpu, 0.05);  // missing values
   gpu_matches_cpu(gpu);

@@ -34,6 +34,42 @@ ref_best_gains <- function(codes, y, k, m, xi = 0.25) {
   best
 }
 
+# MDFS's ComputeInterestingTuples from the definition: for every k-tuple of the columns (in
+# combn's lexicographic order) that holds an interesting variable (every one with require_all;
+# every tuple without interesting), a row per variable whose gain exceeds the threshold; the gain
+# is the largest over the discretizations (codes: a list of code matrices, one per
+# discretization), the discretization the first within 1e-9 of it (exactly equal gains tie).
+ref_interesting_tuples <- function(codes, y, k, m, threshold, interesting = integer(), require_all = FALSE) {
+  rows <- list()
+  for (t in utils::combn(ncol(codes[[1]]), k, simplify = FALSE)) {
+    n <- sum(t %in% interesting)
+    if (length(interesting) && (if (require_all) n < k else n == 0)) next
+    gains <- vapply(codes, function(cd) ref_tuple_gains(cd, y, t, m), numeric(k))
+    gains <- matrix(gains, nrow = k)
+    for (i in seq_len(k)) {
+      best <- max(gains[i, ])
+      if (!(best > threshold)) next
+      rows[[length(rows) + 1]] <- c(t[i], t, best, which(gains[i, ] >= best - 1e-9)[1])
+    }
+  }
+  out <- as.data.frame(do.call(rbind, c(rows, list(matrix(numeric(0), 0, k + 3)))))
+  names(out) <- c("index", paste0("tuple_", seq_len(k)), "gain", "discretization")
+  for (col in setdiff(names(out), "gain")) out[[col]] <- as.integer(out[[col]])
+  out
+}
+
+# The codes of numeric x in each discretization, as find_interactions() draws them (every row
+# has a class; no contrast variables), through the package's own coding entry point.
+mdfs_codes <- function(x, divisions, discretizations, range, seed) {
+  coded <- fsgpu:::fsgpu_interaction_block_codes(x, 1, seq_len(nrow(x)), ncol(x), integer(0), 0, divisions,
+                                                 discretizations, range, seed, 1)
+  lapply(seq_len(discretizations), function(d) {
+    codes <- matrix(as.integer(coded$codes[, , d]), nrow(x))
+    codes[codes == 255L] <- NA  # int8 -1: missing
+    codes
+  })
+}
+
 # MDFS's equal-frequency levels (range = 0): thresholds at sorted positions round(n/(d+1)),
 # accumulated, used as 0-based indices; a value above a threshold goes up a level.
 ref_equal_frequency <- function(values, divisions) {

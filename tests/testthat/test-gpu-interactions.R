@@ -90,3 +90,53 @@ test_that("the mice genotypes give the CPU's answer on the GPU", {
   cpu <- find_interactions(geno$genotypes, y, dimensions = 2, top = 10, backend = "cpu")
   expect_same_search(cpu, gpu)
 })
+
+test_that("interesting tuples (threshold =): the GPU lists the CPU's rows bit for bit", {
+  skip_unless_gpu_interactions()
+  cases <- list(list(n = 1024, p = 300, m = 3, cl = 2), list(n = 333, p = 150, m = 2, cl = 2),
+                list(n = 517, p = 130, m = 4, cl = 3), list(n = 200, p = 90, m = 3, cl = 4))
+  for (case in cases) {
+    d <- gpu_interaction_case(case$n, case$p, case$m, case$cl, seed = case$n)
+    for (k in 2:3) {
+      p <- if (k == 3) min(case$p, 120) else case$p
+      # Every tuple (past the device's first buffer: a batch runs again), a threshold, and the
+      # tuples of a few interesting variables (with at least one, or only them).
+      for (filter in list(list(threshold = 0), list(threshold = 5),
+                          list(threshold = 2, interesting_vars = c(2, 7, p - 1)),
+                          list(threshold = 0, interesting_vars = seq(1, p, by = 3), require_all_vars = TRUE))) {
+        args <- c(list(d$x[, seq_len(p)], d$y, dimensions = k, levels = d$m, seed = 1, n_contrast = 40), filter)
+        set.seed(3)
+        cpu <- do.call(find_interactions, c(args, backend = "cpu", threads = 2))
+        set.seed(3)
+        gpu <- do.call(find_interactions, c(args, backend = "gpu"))
+        info <- sprintf("n = %d, m = %d, %d classes, k = %d, threshold %g, %d interesting", case$n, case$m, case$cl, k,
+                        filter$threshold, length(filter$interesting_vars))
+        expect_identical(gpu$backend, "gpu", info = info)
+        expect_identical(gpu$interesting_tuples, cpu$interesting_tuples, info = info)
+        expect_identical(gpu$scores, cpu$scores, info = info)
+        if (filter$threshold == 0 && is.null(filter$interesting_vars))
+          expect_equal(nrow(gpu$interesting_tuples), k * choose(p, k), info = info)
+      }
+    }
+  }
+})
+
+test_that("interesting tuples over several discretizations on the GPU, and the limit on rows", {
+  skip_unless_gpu_interactions()
+  set.seed(4)
+  x <- matrix(rnorm(700 * 200), 700, 200)
+  y <- factor(x[, 10] * x[, 150] > 0)
+  for (k in 2:3) {
+    args <- list(x[, seq_len(if (k == 2) 200 else 90)], y, dimensions = k, divisions = if (k == 2) 2 else 1,
+                 discretizations = 3, threshold = 4, seed = 8)
+    set.seed(5)
+    cpu <- do.call(find_interactions, c(args, backend = "cpu"))
+    set.seed(5)
+    gpu <- do.call(find_interactions, c(args, backend = "gpu"))
+    expect_identical(gpu$interesting_tuples, cpu$interesting_tuples)
+    expect_true(any(gpu$interesting_tuples$discretization > 1))
+  }
+  old <- options(fsgpu.max_interesting_tuples = 1000)
+  on.exit(options(old))
+  expect_error(find_interactions(x, y, dimensions = 2, threshold = 1e-6, backend = "gpu"), "exceed the threshold")
+})

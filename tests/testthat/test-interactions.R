@@ -184,3 +184,166 @@ test_that("the p-value fit equals MDFS's ComputePValue written in plain R", {
     }
   }
 })
+
+# --- Interesting tuples (threshold =): MDFS's ComputeInterestingTuples ---
+
+# A threshold halfway between two of the reference's gains, so that rounding cannot move a gain
+# across it.
+threshold_between <- function(gains, q) {
+  g <- sort(unique(gains))
+  i <- max(1, floor(q * length(g)))
+  (g[i] + g[i + 1]) / 2
+}
+
+expect_interesting <- function(res, ref, info) {
+  got <- res$interesting_tuples
+  rownames(ref) <- NULL
+  k <- res$params$dimensions
+  cols <- c("index", paste0("tuple_", seq_len(k)), "discretization")
+  expect_identical(got[cols], ref[cols], info = info)
+  expect_equal(got$gain, ref$gain, tolerance = 1e-8, info = info)
+  expect_identical(got$variable, colnames_of(res)[got$index], info = info)
+  expect_identical(got$tuple, do.call(paste, c(lapply(seq_len(k), function(i) colnames_of(res)[got[[paste0("tuple_", i)]]]),
+                                                sep = " x ")), info = info)
+}
+colnames_of <- function(res) res$scores$variable
+
+test_that("interesting tuples: every (tuple, variable) above the threshold, as the definition, 2- to 5-way", {
+  cases <- list(list(k = 2, m = 2, cl = 2, seed = 1), list(k = 2, m = 3, cl = 3, seed = 2),
+                list(k = 2, m = 4, cl = 2, seed = 3), list(k = 3, m = 2, cl = 2, seed = 4),
+                list(k = 3, m = 3, cl = 2, seed = 5), list(k = 3, m = 4, cl = 3, seed = 6),
+                list(k = 4, m = 2, cl = 2, seed = 7), list(k = 5, m = 2, cl = 2, seed = 8))
+  for (case in cases) {
+    p <- if (case$k >= 4) 7 else 9
+    d <- interaction_codes(143, p, case$m, case$cl, seed = case$seed)
+    all <- ref_interesting_tuples(list(d$x), d$y, case$k, case$m, -Inf)
+    info <- sprintf("k = %d, m = %d, %d classes", case$k, case$m, case$cl)
+    everything <- find_interactions(d$x, d$y, dimensions = case$k, levels = case$m, threshold = 0, contrast = FALSE,
+                                    backend = "cpu", threads = 2)
+    expect_equal(nrow(everything$interesting_tuples), case$k * choose(p, case$k), info = info)
+    expect_interesting(everything, all, info)
+    # Each variable's best gain is the largest of its rows.
+    expect_identical(as.vector(tapply(everything$interesting_tuples$gain, everything$interesting_tuples$index, max)),
+                     everything$scores$gain, info = info)
+    threshold <- threshold_between(all$gain, 0.7)
+    above <- find_interactions(d$x, d$y, dimensions = case$k, levels = case$m, threshold = threshold,
+                               contrast = TRUE, n_contrast = 5, backend = "cpu", threads = 2)
+    expect_interesting(above, all[all$gain > threshold, , drop = FALSE], info)
+  }
+})
+
+test_that("interesting tuples: interesting_vars and require_all_vars filter the tuples as MDFS 1.5", {
+  d <- interaction_codes(160, 9, 3, seed = 12)
+  for (k in 2:3) {
+    all <- ref_interesting_tuples(list(d$x), d$y, k, 3, -Inf)
+    threshold <- threshold_between(all$gain, 0.3)
+    some <- find_interactions(d$x, d$y, dimensions = k, levels = 3, threshold = threshold,
+                              interesting_vars = c("v2", "v7"), contrast = FALSE, backend = "cpu")
+    expect_interesting(some, ref_interesting_tuples(list(d$x), d$y, k, 3, threshold, interesting = c(2, 7)),
+                       paste("at least one, k =", k))
+    only <- find_interactions(d$x, d$y, dimensions = k, levels = 3, threshold = threshold,
+                              interesting_vars = c(1, 2, 7, 8), require_all_vars = TRUE, contrast = FALSE,
+                              backend = "cpu")
+    expect_interesting(only, ref_interesting_tuples(list(d$x), d$y, k, 3, threshold, interesting = c(1, 2, 7, 8),
+                                                    require_all = TRUE), paste("all, k =", k))
+    expect_identical(only$params$interesting_vars, c("v1", "v2", "v7", "v8"))
+  }
+  none <- find_interactions(d$x, d$y, dimensions = 3, levels = 3, threshold = 0, interesting_vars = c("v1", "v2"),
+                            require_all_vars = TRUE, contrast = FALSE, backend = "cpu")
+  expect_identical(nrow(none$interesting_tuples), 0L)
+  expect_named(none$interesting_tuples, c("variable", "index", "tuple", "tuple_1", "tuple_2", "tuple_3", "gain",
+                                          "discretization"))
+})
+
+test_that("interesting tuples over several discretizations, with missing values, threads and tiles", {
+  set.seed(21)
+  x <- matrix(rnorm(170 * 8), 170, 8, dimnames = list(NULL, paste0("g", 1:8)))
+  y <- factor(x[, 2] * x[, 5] > 0)
+  for (divisions in 1:3) {
+    codes <- mdfs_codes(x, divisions, 3, 0.4, 99)
+    all <- ref_interesting_tuples(codes, y, 2, divisions + 1, -Inf)
+    threshold <- threshold_between(all$gain, 0.5)
+    res <- find_interactions(x, y, dimensions = 2, divisions = divisions, discretizations = 3, range = 0.4,
+                             seed = 99, threshold = threshold, contrast = FALSE, backend = "cpu", threads = 2)
+    expect_interesting(res, all[all$gain > threshold, , drop = FALSE], paste("divisions", divisions))
+    expect_true(all(c(1L, 2L, 3L) %in% all$discretization) || divisions == 1)
+  }
+  # Missing values: each tuple's valid objects (the reference leaves them out per tuple too).
+  d <- interaction_codes(150, 7, 3, seed = 22, missing = 0.05)
+  all <- ref_interesting_tuples(list(d$x), d$y, 2, 3, -Inf)
+  res <- find_interactions(d$x, d$y, dimensions = 2, levels = 3, threshold = 0, contrast = FALSE, backend = "cpu")
+  expect_interesting(res, all, "missing values")
+  # Threads, and tiles on workers whose first variables start anywhere (not at multiples of 64).
+  set.seed(23)
+  g <- matrix(sample(0:2, 300 * 150, replace = TRUE), 300, 150)
+  yg <- factor((g[, 10] + g[, 140]) %% 2)
+  args <- list(g, yg, dimensions = 2, threshold = 3, n_contrast = 20, seed = 5, backend = "cpu")
+  set.seed(1)
+  one <- do.call(find_interactions, c(args, threads = 1))
+  set.seed(1)
+  two <- do.call(find_interactions, c(args, threads = 2))
+  expect_identical(one$interesting_tuples, two$interesting_tuples)
+  expect_gt(nrow(one$interesting_tuples), 100)
+  skip_if_not_installed("BiocParallel")
+  old <- options(fsgpu.tiles = 3)
+  on.exit(options(old))
+  for (k in 2:3) {
+    tuple_args <- args
+    if (k == 3) {
+      tuple_args[[1]] <- g[, 1:70]
+      tuple_args$dimensions <- 3
+      tuple_args$threshold <- 6
+    }
+    set.seed(1)
+    single <- do.call(find_interactions, c(tuple_args, threads = 1))
+    set.seed(1)
+    tiled <- do.call(find_interactions, c(tuple_args, threads = 1, BPPARAM = BiocParallel::SerialParam()))
+    expect_identical(tiled$interesting_tuples, single$interesting_tuples)
+    expect_identical(tiled$scores, single$scores)
+  }
+})
+
+test_that("interesting tuples: the limit on rows, and bad arguments get clear errors", {
+  d <- interaction_codes(80, 8, 3, seed = 24)
+  old <- options(fsgpu.max_interesting_tuples = 20)
+  on.exit(options(old))
+  expect_error(find_interactions(d$x, d$y, dimensions = 2, threshold = 0, backend = "cpu"), "keeps every tuple")
+  expect_error(find_interactions(d$x, d$y, dimensions = 2, threshold = 1e-6, contrast = FALSE, backend = "cpu"),
+               "exceed the threshold")
+  options(old)
+  expect_error(find_interactions(d$x, d$y, interesting_vars = "v1", backend = "cpu"), "give a threshold")
+  expect_error(find_interactions(d$x, d$y, require_all_vars = TRUE, backend = "cpu"), "give a threshold")
+  expect_error(find_interactions(d$x, d$y, dimensions = 1, threshold = 1, backend = "cpu"), "dimensions")
+  expect_error(find_interactions(d$x, d$y, threshold = "a", backend = "cpu"), "threshold")
+  expect_error(find_interactions(d$x, d$y, threshold = 1, interesting_vars = "nope", backend = "cpu"), "nope")
+  expect_error(find_interactions(d$x, d$y, threshold = 1, interesting_vars = 1, require_all_vars = NA,
+                                 backend = "cpu"), "require_all_vars")
+  # Without a threshold nothing changes: no list, the same parameters.
+  plain <- find_interactions(d$x, d$y, dimensions = 2, contrast = FALSE, backend = "cpu")
+  expect_false("interesting_tuples" %in% names(plain))
+  expect_false("threshold" %in% names(plain$params))
+  expect_output(print(find_interactions(d$x, d$y, dimensions = 2, threshold = 50, contrast = FALSE, backend = "cpu")),
+                "gains above the threshold 50")
+})
+
+test_that("interesting tuples from packed genotypes and a SummarizedExperiment equal the matrix's", {
+  set.seed(25)
+  g <- matrix(sample(0:2, 61 * 9, replace = TRUE), 61, 9, dimnames = list(paste0("s", 1:61), paste0("rs", 1:9)))
+  y <- factor(rep(c("a", "b"), length.out = 61))
+  dir <- tempfile("plink")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  packed <- read_plink(write_plink(file.path(dir, "toy"), g), packed = TRUE)$genotypes
+  from_matrix <- find_interactions(g, y, dimensions = 2, levels = 3, threshold = 1, interesting_vars = "rs4",
+                                   contrast = FALSE, backend = "cpu")
+  from_packed <- find_interactions(packed, y, dimensions = 2, threshold = 1, interesting_vars = "rs4",
+                                   contrast = FALSE, backend = "cpu")
+  expect_identical(from_packed$interesting_tuples, from_matrix$interesting_tuples)
+  expect_gt(nrow(from_matrix$interesting_tuples), 0)
+  skip_if_not_installed("SummarizedExperiment")
+  se <- SummarizedExperiment::SummarizedExperiment(assays = list(codes = t(g)),
+                                                   colData = S4Vectors::DataFrame(group = y))
+  from_se <- find_interactions(se, class = "group", dimensions = 2, levels = 3, threshold = 1,
+                               interesting_vars = "rs4", contrast = FALSE, backend = "cpu")
+  expect_identical(from_se$interesting_tuples, from_matrix$interesting_tuples)
+})
