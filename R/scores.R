@@ -14,13 +14,24 @@
 #' @param z The conditioning variable: one feature of `x` (a name, or a column index), or a
 #'   vector with one value per sample (numeric values are binned into `nbins` equal-width
 #'   bins; integer, logical, factor and character values are categories).
+#' @param estimator For `mi_scores()`: the estimator of the entropies that make up
+#'   \eqn{I(X;Y) = H(X) + H(Y) - H(X,Y)}, those of infotheo: `"emp"` (the plug-in estimate from
+#'   the empirical distribution, the default), `"mm"` (Miller-Madow: each entropy plus
+#'   \eqn{(m - 1)/2N} nats, \eqn{m} the number of observed values) or `"sg"` (infotheo's
+#'   "Schurmann-Grassberger": \eqn{\psi(N + 1) - \sum_i (n_i/N) \psi(n_i + 1)}, the posterior mean
+#'   under a Dirichlet prior with the parameter infotheo's code actually uses, 0 whenever more
+#'   than one value is observed). Each equals `infotheo::mutinformation(X, Y, method =
+#'   estimator)` (in nats) on the same codes, including its rule that a negative estimate (which
+#'   the bias corrections can give) is reported as 0. Still exact from integer counts, CPU and GPU
+#'   bitwise equal. infotheo's `"shrink"` is not offered: its shrinkage intensity depends on each
+#'   whole table, which the exact per-count sums cannot express.
 #' @param quiet `TRUE` shows no progress bar and no messages (such as a note about dropped
 #'   class levels). The scores take one pass over the data and show no bar of their own; a
 #'   `discretize` method fitted here, or an on-disk assay coded in blocks, may. See
 #'   [fsgpu_progress].
 #' @return A data frame (of class `fsgpu_scores`, which prints where the job ran first) in column
 #'   order with `feature` (name), `index` (1-based) and `mi`, `cmi` or `jmi` (in `units`), with
-#'   attributes `nbins`, `units`, `backend`, `run` (where the job ran and why, as in
+#'   attributes `nbins`, `units`, `estimator`, `backend`, `run` (where the job ran and why, as in
 #'   [select_features()]) and, with `discretize`, `discretization`.
 #' @examples
 #' set.seed(1)
@@ -29,6 +40,8 @@
 #' x[, 2] <- x[, 2] + 2 * (y == "b")
 #' x[, 3] <- x[, 2] + rnorm(100, sd = 0.2)
 #' mi_scores(x, y, backend = "cpu")
+#' # Miller-Madow's bias correction, as infotheo's estimator = "mm"
+#' mi_scores(x, y, backend = "cpu", estimator = "mm")
 #' # given g2, its near-copy g3 adds little
 #' cmi_scores(x, y, z = "g2", backend = "cpu")
 #' jmi_scores(x, y, z = "g2", backend = "cpu")
@@ -38,20 +51,21 @@ mi_scores <- function(x, ...) UseMethod("mi_scores")
 #' @rdname mi_scores
 #' @export
 mi_scores.default <- function(x, y, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                              units = c("bits", "nats"), quiet = FALSE, discretize = NULL, ...) {
+                              units = c("bits", "nats"), quiet = FALSE, discretize = NULL,
+                              estimator = c("emp", "mm", "sg"), ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_scores(prepare_input(x, y), "mi", NULL, nbins, backend, threads, devices, units,
-                             quiet, discretize))
+                             quiet, discretize, estimator))
 }
 
 #' @rdname mi_scores
 #' @export
 mi_scores.SummarizedExperiment <- function(x, class, assay = 1L, nbins = NULL, backend = NULL, threads = NULL,
                                            devices = NULL, units = c("bits", "nats"), quiet = FALSE,
-                                           discretize = NULL, ...) {
+                                           discretize = NULL, estimator = c("emp", "mm", "sg"), ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_scores(prepare_se_input(x, class, assay), "mi", NULL, nbins, backend, threads, devices, units,
-                             quiet, discretize))
+                             quiet, discretize, estimator))
 }
 
 #' @rdname mi_scores
@@ -100,14 +114,16 @@ jmi_scores.SummarizedExperiment <- function(x, class, z, assay = 1L, nbins = NUL
                              quiet, discretize))
 }
 
-run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, quiet, discretize) {
+run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, quiet, discretize,
+                       estimator = "emp") {
+  estimator <- match_estimator(estimator)
   z <- if (kind != "mi") resolve_z(z, input)
   input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
   run <- resolve_run(input, nbins, backend, threads, devices, units, steps = 1)
   elapsed <- system.time(
     values <- if (kind == "mi") {
       fsgpu_mi_scores(input$x, input$y, length(input$classes), run$nbins, run$backend, run$threads, run$devices,
-                      run$memory_limit)
+                      run$memory_limit, estimator)
     } else {
       fsgpu_conditional_scores(input$x, input$y, length(input$classes), z$feature, z$column, kind, run$nbins,
                                run$backend, run$threads, run$devices, run$memory_limit)
@@ -115,9 +131,11 @@ run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, 
     gcFirst = FALSE
   )[["elapsed"]]
   out <- data.frame(feature = input$feature_names, index = seq_len(input$n_features), stringsAsFactors = FALSE)
+  # infotheo::mutinformation(X, Y) reports a negative bias-corrected estimate as 0.
+  if (estimator != "emp") values <- pmax(values, 0)
   out[[kind]] <- values * run$scale
   # A data frame still (add_results() and user code take it as one), whose class prints the run.
-  structure(out, class = c("fsgpu_scores", "data.frame"), nbins = run$nbins, units = run$units,
+  structure(out, class = c("fsgpu_scores", "data.frame"), nbins = run$nbins, units = run$units, estimator = estimator,
             backend = run$backend, run = backend_used(run$backend, run$threads, run$devices, elapsed, run$why_cpu),
             discretization = input$discretization)
 }
@@ -130,6 +148,17 @@ print.fsgpu_scores <- function(x, ...) {
 
 #' @export
 as.data.frame.fsgpu_scores <- function(x, ...) data_alone(x)
+
+# The entropy estimator: one of infotheo's names that the exact sums can express (estimators.h).
+match_estimator <- function(estimator) {
+  if (identical(estimator, "shrink"))
+    stop("estimator = \"shrink\" is not available: its shrinkage intensity depends on each whole table; ",
+         "use \"emp\", \"mm\" or \"sg\"", call. = FALSE)
+  if (!is.character(estimator) || !length(estimator) || anyNA(estimator) ||
+      (length(estimator) > 1 && !identical(estimator, c("emp", "mm", "sg"))) || !estimator[1] %in% c("emp", "mm", "sg"))
+    stop("estimator must be one of \"emp\", \"mm\" or \"sg\"", call. = FALSE)
+  estimator[1]
+}
 
 # z as the engine takes it: a feature of x (feature, 1-based) or one column of its own
 # (column: a list holding a double vector to bin or integer categories).

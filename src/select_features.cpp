@@ -21,7 +21,8 @@ namespace {
 std::unique_ptr<SelectionEngine> make_engine(const CodeMatrix& codes, const ClassLayout& layout,
                                              const std::string& backend, int threads,
                                              const Rcpp::IntegerVector& devices, double memory_limit,
-                                             const Checkpoint& checkpoint, SEXP weights = R_NilValue) {
+                                             const Checkpoint& checkpoint, SEXP weights = R_NilValue,
+                                             Estimator estimator = Estimator::empirical) {
   if (!Rf_isNull(weights)) {
     const Rcpp::NumericVector w(weights);
     return std::make_unique<WeightedCpuEngine>(codes, layout, std::vector<double>(w.begin(), w.end()), threads,
@@ -31,9 +32,9 @@ std::unique_ptr<SelectionEngine> make_engine(const CodeMatrix& codes, const Clas
     GpuOptions options;
     options.devices.assign(devices.begin(), devices.end());
     options.memory_limit = static_cast<int64_t>(memory_limit);
-    return make_gpu_engine(codes, layout, options);
+    return make_gpu_engine(codes, layout, options, estimator);
   }
-  return std::make_unique<CpuEngine>(codes, layout, threads, checkpoint);
+  return std::make_unique<CpuEngine>(codes, layout, threads, checkpoint, CpuEngine::kSliceEntries, estimator);
 }
 
 Method method_of(const std::string& name) {
@@ -108,15 +109,17 @@ Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std
   FSGPU_GLUE_END
 }
 
+// I(X;Y) for every feature, in bits, by `estimator` ("emp", "mm" or "sg": estimators.h).
 // [[Rcpp::export]]
 Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int nbins, std::string backend,
-                                    int threads, Rcpp::IntegerVector devices, double memory_limit) {
+                                    int threads, Rcpp::IntegerVector devices, double memory_limit,
+                                    std::string estimator = "emp") {
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = layout_from_r(y, n_classes);
   const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
   JobProgress job(R_NilValue);  // one pass: interrupts only
-  std::unique_ptr<SelectionEngine> engine =
-      make_engine(codes, layout, backend, threads, devices, memory_limit, job.whole());
+  std::unique_ptr<SelectionEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit,
+                                                        job.whole(), R_NilValue, estimator_of(estimator));
   return Rcpp::wrap(mi_scores(*engine));
   FSGPU_GLUE_END
 }

@@ -7,13 +7,13 @@
 namespace fsgpu {
 
 CpuEngine::CpuEngine(const CodeMatrix& x, const ClassLayout& layout, int threads,
-                     Checkpoint between_slices, int64_t slice_entries)
+                     Checkpoint between_slices, int64_t slice_entries, Estimator estimator)
     : between_slices_(std::move(between_slices)),
       slice_entries_(std::max<int64_t>(slice_entries, 1)),
       x_(x),
       layout_(layout),
       threads_(threads < 1 ? 1 : threads),
-      plogp_(layout.n_samples),
+      plogp_(layout.n_samples, estimator),
       state_(x.n_features),
       retired_(x.n_features, 0),
       scratch_(threads_) {}

@@ -122,6 +122,21 @@ test_that("GPU mi_matrix equals the CPU's", {
                    mi_network(case$x, "aracne", output = "matrix", nbins = 10, backend = "cpu"))
 })
 
+test_that("GPU mi_matrix equals the CPU's with infotheo's estimators", {
+  skip_unless_gpu_pairs()
+  cases <- gpu_pairs_cases()
+  for (name in names(cases)) {
+    case <- cases[[name]]
+    for (estimator in c("mm", "sg")) {
+      gpu <- mi_matrix(case$x, nbins = case$nbins, backend = "gpu", estimator = estimator)
+      expect_identical(attr(gpu, "backend"), "gpu")
+      expect_identical(strip_attributes(gpu),
+                       strip_attributes(mi_matrix(case$x, nbins = case$nbins, backend = "cpu", estimator = estimator)),
+                       info = paste(name, estimator))
+    }
+  }
+})
+
 test_that("GPU equals CPU on sparse input, and sparse equals dense", {
   skip_unless_gpu_pairs()
   sp <- data_sparse(n = 1000, p = 130, seed = 90)
