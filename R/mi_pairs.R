@@ -217,9 +217,10 @@ as.data.frame.fsgpu_pairs <- function(x, ...) data_alone(x)
 #'
 #' @inheritParams select_features
 #' @param estimator The estimator of the entropies in \eqn{I(X_i;X_j) = H(X_i) + H(X_j) -
-#'   H(X_i,X_j)} and on the diagonal: `"emp"` (plug-in, the default), `"mm"` (Miller-Madow) or
-#'   `"sg"` (infotheo's "Schurmann-Grassberger"), as described in [mi_scores()]. Unlike
-#'   [mi_scores()], and like infotheo's matrix, negative estimates are kept.
+#'   H(X_i,X_j)} and on the diagonal: `"emp"` (plug-in, the default), `"mm"` (Miller-Madow),
+#'   `"sg"` (infotheo's "Schurmann-Grassberger") or `"shrink"` (James-Stein shrinkage, on the CPU
+#'   only), as described in [mi_scores()]. Unlike [mi_scores()], and like infotheo's matrix,
+#'   negative estimates are kept.
 #' @param x Samples in rows, features in columns (a matrix, data frame or sparse `Matrix`), or
 #'   a `SummarizedExperiment` (features are the rows of `assay`).
 #' @param discretize `"equal_width"` or `"equal_freq"` (with `nbins`), or a fitted [discretize()]
@@ -245,7 +246,7 @@ mi_matrix <- function(x, ...) UseMethod("mi_matrix")
 #' @export
 mi_matrix.default <- function(x, features = NULL, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
                               units = c("bits", "nats"), discretize = NULL, BPPARAM = NULL, quiet = FALSE,
-                              estimator = c("emp", "mm", "sg"), ...) {
+                              estimator = c("emp", "mm", "sg", "shrink"), ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x), features, nbins, backend, threads, devices, units,
                                 discretize, BPPARAM, quiet, estimator))
@@ -256,7 +257,7 @@ mi_matrix.default <- function(x, features = NULL, nbins = NULL, backend = NULL, 
 mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = 1L, nbins = NULL, backend = NULL,
                                            threads = NULL, devices = NULL, units = c("bits", "nats"),
                                           discretize = NULL, BPPARAM = NULL, quiet = FALSE,
-                                          estimator = c("emp", "mm", "sg"), ...) {
+                                          estimator = c("emp", "mm", "sg", "shrink"), ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay), features, nbins, backend, threads, devices, units,
                                 discretize, BPPARAM, quiet, estimator))
@@ -271,7 +272,8 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
   if (length(index)) input <- subset_features(input, index)
   if (input$n_features < 2) stop("mi_matrix needs at least two features", call. = FALSE)
   input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
-  run <- resolve_pair_run(input, nbins, backend, threads, devices, units, isTRUE(bp$forked))
+  run <- cpu_for_estimator(resolve_pair_run(input, nbins, backend, threads, devices, units, isTRUE(bp$forked)),
+                           backend, estimator)
   args <- list(x = input$x, n_samples = input$n_samples, nbins = run$nbins, backend = run$engine,
                threads = run$threads, devices = run$devices, memory_limit = run$memory_limit, estimator = estimator)
   # Progress from the engine; tiles on workers report none.
@@ -352,7 +354,8 @@ resolve_pair_run <- function(input, nbins, backend, threads, devices, units, for
 #'   `"edges"` (a data frame `from`, `to`, `weight`, `mi`) or `"matrix"` (the weights).
 #' @param ... Passed to [mi_matrix()] (`nbins`, `estimator`, `backend`, `threads`, `devices`, `assay`,
 #'   `quiet`) when the MI matrix is computed from `x`: `estimator = "mm"` or `"sg"` builds the
-#'   network on infotheo's bias-corrected estimates, as minet's `build.mim(estimator = "mi.mm")`.
+#'   network on infotheo's bias-corrected estimates, as minet's `build.mim(estimator = "mi.mm")`
+#'   (`"shrink"`: `"mi.shrink"`).
 #' @return The network as chosen by `output`; edges carry `weight` (the method's score) and
 #'   `mi`.
 #' @references Meyer, Lafitte and Bontempi (2008), minet: a R/Bioconductor package for

@@ -15,16 +15,26 @@
 #'   vector with one value per sample (numeric values are binned into `nbins` equal-width
 #'   bins; integer, logical, factor and character values are categories).
 #' @param estimator For `mi_scores()`: the estimator of the entropies that make up
-#'   \eqn{I(X;Y) = H(X) + H(Y) - H(X,Y)}, those of infotheo: `"emp"` (the plug-in estimate from
-#'   the empirical distribution, the default), `"mm"` (Miller-Madow: each entropy plus
-#'   \eqn{(m - 1)/2N} nats, \eqn{m} the number of observed values) or `"sg"` (infotheo's
-#'   "Schurmann-Grassberger": \eqn{\psi(N + 1) - \sum_i (n_i/N) \psi(n_i + 1)}, the posterior mean
-#'   under a Dirichlet prior with the parameter infotheo's code actually uses, 0 whenever more
-#'   than one value is observed). Each equals `infotheo::mutinformation(X, Y, method =
-#'   estimator)` (in nats) on the same codes, including its rule that a negative estimate (which
-#'   the bias corrections can give) is reported as 0. Still exact from integer counts, CPU and GPU
-#'   bitwise equal. infotheo's `"shrink"` is not offered: its shrinkage intensity depends on each
-#'   whole table, which the exact per-count sums cannot express.
+#'   \eqn{I(X;Y) = H(X) + H(Y) - H(X,Y)}, those of infotheo, for \eqn{m} observed values with
+#'   counts \eqn{n_i} summing to \eqn{N}:
+#'   \describe{
+#'     \item{`"emp"`}{the plug-in estimate from the empirical distribution (the default);}
+#'     \item{`"mm"`}{Miller-Madow: each entropy plus \eqn{(m - 1)/2N} nats;}
+#'     \item{`"sg"`}{infotheo's "Schurmann-Grassberger", the posterior mean of the entropy under a
+#'       symmetric Dirichlet prior \eqn{a}, \eqn{\sum_i (n_i + a)(\psi(N + ma + 1) - \psi(n_i + a + 1))
+#'       / (N + ma)}, with \eqn{a = 1/m} as infotheo's code computes it (an integer division: 0
+#'       whenever \eqn{m > 1}), so \eqn{\psi(N + 1) - \sum_i (n_i/N) \psi(n_i + 1)};}
+#'     \item{`"shrink"`}{the same posterior mean with \eqn{a = \lambda/(1 - \lambda) N/m} for
+#'       the James-Stein shrinkage intensity \eqn{\lambda = m(N^2 - \sum_i n_i^2) / ((N - 1)(m
+#'       \sum_i n_i^2 - N^2))}, and \eqn{\log m} when \eqn{\lambda \ge 1} (a constant variable
+#'       has entropy 0, where infotheo gives `NaN`). It depends on each whole table, so it is
+#'       estimated table by table on the CPU: `backend = "gpu"` is an error and `"auto"` takes
+#'       the CPU.}
+#'   }
+#'   Each equals `infotheo::mutinformation(X, Y, method = estimator)` (in nats) on the same
+#'   codes, including its rule that a negative estimate (which the bias corrections can give) is
+#'   reported as 0. `"emp"`, `"mm"` and `"sg"` are exact from integer counts, CPU and GPU bitwise
+#'   equal.
 #' @param quiet `TRUE` shows no progress bar and no messages (such as a note about dropped
 #'   class levels). The scores take one pass over the data and show no bar of their own; a
 #'   `discretize` method fitted here, or an on-disk assay coded in blocks, may. See
@@ -52,7 +62,7 @@ mi_scores <- function(x, ...) UseMethod("mi_scores")
 #' @export
 mi_scores.default <- function(x, y, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
                               units = c("bits", "nats"), quiet = FALSE, discretize = NULL,
-                              estimator = c("emp", "mm", "sg"), ...) {
+                              estimator = c("emp", "mm", "sg", "shrink"), ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_scores(prepare_input(x, y), "mi", NULL, nbins, backend, threads, devices, units,
                              quiet, discretize, estimator))
@@ -62,7 +72,7 @@ mi_scores.default <- function(x, y, nbins = NULL, backend = NULL, threads = NULL
 #' @export
 mi_scores.SummarizedExperiment <- function(x, class, assay = 1L, nbins = NULL, backend = NULL, threads = NULL,
                                            devices = NULL, units = c("bits", "nats"), quiet = FALSE,
-                                           discretize = NULL, estimator = c("emp", "mm", "sg"), ...) {
+                                           discretize = NULL, estimator = c("emp", "mm", "sg", "shrink"), ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_scores(prepare_se_input(x, class, assay), "mi", NULL, nbins, backend, threads, devices, units,
                              quiet, discretize, estimator))
@@ -119,7 +129,7 @@ run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, 
   estimator <- match_estimator(estimator)
   z <- if (kind != "mi") resolve_z(z, input)
   input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
-  run <- resolve_run(input, nbins, backend, threads, devices, units, steps = 1)
+  run <- cpu_for_estimator(resolve_run(input, nbins, backend, threads, devices, units, steps = 1), backend, estimator)
   elapsed <- system.time(
     values <- if (kind == "mi") {
       fsgpu_mi_scores(input$x, input$y, length(input$classes), run$nbins, run$backend, run$threads, run$devices,
@@ -149,15 +159,27 @@ print.fsgpu_scores <- function(x, ...) {
 #' @export
 as.data.frame.fsgpu_scores <- function(x, ...) data_alone(x)
 
-# The entropy estimator: one of infotheo's names that the exact sums can express (estimators.h).
+# The entropy estimator: one of infotheo's names (estimators.h).
+estimators <- c("emp", "mm", "sg", "shrink")
 match_estimator <- function(estimator) {
-  if (identical(estimator, "shrink"))
-    stop("estimator = \"shrink\" is not available: its shrinkage intensity depends on each whole table; ",
-         "use \"emp\", \"mm\" or \"sg\"", call. = FALSE)
   if (!is.character(estimator) || !length(estimator) || anyNA(estimator) ||
-      (length(estimator) > 1 && !identical(estimator, c("emp", "mm", "sg"))) || !estimator[1] %in% c("emp", "mm", "sg"))
-    stop("estimator must be one of \"emp\", \"mm\" or \"sg\"", call. = FALSE)
+      (length(estimator) > 1 && !identical(estimator, estimators)) || !estimator[1] %in% estimators)
+    stop("estimator must be one of \"emp\", \"mm\", \"sg\" or \"shrink\"", call. = FALSE)
   estimator[1]
+}
+
+# The shrink estimator has no GPU form (estimators.h): a GPU asked for is an error, an automatic
+# choice of the GPU takes the CPU and says why.
+cpu_for_estimator <- function(run, backend, estimator) {
+  if (estimator != "shrink" || run$backend != "gpu") return(run)
+  if (requested_backend(backend) == "gpu")
+    stop("estimator = \"shrink\" runs on the CPU only (its shrinkage intensity depends on each whole table): ",
+         "use backend = \"cpu\" or \"auto\", or another estimator", call. = FALSE)
+  run$backend <- "cpu"
+  run$devices <- integer()
+  run$why_cpu <- "estimator = \"shrink\" runs on the CPU only"
+  if (!is.null(run$engine)) run$engine <- "cpu"
+  run
 }
 
 # z as the engine takes it: a feature of x (feature, 1-based) or one column of its own

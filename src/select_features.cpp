@@ -6,6 +6,7 @@
 
 #include "core/cpu_engine.h"
 #include "core/gpu_backend.h"
+#include "core/pairs.h"
 #include "core/select.h"
 #include "core/weighted_engine.h"
 #include "input_codes.h"
@@ -109,7 +110,9 @@ Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std
   FSGPU_GLUE_END
 }
 
-// I(X;Y) for every feature, in bits, by `estimator` ("emp", "mm" or "sg": estimators.h).
+// I(X;Y) for every feature, in bits, by `estimator` ("emp", "mm", "sg" or "shrink":
+// estimators.h). Shrink is estimated table by table from each feature's counts (PairData), on
+// the CPU only.
 // [[Rcpp::export]]
 Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int nbins, std::string backend,
                                     int threads, Rcpp::IntegerVector devices, double memory_limit,
@@ -117,9 +120,18 @@ Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = layout_from_r(y, n_classes);
   const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  const Estimator e = estimator_of(estimator);
+  if (!per_count_terms(e)) {
+    if (backend == "gpu") throw std::runtime_error(kShrinkCpuOnly);
+    const PlogpTable plogp(layout.n_samples, e);
+    const PairData data = PairData::of(codes, layout, plogp, PairMeasure::joint, threads);
+    Rcpp::NumericVector out(codes.n_features);
+    for (int64_t f = 0; f < codes.n_features; ++f) out[f] = fixed_to_bits(data.sums.relevance[f], layout.n_samples);
+    return out;
+  }
   JobProgress job(R_NilValue);  // one pass: interrupts only
   std::unique_ptr<SelectionEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit,
-                                                        job.whole(), R_NilValue, estimator_of(estimator));
+                                                        job.whole(), R_NilValue, e);
   return Rcpp::wrap(mi_scores(*engine));
   FSGPU_GLUE_END
 }

@@ -1,6 +1,7 @@
 #include "cpu_engine.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "parallel.h"
 
@@ -16,7 +17,9 @@ CpuEngine::CpuEngine(const CodeMatrix& x, const ClassLayout& layout, int threads
       plogp_(layout.n_samples, estimator),
       state_(x.n_features),
       retired_(x.n_features, 0),
-      scratch_(threads_) {}
+      scratch_(threads_) {
+  if (!per_count_terms(estimator)) throw std::invalid_argument("the selection engines take per-count estimators only");
+}
 
 void CpuEngine::score_pass(const Conditioning& s, const StepRule& rule) {
   check_table_size(x_, s);

@@ -5,7 +5,7 @@
 
 namespace fsgpu {
 
-PlogpTable::PlogpTable(int64_t max_count, Estimator estimator) {
+PlogpTable::PlogpTable(int64_t max_count, Estimator estimator) : estimator_(estimator) {
   if (max_count < 0 || max_count > kMaxSamples)
     throw std::runtime_error("at most 40,000,000 samples are supported");
   terms_.resize(static_cast<size_t>(max_count) + 1, 0);

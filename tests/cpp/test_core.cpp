@@ -317,8 +317,22 @@ void collector_tests() {
   }
 }
 
+// shrink_cell_terms: a uniform table has entropy log2 m, one cell none; zeros and order do not count.
+void shrink_tests() {
+  const PlogpTable plogp(12);
+  auto bits = [&](std::vector<uint32_t> counts) {
+    return fixed_to_bits(plogp(12) - shrink_cell_terms(counts, plogp(12)), 12);
+  };
+  EXPECT(std::fabs(bits({3, 3, 3, 3}) - 2) < 1e-9, "shrink of a uniform table: %g", bits({3, 3, 3, 3}));
+  EXPECT(bits({12}) == 0, "shrink of one cell: %g", bits({12}));
+  EXPECT(shrink_cell_terms({5, 0, 7}, plogp(12)) == shrink_cell_terms({7, 5}, plogp(12)), "shrink: zeros and order");
+  // lambda = 2 (144 - 74) / (11 (148 - 144)) > 1: log2 2.
+  EXPECT(std::fabs(bits({5, 7}) - 1) < 1e-9, "shrink with lambda >= 1: %g", bits({5, 7}));
+}
+
 int main() {
   const GpuStatus gpu = gpu_status();
+  shrink_tests();
   collector_tests();
   std::printf("GPU: %s\n", gpu.devices.empty() ? gpu.problem.c_str() : gpu.devices[0].name.c_str());
   struct Case { uint32_t seed; int32_t n, p, classes; double zeros; int nbins; };
@@ -355,6 +369,20 @@ int main() {
         options.devices = {0};
         EXPECT(mi_scores(*make_gpu_engine(sparse, layout, options, e)) == est, "case %u: gpu estimator %d", c.seed,
                int(e));
+      }
+    }
+    // shrink, table by table: dense and sparse codes and every thread count agree bitwise, and
+    // the estimates stay within the plug-in's bounds of sense (0 <= H(X) <= log2 of its levels).
+    {
+      const PlogpTable shrink(layout.n_samples, Estimator::shrink);
+      const PairData a = PairData::of(dense, layout, shrink, PairMeasure::mutual, 1);
+      const PairData b = PairData::of(sparse, layout, shrink, PairMeasure::mutual, 3);
+      EXPECT(a.sums.relevance == b.sums.relevance && a.sums.x_terms == b.sums.x_terms,
+             "case %u: shrink sums dense vs sparse", c.seed);
+      for (int64_t f = 0; f < dense.n_features; ++f) {
+        const double h = fixed_to_bits(a.constants.plogp_n - a.sums.x_terms[f], layout.n_samples);
+        EXPECT(h >= 0 && h <= std::log2(double(dense.levels[f])) + 1e-12, "case %u: shrink H(X%lld) = %g", c.seed,
+               (long long)f, h);
       }
     }
     const int64_t s = 1;

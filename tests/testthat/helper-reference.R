@@ -274,7 +274,9 @@ family_settings <- function() {
 # infotheo's entropy() of a discrete vector, in nats, by estimator, from its C++ definitions:
 # emp = plug-in; mm = emp + (m - 1)/(2N), m the observed values; sg = the Dirichlet posterior
 # mean sum_i (n_i + a)(digamma(N + m a + 1) - digamma(n_i + a + 1)) / (N + m a) with a = 1/m
-# as infotheo's C++ evaluates it (an integer division: 0 unless m = 1).
+# as infotheo's C++ evaluates it (an integer division: 0 unless m = 1); shrink = the same mean with
+# a = lambda/(1 - lambda) N/m for the James-Stein intensity lambda, log m when lambda >= 1 (or
+# infinite: a uniform table), 0 for one value (where infotheo's 0/0 gives NaN).
 ref_infotheo_entropy <- function(x, estimator) {
   counts <- tabulate(match(x, unique(x)))
   n <- sum(counts)
@@ -284,6 +286,14 @@ ref_infotheo_entropy <- function(x, estimator) {
     mm = log(n) - sum(counts * log(counts)) / n + (m - 1) / (2 * n),
     sg = {
       a <- 1 %/% m
+      sum((counts + a) * (digamma(n + m * a + 1) - digamma(counts + a + 1))) / (n + m * a)
+    },
+    shrink = {
+      if (m == 1) return(0)
+      w <- sum(counts^2)
+      lambda <- m * (n^2 - w) / ((n - 1) * (w * m - n^2))
+      if (lambda >= 1) return(log(m))
+      a <- lambda / (1 - lambda) * n / m
       sum((counts + a) * (digamma(n + m * a + 1) - digamma(counts + a + 1))) / (n + m * a)
     })
 }

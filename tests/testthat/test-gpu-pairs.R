@@ -135,6 +135,13 @@ test_that("GPU mi_matrix equals the CPU's with infotheo's estimators", {
                        info = paste(name, estimator))
     }
   }
+  # shrink has no GPU form: an error when asked for, the CPU when chosen automatically.
+  case <- cases[[1]]
+  expect_error(mi_matrix(case$x, nbins = case$nbins, backend = "gpu", estimator = "shrink"), "runs on the CPU only")
+  auto <- mi_matrix(case$x, nbins = case$nbins, backend = "auto", estimator = "shrink")
+  expect_identical(attr(auto, "backend"), "cpu")
+  expect_identical(strip_attributes(auto),
+                   strip_attributes(mi_matrix(case$x, nbins = case$nbins, backend = "cpu", estimator = "shrink")))
 })
 
 test_that("GPU equals CPU on sparse input, and sparse equals dense", {

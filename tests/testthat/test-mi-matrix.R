@@ -126,7 +126,7 @@ test_that("mi_matrix's estimators equal infotheo's definitions, diagonal include
     emp <- mi_matrix(case$x, nbins = case$nbins, backend = "cpu")
     expect_identical(strip_attributes(mi_matrix(case$x, nbins = case$nbins, backend = "cpu", estimator = "emp")),
                      strip_attributes(emp))
-    for (estimator in c("mm", "sg")) {
+    for (estimator in c("mm", "sg", "shrink")) {
       got <- mi_matrix(case$x, nbins = case$nbins, units = "nats", backend = "cpu", estimator = estimator)
       want <- ref_mutinformation_matrix(codes, estimator)
       expect_equal(unname(strip_attributes(got)), want, tolerance = 1e-9, info = estimator)
@@ -140,7 +140,11 @@ test_that("mi_matrix's estimators equal infotheo's definitions, diagonal include
                                   method = "clr", output = "matrix"))
     }
   }
-  expect_error(mi_matrix(d$x, backend = "cpu", estimator = "shrink"), "depends on each whole table")
+  expect_error(mi_matrix(d$x, backend = "cpu", estimator = "chao"), "estimator must be one of")
+  # Many categories: pairs counted class by class (count_large) give the same shrink estimates.
+  many <- with_seed(71, matrix(sample(0:99, 300 * 4, replace = TRUE), 300, 4))
+  expect_equal(unname(strip_attributes(mi_matrix(many, units = "nats", backend = "cpu", estimator = "shrink"))),
+               ref_mutinformation_matrix(ref_codes(many, 1), "shrink"), tolerance = 1e-9)
 })
 
 test_that("networks of a random symmetric matrix equal the references", {

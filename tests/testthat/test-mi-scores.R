@@ -17,7 +17,7 @@ test_that("mi_scores' estimators equal infotheo's definitions", {
     y <- as.integer(factor(case$y))
     emp <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu")
     expect_identical(mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", estimator = "emp")$mi, emp$mi)
-    for (estimator in c("mm", "sg")) {
+    for (estimator in c("mm", "sg", "shrink")) {
       got <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", units = "nats", estimator = estimator)
       want <- vapply(codes, ref_mutinformation, numeric(1), y = y, estimator = estimator)
       expect_equal(got$mi, unname(want), tolerance = 1e-9, info = estimator)
@@ -37,10 +37,18 @@ test_that("mi_scores' estimators equal infotheo's definitions", {
                pmax(0, emp + (4 + 3 - cells - 1) / 400), tolerance = 1e-12)
 })
 
-test_that("mi_scores refuses unknown estimators, and shrink with the reason", {
+test_that("mi_scores' shrink estimator takes log m for uniform tables and 0 for constants", {
+  # A uniform table has an infinite shrinkage intensity: H = log m, as infotheo.
+  x <- cbind(uniform = rep(0:3, 25), constant = 1L, half = rep(0:1, each = 50))
+  y <- factor(rep(c("a", "b"), 50))
+  got <- mi_scores(x, y, backend = "cpu", units = "nats", estimator = "shrink")
+  want <- vapply(1:3, function(j) ref_mutinformation(x[, j], as.integer(y), "shrink"), numeric(1))
+  expect_equal(got$mi, want, tolerance = 1e-12)
+  expect_identical(got$mi[2], 0)
+})
+
+test_that("mi_scores refuses unknown estimators", {
   case <- jmi_cases()$informative
-  expect_error(mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", estimator = "shrink"),
-               "depends on each whole table")
   expect_error(mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", estimator = "chao"),
                "estimator must be one of")
   expect_error(mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", estimator = c("mm", "sg")),
@@ -64,6 +72,12 @@ test_that("mi_scores on the GPU equals the CPU bitwise", {
     cpu <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu")
     gpu <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "gpu")
     expect_identical(gpu$mi, cpu$mi)
+    # shrink has no GPU form: an error when asked for, the CPU when chosen automatically.
+    expect_error(mi_scores(case$x, case$y, nbins = case$nbins, backend = "gpu", estimator = "shrink"),
+                 "runs on the CPU only")
+    auto <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "auto", estimator = "shrink")
+    expect_identical(attr(auto, "backend"), "cpu")
+    expect_identical(auto$mi, mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", estimator = "shrink")$mi)
     for (estimator in c("mm", "sg")) {
       expect_identical(mi_scores(case$x, case$y, nbins = case$nbins, backend = "gpu", estimator = estimator)$mi,
                        mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", estimator = estimator)$mi,
