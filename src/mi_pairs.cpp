@@ -132,8 +132,8 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
 
 // I(Xi;Xj) for every pair of columns of x, in bits, as a symmetric matrix with the entropies
 // H(Xi) on the diagonal, all by `estimator` ("emp", "mm", "sg" or "shrink": estimators.h; shrink
-// on the CPU only, an automatic choice of the GPU falls back); attributes "backend": the backend that ran, and "why_cpu". memory_limit
-// as for fsgpu_mi_pairs. With a tile of rows [row_begin, row_end) (row_end < 0: all), only those
+// on the CPU only, an automatic choice of the GPU falls back); attributes "backend": the backend
+// that ran, and "why_cpu". memory_limit as for fsgpu_mi_pairs. With a tile of rows [row_begin, row_end) (row_end < 0: all), only those
 // rows of the matrix, and of each row i only the entries j >= i (the tile's pairs and the
 // diagonal; the rest 0): the tiles' rows put together give the upper triangle.
 // [[Rcpp::export]]
