@@ -49,8 +49,8 @@ fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, t
     .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, with_keys)
 }
 
-fsgpu_mi_matrix <- function(x, n_samples, nbins, backend, threads, devices, memory_limit, progress = NULL, row_begin = 0, row_end = -1) {
-    .Call(`_fsgpu_fsgpu_mi_matrix`, x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end)
+fsgpu_mi_matrix <- function(x, n_samples, nbins, backend, threads, devices, memory_limit, progress = NULL, row_begin = 0, row_end = -1, estimator = "emp") {
+    .Call(`_fsgpu_fsgpu_mi_matrix`, x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, estimator)
 }
 
 fsgpu_mi_network <- function(mim, method, eps, threads) {
@@ -73,8 +73,8 @@ fsgpu_select <- function(x, y, n_classes, k, method, beta, gamma, fixed, min_sco
     .Call(`_fsgpu_fsgpu_select`, x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress)
 }
 
-fsgpu_mi_scores <- function(x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize) {
-    .Call(`_fsgpu_fsgpu_mi_scores`, x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize)
+fsgpu_mi_scores <- function(x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize = "none", estimator = "emp") {
+    .Call(`_fsgpu_fsgpu_mi_scores`, x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize, estimator)
 }
 
 fsgpu_conditional_scores <- function(x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit) {

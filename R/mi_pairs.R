@@ -211,9 +211,16 @@ as.data.frame.fsgpu_pairs <- function(x, ...) data_alone(x)
 #'   when all three of these hold: the values are in nats (`units = "nats"`; minet has no
 #'   bits), both use the same number of bins `b` (minet's default is \eqn{\sqrt{N}} bins,
 #'   fsgpu's the cube root of the number of samples \eqn{N}: give `nbins` to both), and
-#'   fsgpu's diagonal is set to 0 (minet's diagonal is 0).
+#'   fsgpu's diagonal is set to 0 (minet's diagonal is 0). With `estimator`, it equals
+#'   `infotheo::mutinformation(codes, method = estimator)` for the same codes (in nats),
+#'   diagonal included, and minet's estimators `"mi.mm"` and `"mi.sg"` in the same way.
 #'
 #' @inheritParams select_features
+#' @param estimator The estimator of the entropies in \eqn{I(X_i;X_j) = H(X_i) + H(X_j) -
+#'   H(X_i,X_j)} and on the diagonal: `"emp"` (plug-in, the default), `"mm"` (Miller-Madow),
+#'   `"sg"` (infotheo's "Schurmann-Grassberger") or `"shrink"` (James-Stein shrinkage, on the CPU
+#'   only), as described in [mi_scores()]. Unlike [mi_scores()], and like infotheo's matrix,
+#'   negative estimates are kept.
 #' @param x Samples in rows, features in columns (a matrix, data frame or sparse `Matrix`), or
 #'   a `SummarizedExperiment` (features are the rows of `assay`).
 #' @param discretize `"equal_width"` or `"equal_freq"` (with `nbins`), or a fitted [discretize()]
@@ -224,7 +231,7 @@ as.data.frame.fsgpu_pairs <- function(x, ...) data_alone(x)
 #' @param BPPARAM `NULL`, or a `BiocParallel::BiocParallelParam` to spread the pairs over its
 #'   workers in tiles of rows, as in [mi_pairs()]; the matrix is identical.
 #' @return A symmetric features x features matrix (in `units`) with attributes `nbins`,
-#'   `units`, `backend` and `run` (where the job ran and why, as in [select_features()]).
+#'   `units`, `estimator`, `backend` and `run` (where the job ran and why, as in [select_features()]).
 #' @examples
 #' set.seed(1)
 #' x <- matrix(rnorm(200 * 4), 200, 4, dimnames = list(NULL, paste0("g", 1:4)))
@@ -238,33 +245,37 @@ mi_matrix <- function(x, ...) UseMethod("mi_matrix")
 #' @rdname mi_matrix
 #' @export
 mi_matrix.default <- function(x, features = NULL, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                              units = c("bits", "nats"), discretize = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
+                              units = c("bits", "nats"), discretize = NULL, BPPARAM = NULL, quiet = FALSE,
+                              estimator = c("emp", "mm", "sg", "shrink"), ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x), features, nbins, backend, threads, devices, units,
-                                discretize, BPPARAM, quiet))
+                                discretize, BPPARAM, quiet, estimator))
 }
 
 #' @rdname mi_matrix
 #' @export
 mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = 1L, nbins = NULL, backend = NULL,
                                            threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                          discretize = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
+                                          discretize = NULL, BPPARAM = NULL, quiet = FALSE,
+                                          estimator = c("emp", "mm", "sg", "shrink"), ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay), features, nbins, backend, threads, devices, units,
-                                discretize, BPPARAM, quiet))
+                                discretize, BPPARAM, quiet, estimator))
 }
 
 run_mi_matrix <- function(input, features, nbins, backend, threads, devices, units, discretize = NULL,
-                          BPPARAM = NULL, quiet = FALSE) {
+                          BPPARAM = NULL, quiet = FALSE, estimator = "emp") {
+  estimator <- match_estimator(estimator)
   bp <- bp_setup(BPPARAM, devices, threads)
   devices <- bp_all_devices(devices)
   index <- resolve_features(features, input, "features")
   if (length(index)) input <- subset_features(input, index)
   if (input$n_features < 2) stop("mi_matrix needs at least two features", call. = FALSE)
   input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
-  run <- resolve_pair_run(input, nbins, backend, threads, devices, units, isTRUE(bp$forked))
+  run <- cpu_for_estimator(resolve_pair_run(input, nbins, backend, threads, devices, units, isTRUE(bp$forked)),
+                           backend, estimator)
   args <- list(x = input$x, n_samples = input$n_samples, nbins = run$nbins, backend = run$engine,
-               threads = run$threads, devices = run$devices, memory_limit = run$memory_limit)
+               threads = run$threads, devices = run$devices, memory_limit = run$memory_limit, estimator = estimator)
   # Progress from the engine; tiles on workers report none.
   progress <- if (is.null(bp)) job_progress(sprintf("Mutual information of %s feature pairs",
                                                     format(choose(input$n_features, 2), big.mark = ",")), quiet)
@@ -280,7 +291,7 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
                        if (nzchar(fell_back)) fell_back else run$why_cpu, bp_workers(bp))
   m <- m * run$scale
   attributes(m) <- list(dim = dim(m), dimnames = list(input$feature_names, input$feature_names))
-  structure(m, nbins = run$nbins, units = run$units, backend = ran, run = used)
+  structure(m, nbins = run$nbins, units = run$units, estimator = estimator, backend = ran, run = used)
 }
 
 # resolve_run() for a pair search, whose work grows with features squared; `engine` is what
@@ -294,7 +305,7 @@ resolve_pair_run <- function(input, nbins, backend, threads, devices, units, for
   run
 }
 
-#' Mutual information networks: ARACNE, CLR, MRNET
+#' Mutual information networks: ARACNE, CLR, MRNET, MRNETB
 #'
 #' Infers a network of features from their pairwise mutual information ([mi_matrix()]) with
 #' the definitions of minet (Meyer, Lafitte and Bontempi 2008):
@@ -313,13 +324,24 @@ resolve_pair_run <- function(input, nbins, backend, threads, devices, units, for
 #'     picked the other. Ties go to the lowest index at every pick. minet differs on a tie for
 #'     a target's first pick: it does not reset its running argmax between targets, so the
 #'     tie goes to the previous target's last pick when that is among the tied.}
+#'   \item{`mrnetb`}{MRNETB (Meyer, Marbach, Roy and Kellis 2010): mRMR by backward elimination
+#'     and sequential replacement instead of forward selection. For every feature \eqn{i} as
+#'     target, the set \eqn{S} starts with all the other features; a feature \eqn{k} scores
+#'     \eqn{I_{ik} - \sum_{l \in S, l \ne k} I_{kl} / |S|} (inside \eqn{S} or out). While
+#'     \eqn{|S| > 1} and the lowest score in \eqn{S} is negative, that feature leaves; then, while
+#'     the best feature outside \eqn{S} scores strictly above the worst inside, the two swap (at
+#'     most \eqn{n - 1} times). The weight of \eqn{(i,j)} is the larger final score with which
+#'     one kept the other, 0 when neither is positive. Ties go to the lowest index. minet's
+#'     `mrnetb()` differs in ways its code shows: it keeps the target itself in \eqn{S} (counted
+#'     in \eqn{|S|}, and liable to be eliminated), makes the first replacement swap without
+#'     checking that it improves, and sets no limit on the swaps.}
 #'   \item{`threshold`}{Edges where the MI is at least `threshold`.}
 #' }
 #' Edges have positive weight; the diagonal is ignored.
 #'
 #' @inheritParams mi_matrix
 #' @param x Data as for [mi_matrix()], or `NULL` when `mim` is given (giving both is an error).
-#' @param method `"aracne"`, `"clr"`, `"mrnet"` or `"threshold"`.
+#' @param method `"aracne"`, `"clr"`, `"mrnet"`, `"mrnetb"` or `"threshold"`.
 #' @param eps ARACNE's tolerance (in the units of the MI matrix).
 #' @param threshold For `method = "threshold"`: the smallest MI of an edge (in the units of the
 #'   MI matrix).
@@ -330,22 +352,26 @@ resolve_pair_run <- function(input, nbins, backend, threads, devices, units, for
 #'   when `mim` is given.
 #' @param output `"igraph"` (an undirected weighted graph; needs the igraph package),
 #'   `"edges"` (a data frame `from`, `to`, `weight`, `mi`) or `"matrix"` (the weights).
-#' @param ... Passed to [mi_matrix()] (`nbins`, `backend`, `threads`, `devices`, `assay`, `quiet`) when
-#'   the MI matrix is computed from `x`.
+#' @param ... Passed to [mi_matrix()] (`nbins`, `estimator`, `backend`, `threads`, `devices`, `assay`,
+#'   `quiet`) when the MI matrix is computed from `x`: `estimator = "mm"` or `"sg"` builds the
+#'   network on infotheo's bias-corrected estimates, as minet's `build.mim(estimator = "mi.mm")`
+#'   (`"shrink"`: `"mi.shrink"`).
 #' @return The network as chosen by `output`; edges carry `weight` (the method's score) and
 #'   `mi`.
 #' @references Meyer, Lafitte and Bontempi (2008), minet: a R/Bioconductor package for
 #'   inferring large transcriptional networks using mutual information, BMC Bioinformatics 9.
 #'   Margolin et al. (2006) (ARACNE); Faith et al. (2007) (CLR); Meyer, Kontos, Lafitte and
-#'   Bontempi (2007) (MRNET).
+#'   Bontempi (2007) (MRNET). Meyer, Marbach, Roy and Kellis (2010), Information-theoretic
+#'   inference of gene networks using backward elimination, BIOCOMP (MRNETB).
 #' @examples
 #' set.seed(1)
 #' x <- matrix(rnorm(300 * 6), 300, 6, dimnames = list(NULL, paste0("g", 1:6)))
 #' x[, 2] <- x[, 1] + rnorm(300, sd = 0.5)  # a chain g1 - g2 - g3
 #' x[, 3] <- x[, 2] + rnorm(300, sd = 0.5)
 #' mi_network(x, "aracne", output = "edges", backend = "cpu")
+#' mi_network(x, "mrnetb", output = "edges", backend = "cpu")
 #' @export
-mi_network <- function(x = NULL, method = c("aracne", "clr", "mrnet", "threshold"), eps = 0, threshold = 0,
+mi_network <- function(x = NULL, method = c("aracne", "clr", "mrnet", "mrnetb", "threshold"), eps = 0, threshold = 0,
                        mim = NULL, output = c("igraph", "edges", "matrix"), threads = NULL, units = c("bits", "nats"),
                        ...) {
   method <- match.arg(method)

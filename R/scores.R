@@ -31,14 +31,36 @@
 #'   vector with one value per sample (numeric values are binned into `nbins` equal-width
 #'   bins; integer, logical, factor and character values are categories).
 #' @param normalize `"none"` (the default) for \eqn{I(X;Y)}, or `"su"`, `"nmi"` or
-#'   `"gain_ratio"` for its ratio to an entropy: see Normalised scores.
+#'   `"gain_ratio"` for its ratio to an entropy: see Normalised scores. Ratios of plug-in
+#'   entropies, so only with `estimator = "emp"`.
+#' @param estimator For `mi_scores()`: the estimator of the entropies that make up
+#'   \eqn{I(X;Y) = H(X) + H(Y) - H(X,Y)}, those of infotheo, for \eqn{m} observed values with
+#'   counts \eqn{n_i} summing to \eqn{N}:
+#'   \describe{
+#'     \item{`"emp"`}{the plug-in estimate from the empirical distribution (the default);}
+#'     \item{`"mm"`}{Miller-Madow: each entropy plus \eqn{(m - 1)/2N} nats;}
+#'     \item{`"sg"`}{infotheo's "Schurmann-Grassberger", the posterior mean of the entropy under a
+#'       symmetric Dirichlet prior \eqn{a}, \eqn{\sum_i (n_i + a)(\psi(N + ma + 1) - \psi(n_i + a + 1))
+#'       / (N + ma)}, with \eqn{a = 1/m} as infotheo's code computes it (an integer division: 0
+#'       whenever \eqn{m > 1}), so \eqn{\psi(N + 1) - \sum_i (n_i/N) \psi(n_i + 1)};}
+#'     \item{`"shrink"`}{the same posterior mean with \eqn{a = \lambda/(1 - \lambda) N/m} for
+#'       the James-Stein shrinkage intensity \eqn{\lambda = m(N^2 - \sum_i n_i^2) / ((N - 1)(m
+#'       \sum_i n_i^2 - N^2))}, and \eqn{\log m} when \eqn{\lambda \ge 1} (a constant variable
+#'       has entropy 0, where infotheo gives `NaN`). It depends on each whole table, so it is
+#'       estimated table by table on the CPU: `backend = "gpu"` is an error and `"auto"` takes
+#'       the CPU.}
+#'   }
+#'   Each equals `infotheo::mutinformation(X, Y, method = estimator)` (in nats) on the same
+#'   codes, including its rule that a negative estimate (which the bias corrections can give) is
+#'   reported as 0. `"emp"`, `"mm"` and `"sg"` are exact from integer counts, CPU and GPU bitwise
+#'   equal.
 #' @param quiet `TRUE` shows no progress bar and no messages (such as a note about dropped
 #'   class levels). The scores take one pass over the data and show no bar of their own; a
 #'   `discretize` method fitted here, or an on-disk assay coded in blocks, may. See
 #'   [fsgpu_progress].
 #' @return A data frame (of class `fsgpu_scores`, which prints where the job ran first) in column
 #'   order with `feature` (name), `index` (1-based) and `mi`, `cmi` or `jmi` (in `units`), with
-#'   attributes `nbins`, `units`, `backend`, `run` (where the job ran and why, as in
+#'   attributes `nbins`, `units`, `estimator`, `backend`, `run` (where the job ran and why, as in
 #'   [select_features()]) and, with `discretize`, `discretization`.
 #' @examples
 #' set.seed(1)
@@ -47,6 +69,8 @@
 #' x[, 2] <- x[, 2] + 2 * (y == "b")
 #' x[, 3] <- x[, 2] + rnorm(100, sd = 0.2)
 #' mi_scores(x, y, backend = "cpu")
+#' # Miller-Madow's bias correction, as infotheo's estimator = "mm"
+#' mi_scores(x, y, backend = "cpu", estimator = "mm")
 #' # given g2, its near-copy g3 adds little
 #' cmi_scores(x, y, z = "g2", backend = "cpu")
 #' jmi_scores(x, y, z = "g2", backend = "cpu")
@@ -59,10 +83,11 @@ mi_scores <- function(x, ...) UseMethod("mi_scores")
 #' @export
 mi_scores.default <- function(x, y, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
                               units = c("bits", "nats"), quiet = FALSE, discretize = NULL,
-                              normalize = c("none", "su", "nmi", "gain_ratio"), ...) {
+                              normalize = c("none", "su", "nmi", "gain_ratio"),
+                              estimator = c("emp", "mm", "sg", "shrink"), ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_scores(prepare_input(x, y), "mi", NULL, nbins, backend, threads, devices, units,
-                             quiet, discretize, normalize = normalize))
+                             quiet, discretize, normalize = normalize, estimator = estimator))
 }
 
 #' @rdname mi_scores
@@ -70,10 +95,10 @@ mi_scores.default <- function(x, y, nbins = NULL, backend = NULL, threads = NULL
 mi_scores.SummarizedExperiment <- function(x, class, assay = 1L, nbins = NULL, backend = NULL, threads = NULL,
                                            devices = NULL, units = c("bits", "nats"), quiet = FALSE,
                                            discretize = NULL, normalize = c("none", "su", "nmi", "gain_ratio"),
-                                           ...) {
+                                           estimator = c("emp", "mm", "sg", "shrink"), ...) {
   check_dots_empty(...)
   quiet_if(quiet, run_scores(prepare_se_input(x, class, assay), "mi", NULL, nbins, backend, threads, devices, units,
-                             quiet, discretize, normalize = normalize))
+                             quiet, discretize, normalize = normalize, estimator = estimator))
 }
 
 #' @rdname mi_scores
@@ -126,15 +151,19 @@ jmi_scores.SummarizedExperiment <- function(x, class, z, assay = 1L, nbins = NUL
 normalizations <- c("none", "su", "nmi", "gain_ratio")
 
 run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, quiet, discretize,
-                       normalize = "none") {
+                       normalize = "none", estimator = "emp") {
   normalize <- resolve_normalize(normalize)
+  estimator <- match_estimator(estimator)
+  if (normalize != "none" && estimator != "emp") {
+    stop("normalize = \"", normalize, "\" is a ratio of plug-in entropies: use estimator = \"emp\"", call. = FALSE)
+  }
   z <- if (kind != "mi") resolve_z(z, input)
   input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
-  run <- resolve_run(input, nbins, backend, threads, devices, units, steps = 1)
+  run <- cpu_for_estimator(resolve_run(input, nbins, backend, threads, devices, units, steps = 1), backend, estimator)
   elapsed <- system.time(
     values <- if (kind == "mi") {
       fsgpu_mi_scores(input$x, input$y, length(input$classes), run$nbins, run$backend, run$threads, run$devices,
-                      run$memory_limit, normalize)
+                      run$memory_limit, normalize, estimator)
     } else {
       fsgpu_conditional_scores(input$x, input$y, length(input$classes), z$feature, z$column, kind, run$nbins,
                                run$backend, run$threads, run$devices, run$memory_limit)
@@ -142,10 +171,12 @@ run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, 
     gcFirst = FALSE
   )[["elapsed"]]
   out <- data.frame(feature = input$feature_names, index = seq_len(input$n_features), stringsAsFactors = FALSE)
+  # infotheo::mutinformation(X, Y) reports a negative bias-corrected estimate as 0.
+  if (estimator != "emp") values <- pmax(values, 0)
   # Normalised scores are ratios without unit, named after the normalisation.
   if (normalize == "none") out[[kind]] <- values * run$scale else out[[normalize]] <- values
   # A data frame still (add_results() and user code take it as one), whose class prints the run.
-  structure(out, class = c("fsgpu_scores", "data.frame"), nbins = run$nbins, units = run$units,
+  structure(out, class = c("fsgpu_scores", "data.frame"), nbins = run$nbins, units = run$units, estimator = estimator,
             backend = run$backend, run = backend_used(run$backend, run$threads, run$devices, elapsed, run$why_cpu),
             discretization = input$discretization)
 }
@@ -165,6 +196,29 @@ print.fsgpu_scores <- function(x, ...) {
 
 #' @export
 as.data.frame.fsgpu_scores <- function(x, ...) data_alone(x)
+
+# The entropy estimator: one of infotheo's names (estimators.h).
+estimators <- c("emp", "mm", "sg", "shrink")
+match_estimator <- function(estimator) {
+  if (!is.character(estimator) || !length(estimator) || anyNA(estimator) ||
+      (length(estimator) > 1 && !identical(estimator, estimators)) || !estimator[1] %in% estimators)
+    stop("estimator must be one of \"emp\", \"mm\", \"sg\" or \"shrink\"", call. = FALSE)
+  estimator[1]
+}
+
+# The shrink estimator has no GPU form (estimators.h): a GPU asked for is an error, an automatic
+# choice of the GPU takes the CPU and says why.
+cpu_for_estimator <- function(run, backend, estimator) {
+  if (estimator != "shrink" || run$backend != "gpu") return(run)
+  if (requested_backend(backend) == "gpu")
+    stop("estimator = \"shrink\" runs on the CPU only (its shrinkage intensity depends on each whole table): ",
+         "use backend = \"cpu\" or \"auto\", or another estimator", call. = FALSE)
+  run$backend <- "cpu"
+  run$devices <- integer()
+  run$why_cpu <- "estimator = \"shrink\" runs on the CPU only"
+  if (!is.null(run$engine)) run$engine <- "cpu"
+  run
+}
 
 # z as the engine takes it: a feature of x (feature, 1-based) or one column of its own
 # (column: a list holding a double vector to bin or integer categories).

@@ -231,8 +231,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_mi_matrix
-Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double row_begin, double row_end);
-RcppExport SEXP _fsgpu_fsgpu_mi_matrix(SEXP xSEXP, SEXP n_samplesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP row_beginSEXP, SEXP row_endSEXP) {
+Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double row_begin, double row_end, std::string estimator);
+RcppExport SEXP _fsgpu_fsgpu_mi_matrix(SEXP xSEXP, SEXP n_samplesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP row_beginSEXP, SEXP row_endSEXP, SEXP estimatorSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -246,7 +246,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
     Rcpp::traits::input_parameter< double >::type row_begin(row_beginSEXP);
     Rcpp::traits::input_parameter< double >::type row_end(row_endSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_matrix(x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end));
+    Rcpp::traits::input_parameter< std::string >::type estimator(estimatorSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_matrix(x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, estimator));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -329,8 +330,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_mi_scores
-Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, std::string normalize);
-RcppExport SEXP _fsgpu_fsgpu_mi_scores(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP normalizeSEXP) {
+Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, std::string normalize, std::string estimator);
+RcppExport SEXP _fsgpu_fsgpu_mi_scores(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP normalizeSEXP, SEXP estimatorSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -343,7 +344,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
     Rcpp::traits::input_parameter< std::string >::type normalize(normalizeSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_scores(x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize));
+    Rcpp::traits::input_parameter< std::string >::type estimator(estimatorSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_scores(x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize, estimator));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -382,13 +384,13 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 9},
     {"_fsgpu_fsgpu_snn_edges", (DL_FUNC) &_fsgpu_fsgpu_snn_edges, 3},
     {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 18},
-    {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 10},
+    {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 11},
     {"_fsgpu_fsgpu_mi_network", (DL_FUNC) &_fsgpu_fsgpu_mi_network, 4},
     {"_fsgpu_fsgpu_pair_codes", (DL_FUNC) &_fsgpu_fsgpu_pair_codes, 4},
     {"_fsgpu_fsgpu_parse_libsvm", (DL_FUNC) &_fsgpu_fsgpu_parse_libsvm, 3},
     {"_fsgpu_fsgpu_parse_arff", (DL_FUNC) &_fsgpu_fsgpu_parse_arff, 1},
     {"_fsgpu_fsgpu_select", (DL_FUNC) &_fsgpu_fsgpu_select, 16},
-    {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 9},
+    {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 10},
     {"_fsgpu_fsgpu_conditional_scores", (DL_FUNC) &_fsgpu_fsgpu_conditional_scores, 11},
     {NULL, NULL, 0}
 };

@@ -131,18 +131,19 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
 }
 
 // I(Xi;Xj) for every pair of columns of x, in bits, as a symmetric matrix with the entropies
-// H(Xi) on the diagonal; attributes "backend": the backend that ran, and "why_cpu". memory_limit
-// as for fsgpu_mi_pairs. With a tile of rows [row_begin, row_end) (row_end < 0: all), only those
+// H(Xi) on the diagonal, all by `estimator` ("emp", "mm", "sg" or "shrink": estimators.h; shrink
+// on the CPU only, an automatic choice of the GPU falls back); attributes "backend": the backend
+// that ran, and "why_cpu". memory_limit as for fsgpu_mi_pairs. With a tile of rows [row_begin, row_end) (row_end < 0: all), only those
 // rows of the matrix, and of each row i only the entries j >= i (the tile's pairs and the
 // diagonal; the rest 0): the tiles' rows put together give the upper triangle.
 // [[Rcpp::export]]
 Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads,
                                     Rcpp::IntegerVector devices, double memory_limit, SEXP progress = R_NilValue,
-                                    double row_begin = 0, double row_end = -1) {
+                                    double row_begin = 0, double row_end = -1, std::string estimator = "emp") {
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = ClassLayout::one_class(n_samples);
   const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
-  const PlogpTable plogp(layout.n_samples);
+  const PlogpTable plogp(layout.n_samples, estimator_of(estimator));
   const PairData data = PairData::of(codes, layout, plogp, PairMeasure::mutual, threads);
   const int64_t f = codes.n_features;
   const PairTask task = PairTask::all(f).tile(static_cast<int64_t>(row_begin),
@@ -169,7 +170,7 @@ Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::strin
   FSGPU_GLUE_END
 }
 
-// Edge weights of an ARACNE, CLR or MRNET network from a symmetric MI matrix.
+// Edge weights of an ARACNE, CLR, MRNET or MRNETB network from a symmetric MI matrix.
 // [[Rcpp::export]]
 Rcpp::NumericMatrix fsgpu_mi_network(Rcpp::NumericMatrix mim, std::string method, double eps, int threads) {
   FSGPU_GLUE_BEGIN
@@ -179,6 +180,7 @@ Rcpp::NumericMatrix fsgpu_mi_network(Rcpp::NumericMatrix mim, std::string method
   if (method == "aracne") w = aracne_network(mim.begin(), n, eps, threads, job.whole());
   else if (method == "clr") w = clr_network(mim.begin(), n);
   else if (method == "mrnet") w = mrnet_network(mim.begin(), n, threads, job.whole());
+  else if (method == "mrnetb") w = mrnetb_network(mim.begin(), n, threads, job.whole());
   else throw std::invalid_argument("unknown network method '" + method + "'");
   Rcpp::NumericMatrix out(static_cast<int>(n), static_cast<int>(n));
   std::copy(w.begin(), w.end(), out.begin());

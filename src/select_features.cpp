@@ -6,6 +6,7 @@
 
 #include "core/cpu_engine.h"
 #include "core/gpu_backend.h"
+#include "core/pairs.h"
 #include "core/select.h"
 #include "core/weighted_engine.h"
 #include "input_codes.h"
@@ -21,7 +22,8 @@ namespace {
 std::unique_ptr<SelectionEngine> make_engine(const CodeMatrix& codes, const ClassLayout& layout,
                                              const std::string& backend, int threads,
                                              const Rcpp::IntegerVector& devices, double memory_limit,
-                                             const Checkpoint& checkpoint, SEXP weights = R_NilValue) {
+                                             const Checkpoint& checkpoint, SEXP weights = R_NilValue,
+                                             Estimator estimator = Estimator::empirical) {
   if (!Rf_isNull(weights)) {
     const Rcpp::NumericVector w(weights);
     return std::make_unique<WeightedCpuEngine>(codes, layout, std::vector<double>(w.begin(), w.end()), threads,
@@ -31,9 +33,9 @@ std::unique_ptr<SelectionEngine> make_engine(const CodeMatrix& codes, const Clas
     GpuOptions options;
     options.devices.assign(devices.begin(), devices.end());
     options.memory_limit = static_cast<int64_t>(memory_limit);
-    return make_gpu_engine(codes, layout, options);
+    return make_gpu_engine(codes, layout, options, estimator);
   }
-  return std::make_unique<CpuEngine>(codes, layout, threads, checkpoint);
+  return std::make_unique<CpuEngine>(codes, layout, threads, checkpoint, CpuEngine::kSliceEntries, estimator);
 }
 
 Method method_of(const std::string& name) {
@@ -117,17 +119,31 @@ Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std
   FSGPU_GLUE_END
 }
 
-// I(X;Y) for every feature, or its ratio to an entropy (normalize: see Normalization).
+// I(X;Y) for every feature, in bits, by `estimator` ("emp", "mm", "sg" or "shrink":
+// estimators.h), or its ratio to an entropy (normalize: see Normalization; plug-in only).
+// Shrink is estimated table by table from each feature's counts (PairData), on the CPU only.
 // [[Rcpp::export]]
 Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int nbins, std::string backend,
                                     int threads, Rcpp::IntegerVector devices, double memory_limit,
-                                    std::string normalize) {
+                                    std::string normalize = "none", std::string estimator = "emp") {
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = layout_from_r(y, n_classes);
   const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  const Estimator e = estimator_of(estimator);
+  if (normalize != "none" && e != Estimator::empirical) {
+    throw std::runtime_error("normalized scores are ratios of plug-in entropies: use estimator \"emp\"");
+  }
+  if (!per_count_terms(e)) {
+    if (backend == "gpu") throw std::runtime_error(kShrinkCpuOnly);
+    const PlogpTable plogp(layout.n_samples, e);
+    const PairData data = PairData::of(codes, layout, plogp, PairMeasure::joint, threads);
+    Rcpp::NumericVector out(codes.n_features);
+    for (int64_t f = 0; f < codes.n_features; ++f) out[f] = fixed_to_bits(data.sums.relevance[f], layout.n_samples);
+    return out;
+  }
   JobProgress job(R_NilValue);  // one pass: interrupts only
-  std::unique_ptr<SelectionEngine> engine =
-      make_engine(codes, layout, backend, threads, devices, memory_limit, job.whole());
+  std::unique_ptr<SelectionEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit,
+                                                        job.whole(), R_NilValue, e);
   return Rcpp::wrap(mi_scores(*engine, normalization_of(normalize)));
   FSGPU_GLUE_END
 }

@@ -1,23 +1,26 @@
 #include "cpu_engine.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "parallel.h"
 
 namespace fsgpu {
 
 CpuEngine::CpuEngine(const CodeMatrix& x, const ClassLayout& layout, int threads,
-                     Checkpoint between_slices, int64_t slice_entries)
+                     Checkpoint between_slices, int64_t slice_entries, Estimator estimator)
     : between_slices_(std::move(between_slices)),
       slice_entries_(std::max<int64_t>(slice_entries, 1)),
       x_(x),
       layout_(layout),
       threads_(threads < 1 ? 1 : threads),
-      plogp_(layout.n_samples),
+      plogp_(layout.n_samples, estimator),
       state_(x.n_features),
       retired_(x.n_features, 0),
       scratch_(threads_),
-      impurity_scratch_(threads_) {}
+      impurity_scratch_(threads_) {
+  if (!per_count_terms(estimator)) throw std::invalid_argument("the selection engines take per-count estimators only");
+}
 
 void CpuEngine::score_pass(const Conditioning& s, const StepRule& rule) {
   check_table_size(x_, s);

@@ -14,10 +14,10 @@ class CpuEngine : public SelectionEngine {
  public:
   // A pass over more than slice_entries codes runs in slices (at most 64), calling
   // between_slices on the calling thread between them: where the R glue lets the user
-  // interrupt a long step.
+  // interrupt a long step. The estimator's terms (estimators.h) make every score its estimate.
   static constexpr int64_t kSliceEntries = int64_t(1) << 26;
   CpuEngine(const CodeMatrix& x, const ClassLayout& layout, int threads, Checkpoint between_slices = nullptr,
-            int64_t slice_entries = kSliceEntries);
+            int64_t slice_entries = kSliceEntries, Estimator estimator = Estimator::empirical);
   void score_pass(const Conditioning& s, const StepRule& rule) override;
   void retire(int64_t feature) override { retired_[feature] = 1; }
   Candidate best_candidate() override;

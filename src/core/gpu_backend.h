@@ -44,8 +44,10 @@ struct GpuOptions {
 };
 
 // A selection engine whose codes and feature states live on the devices (streamed in feature blocks when they do not fit).
+// Its scores are the estimator's (estimators.h), with the same table terms as CpuEngine's.
 std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix& x, const ClassLayout& layout,
-                                                 const GpuOptions& options);
+                                                 const GpuOptions& options,
+                                                 Estimator estimator = Estimator::empirical);
 
 // Why gpu_pair_search cannot run `task` with `options`, or "" when it can: features with more
 // than kMaxGpuPairLevels levels, no device, or more memory than a device has free (less some

@@ -11,6 +11,20 @@ namespace fsgpu {
 namespace {
 // Rows of work per interrupt check.
 int64_t slices_for(int64_t n) { return std::clamp<int64_t>(n / 64, 1, 64); }
+
+// A running sum that terms enter and leave, kept as an unevaluated pair hi + lo (Knuth's
+// TwoSum), so that value() is the correctly rounded sum of the terms present whatever their
+// history (in all but pathological cancellations): a set whose terms are 0 sums to 0, not to
+// the residue of earlier terms gone.
+struct RunningSum {
+  double hi = 0, lo = 0;
+  void add(double x) {
+    const double s = hi + x, back = s - hi;
+    lo += (hi - (s - back)) + (x - back);
+    hi = s;
+  }
+  double value() const { return hi + lo; }
+};
 }  // namespace
 
 std::vector<double> aracne_network(const double* mim, int64_t n, double eps, int threads,
@@ -84,6 +98,60 @@ std::vector<double> mrnet_network(const double* mim, int64_t n, int threads,
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = i + 1; j < n; ++j)
       weights[i * n + j] = weights[j * n + i] = std::max(picked[i * n + j], picked[j * n + i]);
+  return weights;
+}
+
+std::vector<double> mrnetb_network(const double* mim, int64_t n, int threads,
+                                   const Checkpoint& between_slices) {
+  // kept[i * n + j]: the final score of j in target i's set (0 when j is not in it).
+  std::vector<double> kept(static_cast<size_t>(n * n), 0.0);
+  sliced_parallel_for(n, slices_for(n), threads, 1, between_slices, [&](int64_t target, int) {
+    const double* relevance = mim + target * n;
+    std::vector<char> in(n, 1);
+    in[target] = 0;
+    int64_t size = n - 1;
+    // redundancy[k]: the sum of mim(k, l) over l in S, l != k.
+    std::vector<RunningSum> redundancy(n);
+    for (int64_t k = 0; k < n; ++k)
+      for (int64_t l = 0; l < n; ++l)
+        if (l != k && in[l]) redundancy[k].add(mim[k * n + l]);
+    auto score = [&](int64_t k) { return relevance[k] - redundancy[k].value() / static_cast<double>(size); };
+    auto worst_in = [&] {
+      int64_t worst = -1;
+      for (int64_t k = 0; k < n; ++k)
+        if (in[k] && (worst < 0 || score(k) < score(worst))) worst = k;
+      return worst;
+    };
+    auto leave = [&](int64_t w) {
+      in[w] = 0;
+      for (int64_t k = 0; k < n; ++k)
+        if (k != w) redundancy[k].add(-mim[k * n + w]);
+    };
+    auto enter = [&](int64_t b) {
+      in[b] = 1;
+      for (int64_t k = 0; k < n; ++k)
+        if (k != b) redundancy[k].add(mim[k * n + b]);
+    };
+    for (int64_t w = worst_in(); size > 1 && score(w) < 0; w = worst_in()) {
+      leave(w);
+      --size;
+    }
+    for (int64_t swaps = 0; swaps < n - 1; ++swaps) {
+      int64_t best = -1;
+      for (int64_t k = 0; k < n; ++k)
+        if (!in[k] && k != target && (best < 0 || score(k) > score(best))) best = k;
+      const int64_t worst = worst_in();
+      if (best < 0 || !(score(best) > score(worst))) break;
+      leave(worst);
+      enter(best);
+    }
+    for (int64_t k = 0; k < n; ++k)
+      if (in[k]) kept[target * n + k] = score(k);
+  });
+  std::vector<double> weights(static_cast<size_t>(n * n), 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = i + 1; j < n; ++j)
+      weights[i * n + j] = weights[j * n + i] = std::max({0.0, kept[i * n + j], kept[j * n + i]});
   return weights;
 }
 

@@ -29,4 +29,14 @@ std::vector<double> clr_network(const double* mim, int64_t n);
 std::vector<double> mrnet_network(const double* mim, int64_t n, int threads,
                                   const Checkpoint& between_slices);
 
+// MRNETB (Meyer, Marbach, Roy and Kellis 2010): for every target i, mRMR by backward
+// elimination, then sequential replacement. S starts as all the other variables; a variable
+// k's score is mim(i,k) - (sum of mim(k,l) over l in S, l != k) / |S|, for k in S and outside
+// it alike. Backward: while |S| > 1 and the lowest score in S is negative, that variable
+// leaves. Replacement: while the best variable outside S (target excluded) scores strictly
+// above the worst in S, they swap, at most n - 1 times. Ties go to the lower index. Weight:
+// the larger of the final scores with which i kept j and j kept i, 0 when neither is positive.
+std::vector<double> mrnetb_network(const double* mim, int64_t n, int threads,
+                                   const Checkpoint& between_slices);
+
 }  // namespace fsgpu

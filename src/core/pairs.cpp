@@ -116,7 +116,14 @@ PairData PairData::of(const CodeMatrix& x, const ClassLayout& layout, const Plog
   d.codes.resize(static_cast<size_t>(n * x.n_features));
   d.sums.relevance.resize(x.n_features);
   d.sums.x_terms.resize(x.n_features);
-  const ClassTerms class_terms = ClassTerms::of(layout, plogp);
+  ClassTerms class_terms = ClassTerms::of(layout, plogp);
+  d.estimator = plogp.estimator();
+  const bool shrink = d.estimator == Estimator::shrink;
+  if (shrink) {
+    std::vector<uint32_t> sizes(layout.n_classes);
+    for (int32_t c = 0; c < layout.n_classes; ++c) sizes[c] = layout.class_start[c + 1] - layout.class_start[c];
+    class_terms.class_terms = shrink_cell_terms(sizes, class_terms.plogp_n);
+  }
   d.constants.measure = measure;
   d.constants.plogp_n = class_terms.plogp_n;
   d.constants.class_terms = class_terms.class_terms;
@@ -139,6 +146,11 @@ PairData PairData::of(const CodeMatrix& x, const ClassLayout& layout, const Plog
           total[a] += counts[c * levels + a];
         }
       for (int32_t a = 0; a < levels; ++a) xt += plogp(total[a]);
+      if (shrink) {
+        xy = shrink_cell_terms(std::vector<uint32_t>(counts.begin(), counts.begin() + levels * layout.n_classes),
+                               class_terms.plogp_n);
+        xt = shrink_cell_terms(std::vector<uint32_t>(total, total + levels), class_terms.plogp_n);
+      }
       d.sums.x_terms[f] = xt;
       d.sums.relevance[f] = xy - xt - class_terms.class_terms + class_terms.plogp_n;
     }
@@ -160,6 +172,7 @@ constexpr int64_t kMaxPairCells = int64_t(1) << 24;
 // One worker's count tables and the (code, class) words of its block of rows.
 struct PairScratch {
   std::vector<uint32_t> table, joint_table;
+  std::vector<uint32_t> shrink_cells;  // the pair's n(a, b), for the shrink estimator
   std::vector<uint32_t> row_codes;  // per row of the block, per sample: a * n_classes + y
   int64_t block = -1;               // whose rows row_codes holds
 };
@@ -194,10 +207,10 @@ bool small_table(int32_t li, int32_t lj, int32_t classes, int64_t n) {
 // n(a, b, y) for a pair with a small table (the usual binned data), from row i's (a, y) words
 // `rc`: one pass over (b, a, y) cells, then a scan that clears them. The counting functions are
 // kept out of line: inlined into the search's loops, their pointers were spilled to the stack
-// (20% slower).
+// (20% slower). With shrink_cells (the shrink estimator), `joint` is its estimate instead.
 [[gnu::noinline]] PairSums count_small(const uint32_t* rc, int32_t li, const uint16_t* cj, int32_t lj,
                                        int32_t classes, int64_t n, const PlogpTable& plogp,
-                                       std::vector<uint32_t>& scratch_table) {
+                                       std::vector<uint32_t>& scratch_table, std::vector<uint32_t>* shrink_cells) {
   const int64_t cells = int64_t(li) * lj * classes;
   if (static_cast<int64_t>(scratch_table.size()) < cells) scratch_table.assign(cells, 0);
   uint32_t* table = scratch_table.data();
@@ -214,6 +227,11 @@ bool small_table(int32_t li, int32_t lj, int32_t classes, int64_t n) {
     }
     s.joint += plogp(total);
     s.cells += total != 0;
+    if (shrink_cells && total) shrink_cells->push_back(total);
+  }
+  if (shrink_cells) {
+    s.joint = shrink_cell_terms(*shrink_cells, plogp(n));
+    shrink_cells->clear();
   }
   return s;
 }
@@ -250,7 +268,12 @@ bool small_table(int32_t li, int32_t lj, int32_t classes, int64_t n) {
     if (!v) continue;
     s.joint += plogp(v);
     ++s.cells;
+    if (d.estimator == Estimator::shrink) w.shrink_cells.push_back(v);
     v = 0;
+  }
+  if (d.estimator == Estimator::shrink) {
+    s.joint = shrink_cell_terms(w.shrink_cells, plogp(n));
+    w.shrink_cells.clear();
   }
   return s;
 }
@@ -259,6 +282,8 @@ bool small_table(int32_t li, int32_t lj, int32_t classes, int64_t n) {
 
 void cpu_pair_search(const PairData& d, const PairTask& task, const PlogpTable& plogp, PairCollector& collector,
                      int threads, const Checkpoint& between_slices, int64_t slice_work) {
+  if (d.estimator == Estimator::shrink && d.constants.measure != PairMeasure::mutual)
+    throw std::invalid_argument("the shrink estimator is for the mutual information of pairs only");
   const int64_t max_levels = d.x->max_levels();
   if (max_levels * max_levels > kMaxPairCells)
     throw std::runtime_error("features with " + std::to_string(max_levels) +
@@ -330,7 +355,8 @@ void cpu_pair_search(const PairData& d, const PairTask& task, const PlogpTable& 
         if (task.all_pairs ? j <= i : j == i || (task.row_rank[j] >= 0 && task.row_rank[j] <= r)) continue;
         const int32_t lj = x.levels[j];
         const PairSums s = small_table(li, lj, classes, n)
-                               ? count_small(rc, li, d.codes.data() + j * n, lj, classes, n, plogp, w.scratch.table)
+                               ? count_small(rc, li, d.codes.data() + j * n, lj, classes, n, plogp, w.scratch.table,
+                                             d.estimator == Estimator::shrink ? &w.scratch.shrink_cells : nullptr)
                                : count_large(d, i, j, plogp, w.scratch);
         const int32_t lo = std::min(i, j), hi = std::max(i, j);
         const int64_t key = pair_key(d.constants, s.joint_class, s.joint, d.sums.relevance[lo], d.sums.relevance[hi],

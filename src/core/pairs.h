@@ -139,17 +139,24 @@ class PairCollector {
 };
 
 // The dense codes of every feature by class-sorted position (sparse features expanded),
-// the per-feature sums, and the data's constants.
+// the per-feature sums, and the data's constants. Sums are made with the table's estimator;
+// with shrink (estimators.h), table by table from the counts, in the same fixed-point form:
+// only the mutual measure (mi_matrix) can then be searched, and only on the CPU.
 struct PairData {
   const CodeMatrix* x = nullptr;
   const ClassLayout* layout = nullptr;
   std::vector<uint16_t> codes;  // [feature * n_samples + position]
   FeatureSums sums;
   PairConstants constants;
+  Estimator estimator = Estimator::empirical;
 
   static PairData of(const CodeMatrix& x, const ClassLayout& layout, const PlogpTable& plogp, PairMeasure measure,
                      int threads);
 };
+
+// Why the GPU cannot search with the shrink estimator (gpu_pair_search_problem's reason).
+constexpr const char* kShrinkCpuOnly =
+    "estimator = \"shrink\" runs on the CPU only: its shrinkage intensity depends on each whole table";
 
 // Levels per feature the GPU search takes (one bitmap per level): its work per pair grows with
 // levels squared, and features with more levels are counted faster on the CPU.

@@ -5,15 +5,13 @@
 
 namespace fsgpu {
 
-PlogpTable::PlogpTable(int64_t max_count) {
+PlogpTable::PlogpTable(int64_t max_count, Estimator estimator) : estimator_(estimator) {
   if (max_count < 0 || max_count > kMaxSamples)
     throw std::runtime_error("at most 40,000,000 samples are supported");
   terms_.resize(static_cast<size_t>(max_count) + 1, 0);
   // long double keeps the rounding of the last fixed-point bit honest for large n.
-  for (int64_t n = 2; n <= max_count; ++n) {
-    long double v = static_cast<long double>(n) * std::log2(static_cast<long double>(n));
-    terms_[static_cast<size_t>(n)] = static_cast<int64_t>(std::llround(v * 4294967296.0L));
-  }
+  for (int64_t n = 1; n <= max_count; ++n)
+    terms_[static_cast<size_t>(n)] = static_cast<int64_t>(std::llround(entropy_term_bits(estimator, n) * 4294967296.0L));
 }
 
 }  // namespace fsgpu

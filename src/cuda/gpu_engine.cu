@@ -130,8 +130,9 @@ struct DeviceBlock {
 
 class GpuEngine : public SelectionEngine {
  public:
-  GpuEngine(const CodeMatrix& x, const ClassLayout& layout, const GpuOptions& options)
-      : x_(x), layout_(layout), plogp_(layout.n_samples) {
+  GpuEngine(const CodeMatrix& x, const ClassLayout& layout, const GpuOptions& options, Estimator estimator)
+      : x_(x), layout_(layout), plogp_(layout.n_samples, estimator) {
+    if (!per_count_terms(estimator)) throw std::invalid_argument("the selection engines take per-count estimators only");
     if (options.devices.empty()) throw std::runtime_error("no GPU devices given");
     pins_.emplace_back(new PinnedRegion(x.wide ? static_cast<const void*>(x.codes16.data()) : x.codes8.data(),
                                         static_cast<size_t>(x.n_entries()) * x.code_bytes()));
@@ -354,8 +355,8 @@ class GpuEngine : public SelectionEngine {
 }  // namespace
 
 std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix& x, const ClassLayout& layout,
-                                                 const GpuOptions& options) {
-  return std::make_unique<GpuEngine>(x, layout, options);
+                                                 const GpuOptions& options, Estimator estimator) {
+  return std::make_unique<GpuEngine>(x, layout, options, estimator);
 }
 
 }  // namespace fsgpu

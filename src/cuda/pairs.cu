@@ -277,6 +277,7 @@ std::string levels_problem(const PairData& data) {
 }  // namespace
 
 std::string gpu_pair_search_problem(const PairData& data, const PairTask& task, const GpuOptions& options) {
+  if (!per_count_terms(data.estimator)) return kShrinkCpuOnly;
   std::string problem = levels_problem(data);
   if (!problem.empty()) return problem;
   if (options.devices.empty()) return "no GPU device given";

@@ -13,7 +13,7 @@ GpuStatus gpu_status() {
   return status;
 }
 
-std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix&, const ClassLayout&, const GpuOptions&) {
+std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix&, const ClassLayout&, const GpuOptions&, Estimator) {
   throw std::runtime_error(gpu_status().problem);
 }
 

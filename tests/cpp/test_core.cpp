@@ -99,6 +99,34 @@ double normalized_reference(Normalization how, const std::vector<int64_t>& a, co
   return h > 0 ? mi / h : 0;
 }
 
+// infotheo's I(X;Y) by estimator, in bits, from the cell counts: H(X) + H(Y) - H(X,Y) with
+// mm: H = plug-in + (m - 1)/2N nats; sg: H = digamma(N + 1) - sum n/N digamma(n + 1), where
+// digamma(n + 1) = 1 + 1/2 + ... + 1/n - Euler's gamma (which cancels in the sum).
+double estimated_mi_reference(const std::vector<int64_t>& a, const std::vector<int32_t>& y, Estimator e) {
+  std::map<std::pair<int64_t, int32_t>, double> nay;
+  std::map<int64_t, double> na;
+  std::map<int32_t, double> ny;
+  for (size_t i = 0; i < a.size(); ++i) {
+    nay[{a[i], y[i]}] += 1;
+    na[a[i]] += 1;
+    ny[y[i]] += 1;
+  }
+  const double n = double(a.size());
+  auto harmonic = [](double k) {
+    double h = 0;
+    for (double i = 1; i <= k; ++i) h += 1 / i;
+    return h;
+  };
+  auto entropy = [&](const auto& counts) {
+    double h = e == Estimator::schurmann_grassberger ? harmonic(n) : std::log(n);
+    for (const auto& kv : counts)
+      h -= kv.second / n * (e == Estimator::schurmann_grassberger ? harmonic(kv.second) : std::log(kv.second));
+    if (e == Estimator::miller_madow) h += (double(counts.size()) - 1) / (2 * n);
+    return h / std::log(2.0);
+  };
+  return entropy(na) + entropy(ny) - entropy(nay);
+}
+
 std::vector<int64_t> column_codes(const CodeMatrix& m, const ClassLayout& layout, int64_t f) {
   PlogpTable plogp(layout.n_samples);
   Conditioning s = Conditioning::on_feature(m, layout, f, plogp);
@@ -366,8 +394,22 @@ void jim_tie_tests(const GpuStatus& gpu) {
   }
 }
 
+// shrink_cell_terms: a uniform table has entropy log2 m, one cell none; zeros and order do not count.
+void shrink_tests() {
+  const PlogpTable plogp(12);
+  auto bits = [&](std::vector<uint32_t> counts) {
+    return fixed_to_bits(plogp(12) - shrink_cell_terms(counts, plogp(12)), 12);
+  };
+  EXPECT(std::fabs(bits({3, 3, 3, 3}) - 2) < 1e-9, "shrink of a uniform table: %g", bits({3, 3, 3, 3}));
+  EXPECT(bits({12}) == 0, "shrink of one cell: %g", bits({12}));
+  EXPECT(shrink_cell_terms({5, 0, 7}, plogp(12)) == shrink_cell_terms({7, 5}, plogp(12)), "shrink: zeros and order");
+  // lambda = 2 (144 - 74) / (11 (148 - 144)) > 1: log2 2.
+  EXPECT(std::fabs(bits({5, 7}) - 1) < 1e-9, "shrink with lambda >= 1: %g", bits({5, 7}));
+}
+
 int main() {
   const GpuStatus gpu = gpu_status();
+  shrink_tests();
   collector_tests();
   jim_tie_tests(gpu);
   std::printf("GPU: %s\n", gpu.devices.empty() ? gpu.problem.c_str() : gpu.devices[0].name.c_str());
@@ -390,6 +432,37 @@ int main() {
     for (int64_t f = 0; f < dense.n_features; ++f)
       EXPECT(std::fabs(mi[f] - mi_reference(column_codes(dense, layout, f), y)) < 1e-9, "case %u: I(X%lld;Y)",
              c.seed, (long long)f);
+    // infotheo's estimators: the same engines with another table of terms; dense, sparse and
+    // every thread count (and the GPU) agree bitwise.
+    for (Estimator e : {Estimator::miller_madow, Estimator::schurmann_grassberger}) {
+      CpuEngine one(dense, layout, 1, nullptr, CpuEngine::kSliceEntries, e);
+      CpuEngine three(sparse, layout, 3, nullptr, CpuEngine::kSliceEntries, e);
+      const std::vector<double> est = mi_scores(one);
+      EXPECT(mi_scores(three) == est, "case %u: estimator %d dense 1 thread vs sparse 3", c.seed, int(e));
+      for (int64_t f = 0; f < dense.n_features; ++f)
+        EXPECT(std::fabs(est[f] - estimated_mi_reference(column_codes(dense, layout, f), y, e)) < 1e-9,
+               "case %u: estimator %d I(X%lld;Y)", c.seed, int(e), (long long)f);
+      if (!gpu.devices.empty()) {
+        GpuOptions options;
+        options.devices = {0};
+        EXPECT(mi_scores(*make_gpu_engine(sparse, layout, options, e)) == est, "case %u: gpu estimator %d", c.seed,
+               int(e));
+      }
+    }
+    // shrink, table by table: dense and sparse codes and every thread count agree bitwise, and
+    // the estimates stay within the plug-in's bounds of sense (0 <= H(X) <= log2 of its levels).
+    {
+      const PlogpTable shrink(layout.n_samples, Estimator::shrink);
+      const PairData a = PairData::of(dense, layout, shrink, PairMeasure::mutual, 1);
+      const PairData b = PairData::of(sparse, layout, shrink, PairMeasure::mutual, 3);
+      EXPECT(a.sums.relevance == b.sums.relevance && a.sums.x_terms == b.sums.x_terms,
+             "case %u: shrink sums dense vs sparse", c.seed);
+      for (int64_t f = 0; f < dense.n_features; ++f) {
+        const double h = fixed_to_bits(a.constants.plogp_n - a.sums.x_terms[f], layout.n_samples);
+        EXPECT(h >= 0 && h <= std::log2(double(dense.levels[f])) + 1e-12, "case %u: shrink H(X%lld) = %g", c.seed,
+               (long long)f, h);
+      }
+    }
     const int64_t s = 1;
     const Conditioning cond = Conditioning::on_feature(dense, layout, s, engine.plogp());
     const std::vector<double> joint_mi = conditional_scores(engine, cond, Method::jmi);

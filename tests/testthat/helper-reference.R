@@ -312,3 +312,50 @@ family_settings <- function() {
     jim = list(method = "jim")
   )
 }
+
+# ---- infotheo's entropy estimators ----
+
+# infotheo's entropy() of a discrete vector, in nats, by estimator, from its C++ definitions:
+# emp = plug-in; mm = emp + (m - 1)/(2N), m the observed values; sg = the Dirichlet posterior
+# mean sum_i (n_i + a)(digamma(N + m a + 1) - digamma(n_i + a + 1)) / (N + m a) with a = 1/m
+# as infotheo's C++ evaluates it (an integer division: 0 unless m = 1); shrink = the same mean with
+# a = lambda/(1 - lambda) N/m for the James-Stein intensity lambda, log m when lambda >= 1 (or
+# infinite: a uniform table), 0 for one value (where infotheo's 0/0 gives NaN).
+ref_infotheo_entropy <- function(x, estimator) {
+  counts <- tabulate(match(x, unique(x)))
+  n <- sum(counts)
+  m <- length(counts)
+  switch(estimator,
+    emp = log(n) - sum(counts * log(counts)) / n,
+    mm = log(n) - sum(counts * log(counts)) / n + (m - 1) / (2 * n),
+    sg = {
+      a <- 1 %/% m
+      sum((counts + a) * (digamma(n + m * a + 1) - digamma(counts + a + 1))) / (n + m * a)
+    },
+    shrink = {
+      if (m == 1) return(0)
+      w <- sum(counts^2)
+      lambda <- m * (n^2 - w) / ((n - 1) * (w * m - n^2))
+      if (lambda >= 1) return(log(m))
+      a <- lambda / (1 - lambda) * n / m
+      sum((counts + a) * (digamma(n + m * a + 1) - digamma(counts + a + 1))) / (n + m * a)
+    })
+}
+
+# infotheo::mutinformation(x, y, method) of two discrete vectors, in nats: H(x) + H(y) - H(x,y)
+# by the estimator, a negative result reported as 0.
+ref_mutinformation <- function(x, y, estimator) {
+  max(0, ref_infotheo_entropy(x, estimator) + ref_infotheo_entropy(y, estimator) -
+         ref_infotheo_entropy(ref_joint(x, y), estimator))
+}
+
+# infotheo::mutinformation(data.frame of codes, method): the matrix H(i) + H(j) - H(i,j), entropies
+# on the diagonal, negative values kept.
+ref_mutinformation_matrix <- function(codes, estimator) {
+  p <- length(codes)
+  h <- vapply(codes, ref_infotheo_entropy, numeric(1), estimator = estimator)
+  m <- diag(h, p)
+  for (i in seq_len(p - 1)) for (j in (i + 1):p)
+    m[i, j] <- m[j, i] <- h[i] + h[j] - ref_infotheo_entropy(ref_joint(codes[[i]], codes[[j]]), estimator)
+  m
+}

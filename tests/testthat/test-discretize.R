@@ -228,3 +228,21 @@ test_that("mi_pairs and mi_matrix take discretize = too", {
                    strip_attributes(mi_matrix(ef$codes, backend = "cpu")))
   expect_error(mi_matrix(x, discretize = "caim", backend = "cpu"), "needs a class")
 })
+
+test_that("CACC on ALL's 723_s_at follows the paper, with or without a tie tolerance", {
+  # Issue 21: R discretization's disc.Topdown(method = 2) cuts this probe differently. The
+  # paper's loop (helper-discretize.R), with the package's tolerance or with plain `>` as
+  # discretization compares, gives fsgpu's cuts for both class variables.
+  skip_if_not_installed("ALL")
+  skip_if_not_installed("Biobase")
+  all <- new.env()
+  utils::data("ALL", package = "ALL", envir = all)
+  v <- Biobase::exprs(all$ALL)["723_s_at", ]
+  for (cl in c("BT", "mol.biol")) {
+    y <- factor(all$ALL[[cl]])
+    got <- discretize(matrix(v, ncol = 1, dimnames = list(NULL, "723_s_at")), y, method = "cacc", backend = "cpu",
+                      quiet = TRUE)$cuts[[1]]
+    for (tol in c(1e-9, 0)) expect_equal(unname(got), ref_topdown(v, as.integer(y), "cacc", tol = tol)$cuts,
+                                         info = paste(cl, tol))
+  }
+})

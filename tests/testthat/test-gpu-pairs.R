@@ -122,6 +122,28 @@ test_that("GPU mi_matrix equals the CPU's", {
                    mi_network(case$x, "aracne", output = "matrix", nbins = 10, backend = "cpu"))
 })
 
+test_that("GPU mi_matrix equals the CPU's with infotheo's estimators", {
+  skip_unless_gpu_pairs()
+  cases <- gpu_pairs_cases()
+  for (name in names(cases)) {
+    case <- cases[[name]]
+    for (estimator in c("mm", "sg")) {
+      gpu <- mi_matrix(case$x, nbins = case$nbins, backend = "gpu", estimator = estimator)
+      expect_identical(attr(gpu, "backend"), "gpu")
+      expect_identical(strip_attributes(gpu),
+                       strip_attributes(mi_matrix(case$x, nbins = case$nbins, backend = "cpu", estimator = estimator)),
+                       info = paste(name, estimator))
+    }
+  }
+  # shrink has no GPU form: an error when asked for, the CPU when chosen automatically.
+  case <- cases[[1]]
+  expect_error(mi_matrix(case$x, nbins = case$nbins, backend = "gpu", estimator = "shrink"), "runs on the CPU only")
+  auto <- mi_matrix(case$x, nbins = case$nbins, backend = "auto", estimator = "shrink")
+  expect_identical(attr(auto, "backend"), "cpu")
+  expect_identical(strip_attributes(auto),
+                   strip_attributes(mi_matrix(case$x, nbins = case$nbins, backend = "cpu", estimator = "shrink")))
+})
+
 test_that("GPU equals CPU on sparse input, and sparse equals dense", {
   skip_unless_gpu_pairs()
   sp <- data_sparse(n = 1000, p = 130, seed = 90)

@@ -1,6 +1,6 @@
 # mi_matrix() and mi_network() on the CPU against the pure-R references (helper-pairs.R).
 
-network_methods <- c("aracne", "clr", "mrnet", "threshold")
+network_methods <- c("aracne", "clr", "mrnet", "mrnetb", "threshold")
 
 # The reference network of a method from an MI matrix.
 ref_network <- function(method, mim, eps = 0, threshold = 0) {
@@ -10,6 +10,7 @@ ref_network <- function(method, mim, eps = 0, threshold = 0) {
     aracne = ref_aracne(m, eps),
     clr = ref_clr(m),
     mrnet = ref_mrnet(m),
+    mrnetb = ref_mrnetb(m),
     threshold = ref_threshold_network(m, threshold))
   dimnames(w) <- dimnames(mim)
   w
@@ -117,6 +118,35 @@ test_that("mi_matrix of a SummarizedExperiment uses its rows as features", {
                    strip_attributes(mi_network(num$x, "clr", output = "matrix", nbins = 4, backend = "cpu")))
 })
 
+test_that("mi_matrix's estimators equal infotheo's definitions, diagonal included", {
+  d <- data_pairs_categorical(n = 70, seed = 53)
+  num <- data_informative(n = 90, p = 7, seed = 54)
+  for (case in list(list(x = d$x, nbins = NULL), list(x = num$x, nbins = 6))) {
+    codes <- ref_codes(case$x, if (is.null(case$nbins)) 1 else case$nbins)
+    emp <- mi_matrix(case$x, nbins = case$nbins, backend = "cpu")
+    expect_identical(strip_attributes(mi_matrix(case$x, nbins = case$nbins, backend = "cpu", estimator = "emp")),
+                     strip_attributes(emp))
+    for (estimator in c("mm", "sg", "shrink")) {
+      got <- mi_matrix(case$x, nbins = case$nbins, units = "nats", backend = "cpu", estimator = estimator)
+      want <- ref_mutinformation_matrix(codes, estimator)
+      expect_equal(unname(strip_attributes(got)), want, tolerance = 1e-9, info = estimator)
+      expect_identical(attr(got, "estimator"), estimator)
+      expect_identical(strip_attributes(mi_matrix(case$x, nbins = case$nbins, units = "nats", backend = "cpu",
+                                                  estimator = estimator, threads = 2)), strip_attributes(got))
+      # mi_network passes the estimator on to mi_matrix.
+      expect_identical(mi_network(case$x, "clr", nbins = case$nbins, estimator = estimator, output = "matrix",
+                                  backend = "cpu"),
+                       mi_network(mim = mi_matrix(case$x, nbins = case$nbins, estimator = estimator, backend = "cpu"),
+                                  method = "clr", output = "matrix"))
+    }
+  }
+  expect_error(mi_matrix(d$x, backend = "cpu", estimator = "chao"), "estimator must be one of")
+  # Many categories: pairs counted class by class (count_large) give the same shrink estimates.
+  many <- with_seed(71, matrix(sample(0:99, 300 * 4, replace = TRUE), 300, 4))
+  expect_equal(unname(strip_attributes(mi_matrix(many, units = "nats", backend = "cpu", estimator = "shrink"))),
+               ref_mutinformation_matrix(ref_codes(many, 1), "shrink"), tolerance = 1e-9)
+})
+
 test_that("networks of a random symmetric matrix equal the references", {
   for (seed in 61:63) {
     mim <- random_mim(9, seed)
@@ -131,11 +161,27 @@ test_that("networks of a random symmetric matrix equal the references", {
   }
   # A bigger one for the threaded network code.
   mim <- random_mim(70, 64)
-  for (method in c("aracne", "mrnet")) {
+  for (method in c("aracne", "mrnet", "mrnetb")) {
     one <- mi_network(mim = mim, method = method, output = "matrix", threads = 1)
     expect_network_equal(one, ref_network(method, mim), info = method)
     expect_identical(mi_network(mim = mim, method = method, output = "matrix", threads = 2), one)
   }
+})
+
+test_that("MRNETB of a real expression slice equals the reference", {
+  skip_if_not_installed("ALL")
+  skip_if_not_installed("Biobase")
+  all <- new.env()
+  utils::data("ALL", package = "ALL", envir = all)
+  expr <- Biobase::exprs(all$ALL)
+  top <- order(apply(expr, 1, stats::var), decreasing = TRUE)[1:40]
+  x <- t(expr[top, ])
+  mim <- mi_matrix(x, nbins = 5, backend = "cpu")
+  got <- mi_network(mim = mim, method = "mrnetb", output = "matrix")
+  expect_network_equal(got, ref_network("mrnetb", strip_attributes(mim)))
+  expect_true(sum(got > 0) > 0)
+  # Backward elimination keeps other edges than forward selection.
+  expect_false(identical(got > 0, mi_network(mim = mim, method = "mrnet", output = "matrix") > 0))
 })
 
 test_that("networks of mi_matrix equal the references, from x or from mim", {

@@ -11,6 +11,50 @@ test_that("mi_scores equals the reference I(X;Y) on every reference data set", {
   }
 })
 
+test_that("mi_scores' estimators equal infotheo's definitions", {
+  for (case in jmi_cases()) {
+    codes <- ref_codes(case$x, case$nbins)
+    y <- as.integer(factor(case$y))
+    emp <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu")
+    expect_identical(mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", estimator = "emp")$mi, emp$mi)
+    for (estimator in c("mm", "sg", "shrink")) {
+      got <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", units = "nats", estimator = estimator)
+      want <- vapply(codes, ref_mutinformation, numeric(1), y = y, estimator = estimator)
+      expect_equal(got$mi, unname(want), tolerance = 1e-9, info = estimator)
+      expect_identical(attr(got, "estimator"), estimator)
+      expect_true(all(got$mi >= 0))
+      expect_identical(mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", units = "nats",
+                                 estimator = estimator, threads = 3)$mi, got$mi)
+    }
+  }
+  # Miller-Madow is the plug-in plus (m_x + m_y - m_xy - 1) / 2N nats, m the observed values.
+  set.seed(5)
+  x <- matrix(sample(0:3, 200 * 3, replace = TRUE), 200, 3)
+  y <- factor(x[, 1] %% 2 + sample(0:1, 200, replace = TRUE))
+  emp <- mi_scores(x, y, backend = "cpu", units = "nats")$mi
+  cells <- vapply(1:3, function(j) length(unique(paste(x[, j], y))), numeric(1))
+  expect_equal(mi_scores(x, y, backend = "cpu", units = "nats", estimator = "mm")$mi,
+               pmax(0, emp + (4 + 3 - cells - 1) / 400), tolerance = 1e-12)
+})
+
+test_that("mi_scores' shrink estimator takes log m for uniform tables and 0 for constants", {
+  # A uniform table has an infinite shrinkage intensity: H = log m, as infotheo.
+  x <- cbind(uniform = rep(0:3, 25), constant = 1L, half = rep(0:1, each = 50))
+  y <- factor(rep(c("a", "b"), 50))
+  got <- mi_scores(x, y, backend = "cpu", units = "nats", estimator = "shrink")
+  want <- vapply(1:3, function(j) ref_mutinformation(x[, j], as.integer(y), "shrink"), numeric(1))
+  expect_equal(got$mi, want, tolerance = 1e-12)
+  expect_identical(got$mi[2], 0)
+})
+
+test_that("mi_scores refuses unknown estimators", {
+  case <- jmi_cases()$informative
+  expect_error(mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", estimator = "chao"),
+               "estimator must be one of")
+  expect_error(mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", estimator = c("mm", "sg")),
+               "estimator must be one of")
+})
+
 test_that("mi_scores is what JMI selects first, in bits and nats, for any thread count", {
   case <- jmi_cases()$informative
   mi <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", threads = 1)
@@ -28,6 +72,17 @@ test_that("mi_scores on the GPU equals the CPU bitwise", {
     cpu <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu")
     gpu <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "gpu")
     expect_identical(gpu$mi, cpu$mi)
+    # shrink has no GPU form: an error when asked for, the CPU when chosen automatically.
+    expect_error(mi_scores(case$x, case$y, nbins = case$nbins, backend = "gpu", estimator = "shrink"),
+                 "runs on the CPU only")
+    auto <- mi_scores(case$x, case$y, nbins = case$nbins, backend = "auto", estimator = "shrink")
+    expect_identical(attr(auto, "backend"), "cpu")
+    expect_identical(auto$mi, mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", estimator = "shrink")$mi)
+    for (estimator in c("mm", "sg")) {
+      expect_identical(mi_scores(case$x, case$y, nbins = case$nbins, backend = "gpu", estimator = estimator)$mi,
+                       mi_scores(case$x, case$y, nbins = case$nbins, backend = "cpu", estimator = estimator)$mi,
+                       info = estimator)
+    }
   }
 })
 
@@ -180,4 +235,10 @@ test_that("add_results() stores normalised scores under their own name", {
   su <- mi_scores(se, class = "type", nbins = case$nbins, normalize = "su", backend = "cpu")
   se <- add_results(se, su)
   expect_identical(SummarizedExperiment::rowData(se)$fsgpu_su, su$su)
+})
+
+test_that("normalised scores are refused with an estimator other than the plug-in", {
+  x <- matrix(c(1, 2, 3, 4, 1, 2, 3, 4), 8, 1)
+  expect_error(mi_scores(x, rep(c("a", "b"), 4), nbins = 2, normalize = "su", estimator = "mm", backend = "cpu"),
+               "estimator = \"emp\"")
 })

@@ -87,6 +87,10 @@ test_that("mi_matrix from tiles equals one process", {
   d <- data_informative(n = 100, p = 23, seed = 7)
   expect_tiles_identical(function(bp) mi_matrix(d$x, nbins = 4, units = "nats", backend = "cpu", BPPARAM = bp),
                          tiles = c(1, 4, 9))
+  # The workers use the estimator too.
+  for (estimator in c("mm", "shrink"))
+    expect_tiles_identical(function(bp) mi_matrix(d$x, nbins = 4, backend = "cpu", estimator = estimator, BPPARAM = bp),
+                           tiles = 4)
 })
 
 test_that("find_interactions from tiles equals one process: 2- and 3-way, contrast, tuples", {
