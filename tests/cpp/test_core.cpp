@@ -375,7 +375,7 @@ void jim_tie_tests(const GpuStatus& gpu) {
   engines.emplace_back(new CpuEngine(codes, layout, 1));
   if (!gpu.devices.empty()) {
     GpuOptions options;
-    options.devices = {0};
+    options.devices.push_back(0);  // not "= {0}": GCC 12 -O3 warns (-Wnonnull) on that assignment here
     engines.emplace_back(make_gpu_engine(codes, layout, options));
   }
   const double gain = 4.0 / 6 - (16.0 + 1 + 1) / 36;  // sum p(x,y)^2 / p(x) - sum p(y)^2
