@@ -114,7 +114,7 @@ discretize.default <- function(x, y = NULL, method = "caim", nbins = NULL, na = 
 #'   (not needed by `equal_width` and `equal_freq`).
 #' @param assay For a `SummarizedExperiment`: the assay (name or index); features are its rows.
 #' @export
-discretize.SummarizedExperiment <- function(x, class = NULL, method = "caim", assay = 1L, nbins = NULL,
+discretize.SummarizedExperiment <- function(x, class = NULL, method = "caim", assay = NULL, nbins = NULL,
                                             na = c("fail", "omit"), backend = NULL, threads = NULL, devices = NULL,
                                             quiet = FALSE, ...) {
   check_dots_empty(...)
@@ -125,8 +125,9 @@ discretize.SummarizedExperiment <- function(x, class = NULL, method = "caim", as
                                 call. = FALSE)
   quiet_if(quiet, {
     input <- prepare_se_input(x, class, assay, allow_missing = TRUE)
-    if (isTRUE(input$delayed)) delayed_discretize(input, method, nbins, na, backend, threads, devices, quiet)
-    else run_discretize(input, method, nbins, na, backend, threads, devices, quiet)
+    fit <- if (isTRUE(input$delayed)) delayed_discretize(input, method, nbins, na, backend, threads, devices, quiet)
+           else run_discretize(input, method, nbins, na, backend, threads, devices, quiet)
+    with_notes(fit, input$notes)
   })
 }
 

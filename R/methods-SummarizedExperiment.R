@@ -5,13 +5,14 @@
 #' @param class For a `SummarizedExperiment`: the name of the `colData` column holding the class.
 #' @param assay For a `SummarizedExperiment`: the assay to use, by name or index.
 #' @export
-select_features.SummarizedExperiment <- function(x, class, k = 10, assay = 1L, method = "jmi", nbins = NULL,
+select_features.SummarizedExperiment <- function(x, class, k = 10, assay = NULL, method = "jmi", nbins = NULL,
                                                  beta = NULL, gamma = NULL, fixed = NULL, min_score = NULL,
                                                  weights = NULL, backend = NULL, threads = NULL, devices = NULL,
                                                  units = c("bits", "nats"), quiet = FALSE,
-                                                 discretize = NULL, ...) {
+                                                 discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_selection(prepare_se_input(x, class, assay), k = k, method = method, nbins = nbins,
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_selection(prepare_se_input(x, class, assay, binning = binning), k = k, method = method, nbins = nbins,
                                 beta = beta, gamma = gamma, fixed = fixed, min_score = min_score, weights = weights,
                                 backend = backend, threads = threads, devices = devices, units = units,
                                 quiet = quiet, discretize = discretize))

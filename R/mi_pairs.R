@@ -78,9 +78,10 @@ mi_pairs <- function(x, ...) UseMethod("mi_pairs")
 mi_pairs.default <- function(x, y, top = 1000, threshold = NULL, with = NULL, by = c("joint", "interaction"),
                              p_adjust = "none", output = c("pairs", "matrix"), nbins = NULL, backend = NULL,
                              threads = NULL, devices = NULL, units = c("bits", "nats"), discretize = NULL,
-                             BPPARAM = NULL, quiet = FALSE, ...) {
+                             BPPARAM = NULL, quiet = FALSE, categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_pairs(prepare_input(x, y), top = if (!missing(top)) top, threshold = threshold, with = with,
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_pairs(prepare_input(x, y, binning = binning), top = if (!missing(top)) top, threshold = threshold, with = with,
                             by = by, p_adjust = p_adjust, output = output, nbins = nbins, backend = backend,
                             threads = threads, devices = devices, units = units, discretize = discretize,
                             BPPARAM = BPPARAM, quiet = quiet))
@@ -92,11 +93,12 @@ mi_pairs.default <- function(x, y, top = 1000, threshold = NULL, with = NULL, by
 #' @export
 mi_pairs.SummarizedExperiment <- function(x, class, top = 1000, threshold = NULL, with = NULL,
                                           by = c("joint", "interaction"), p_adjust = "none",
-                                          output = c("pairs", "matrix"), assay = 1L, nbins = NULL, backend = NULL,
+                                          output = c("pairs", "matrix"), assay = NULL, nbins = NULL, backend = NULL,
                                           threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                          discretize = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
+                                          discretize = NULL, BPPARAM = NULL, quiet = FALSE, categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_pairs(prepare_se_input(x, class, assay), top = if (!missing(top)) top, threshold = threshold,
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_pairs(prepare_se_input(x, class, assay, binning = binning), top = if (!missing(top)) top, threshold = threshold,
                             with = with, by = by, p_adjust = p_adjust, output = output, nbins = nbins,
                             backend = backend, threads = threads, devices = devices, units = units,
                             discretize = discretize, BPPARAM = BPPARAM, quiet = quiet))
@@ -151,7 +153,7 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   progress_done(progress)
   run$backend <- res$backend
   used <- backend_used(res$backend, bp_threads(bp, run$threads), run$devices, elapsed,
-                       if (nzchar(res$why_cpu)) res$why_cpu else run$why_cpu, bp_workers(bp))
+                       if (nzchar(res$why_cpu)) res$why_cpu else run$why_cpu, bp_workers(bp), input$notes)
   if (output == "matrix") {
     values <- res[[if (by == "joint") "mi_joint" else "interaction"]] * run$scale
     m <- matrix(NA_real_, input$n_features, input$n_features,
@@ -238,19 +240,22 @@ mi_matrix <- function(x, ...) UseMethod("mi_matrix")
 #' @rdname mi_matrix
 #' @export
 mi_matrix.default <- function(x, features = NULL, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                              units = c("bits", "nats"), discretize = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
+                              units = c("bits", "nats"), discretize = NULL, BPPARAM = NULL, quiet = FALSE,
+                              categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x), features, nbins, backend, threads, devices, units,
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x, binning = binning), features, nbins, backend, threads, devices, units,
                                 discretize, BPPARAM, quiet))
 }
 
 #' @rdname mi_matrix
 #' @export
-mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = 1L, nbins = NULL, backend = NULL,
+mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = NULL, nbins = NULL, backend = NULL,
                                            threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                          discretize = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
+                                          discretize = NULL, BPPARAM = NULL, quiet = FALSE, categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay), features, nbins, backend, threads, devices, units,
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay, binning = binning), features, nbins, backend, threads, devices, units,
                                 discretize, BPPARAM, quiet))
 }
 
@@ -277,7 +282,7 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
   ran <- attr(m, "backend")
   fell_back <- attr(m, "why_cpu")
   used <- backend_used(ran, bp_threads(bp, run$threads), run$devices, elapsed,
-                       if (nzchar(fell_back)) fell_back else run$why_cpu, bp_workers(bp))
+                       if (nzchar(fell_back)) fell_back else run$why_cpu, bp_workers(bp), input$notes)
   m <- m * run$scale
   attributes(m) <- list(dim = dim(m), dimnames = list(input$feature_names, input$feature_names))
   structure(m, nbins = run$nbins, units = run$units, backend = ran, run = used)

@@ -118,9 +118,9 @@ select_features <- function(x, ...) UseMethod("select_features")
 select_features.default <- function(x, y, k = 10, method = "jmi", nbins = NULL, beta = NULL, gamma = NULL,
                                     fixed = NULL, min_score = NULL, weights = NULL, backend = NULL,
                                     threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                    quiet = FALSE, discretize = NULL, ...) {
+                                    quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_selection(prepare_input(x, y), k = k, method = method, nbins = nbins, beta = beta,
+  quiet_if(quiet, run_selection(prepare_input(x, y, binning = binning_request(nbins, discretize, categorical)), k = k, method = method, nbins = nbins, beta = beta,
                                 gamma = gamma, fixed = fixed, min_score = min_score, weights = weights,
                                 backend = backend, threads = threads, devices = devices, units = units,
                                 quiet = quiet, discretize = discretize))
@@ -176,7 +176,7 @@ run_selection <- function(input, k, method, nbins, beta, gamma, fixed, min_score
     threads = run$threads, devices = run$devices,
     n_samples = input$n_samples, n_features = input$n_features, classes = input$classes,
     elapsed = elapsed, timings = res$timings, stopped_early = n < k,
-    run = backend_used(run$backend, run$threads, run$devices, elapsed, run$why_cpu)
+    run = backend_used(run$backend, run$threads, run$devices, elapsed, run$why_cpu, notes = input$notes)
   ), class = "fsgpu_selection")
 }
 
