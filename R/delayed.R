@@ -210,8 +210,10 @@ assay_points <- function(se, assay, by, quiet = FALSE) {
 #' Bioconductor objects: SingleCellExperiment, DelayedArray, results back in the object
 #'
 #' Every job takes a `SummarizedExperiment` (features are its rows, the class a `colData`
-#' column, `assay =` picks the assay by name or index), and so every subclass of it, such as a
-#' `SingleCellExperiment` (`assay = "logcounts"`). [knn_graph()] links the cells of a
+#' column, `assay =` picks the assay by name or index; by default `"logcounts"` when there is
+#' one, else the first, named in the printout), and so every subclass of it, such as a
+#' `SingleCellExperiment`. An integer assay, such as `counts`, is binned when `nbins` is given
+#' (see Integer columns in [select_features()]). [knn_graph()] links the cells of a
 #' `reducedDim()` with `use_dimred = "PCA"`. [add_results()] writes a result back into the
 #' object; [FsgpuParam()] runs BiocNeighbors' and bluster's neighbour searches on fsgpu.
 #'

@@ -121,7 +121,10 @@ find_interactions.default <- function(x, y, dimensions = 2, divisions = 1, discr
 
 #' @rdname find_interactions
 #' @param class For a `SummarizedExperiment`: the `colData` column holding the class.
-#' @param assay For a `SummarizedExperiment`: the assay (name or index).
+#' @param assay For a `SummarizedExperiment`: the assay,
+#'   by name or index. The default, `NULL`, takes the assay named `"logcounts"` when there is
+#'   one (as scater and scran do), else the first; the printout names the assay used
+#'   (`Input:` under the run line).
 #' @export
 find_interactions.SummarizedExperiment <- function(x, class, dimensions = 2, divisions = 1, discretizations = 1,
                                                    range = NULL, pseudo_count = 0.25, seed = NULL, levels = NULL,

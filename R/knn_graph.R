@@ -97,7 +97,10 @@ knn_graph.default <- function(x, k = 10, metric = "pearson", output = c("index",
 }
 
 #' @rdname knn_graph
-#' @param assay For a `SummarizedExperiment`: the assay (name or index).
+#' @param assay For a `SummarizedExperiment`: the assay,
+#'   by name or index. The default, `NULL`, takes the assay named `"logcounts"` when there is
+#'   one (as scater and scran do), else the first; the printout names the assay used
+#'   (`Input:` under the run line).
 #' @param by For a `SummarizedExperiment`: `"features"` (default: the assay's rows, genes) or
 #'   `"samples"` (its columns, cells) are the points.
 #' @export

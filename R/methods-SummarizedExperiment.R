@@ -3,7 +3,10 @@
 
 #' @rdname select_features
 #' @param class For a `SummarizedExperiment`: the name of the `colData` column holding the class.
-#' @param assay For a `SummarizedExperiment`: the assay to use, by name or index.
+#' @param assay For a `SummarizedExperiment`: the assay,
+#'   by name or index. The default, `NULL`, takes the assay named `"logcounts"` when there is
+#'   one (as scater and scran do), else the first; the printout names the assay used
+#'   (`Input:` under the run line).
 #' @export
 select_features.SummarizedExperiment <- function(x, class, k = 10, assay = NULL, method = "jmi", nbins = NULL,
                                                  beta = NULL, gamma = NULL, fixed = NULL, min_score = NULL,

@@ -89,7 +89,10 @@ mi_pairs.default <- function(x, y, top = 1000, threshold = NULL, with = NULL, by
 
 #' @rdname mi_pairs
 #' @param class For a `SummarizedExperiment`: the `colData` column holding the class labels.
-#' @param assay For a `SummarizedExperiment`: the assay (name or index); features are its rows.
+#' @param assay For a `SummarizedExperiment` (features are its rows): the assay,
+#'   by name or index. The default, `NULL`, takes the assay named `"logcounts"` when there is
+#'   one (as scater and scran do), else the first; the printout names the assay used
+#'   (`Input:` under the run line).
 #' @export
 mi_pairs.SummarizedExperiment <- function(x, class, top = 1000, threshold = NULL, with = NULL,
                                           by = c("joint", "interaction"), p_adjust = "none",
@@ -222,7 +225,10 @@ as.data.frame.fsgpu_pairs <- function(x, ...) data_alone(x)
 #'   result, to cut numeric columns instead of equal-width binning; without a class, the
 #'   supervised methods do not apply.
 #' @param features Features (names or indices) to include; default all.
-#' @param assay For a `SummarizedExperiment`: the assay (name or index).
+#' @param assay For a `SummarizedExperiment`: the assay,
+#'   by name or index. The default, `NULL`, takes the assay named `"logcounts"` when there is
+#'   one (as scater and scran do), else the first; the printout names the assay used
+#'   (`Input:` under the run line).
 #' @param BPPARAM `NULL`, or a `BiocParallel::BiocParallelParam` to spread the pairs over its
 #'   workers in tiles of rows, as in [mi_pairs()]; the matrix is identical.
 #' @return A symmetric features x features matrix (in `units`) with attributes `nbins`,
@@ -335,8 +341,8 @@ resolve_pair_run <- function(input, nbins, backend, threads, devices, units, for
 #'   when `mim` is given.
 #' @param output `"igraph"` (an undirected weighted graph; needs the igraph package),
 #'   `"edges"` (a data frame `from`, `to`, `weight`, `mi`) or `"matrix"` (the weights).
-#' @param ... Passed to [mi_matrix()] (`nbins`, `backend`, `threads`, `devices`, `assay`, `quiet`) when
-#'   the MI matrix is computed from `x`.
+#' @param ... Passed to [mi_matrix()] (`nbins`, `categorical`, `backend`, `threads`, `devices`, `assay`,
+#'   `quiet`) when the MI matrix is computed from `x`.
 #' @return The network as chosen by `output`; edges carry `weight` (the method's score) and
 #'   `mi`.
 #' @references Meyer, Lafitte and Bontempi (2008), minet: a R/Bioconductor package for

@@ -12,8 +12,10 @@
 #'
 #' @inheritParams select_features
 #' @param z The conditioning variable: one feature of `x` (a name, or a column index), or a
-#'   vector with one value per sample (numeric values are binned into `nbins` equal-width
-#'   bins; integer, logical, factor and character values are categories).
+#'   vector with one value per sample (double values are binned into `nbins` equal-width
+#'   bins; integer values as integer columns are, see [select_features()], with `categorical
+#'   = TRUE` or `FALSE` applying to them; logical, factor and character values are
+#'   categories).
 #' @param quiet `TRUE` shows no progress bar and no messages (such as a note about dropped
 #'   class levels). The scores take one pass over the data and show no bar of their own; a
 #'   `discretize` method fitted here, or an on-disk assay coded in blocks, may. See

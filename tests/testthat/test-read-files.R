@@ -344,6 +344,81 @@ test_that("the command line selects features of ARFF, CSV and LibSVM files", {
   expect_identical(utils::read.csv(text = res$out)$rank, 1:2)
 })
 
+test_that("the command line bins integer data, takes ID columns out and names LibSVM features", {
+  skip_if(system.file("exec", "fsgpu", package = "fsgpu") == "", "fsgpu is not installed")
+  d <- with_seed(12, {
+    y <- factor(rep_len(c("a", "b", "c"), 60))
+    x <- matrix(rpois(60 * 8, 150), 60, 8, dimnames = list(NULL, paste0("g", 1:8)))
+    x[, 1:3] <- x[, 1:3] + 30L * as.integer(y)
+    list(x = x, y = y)
+  })
+  csv <- tempfile(fileext = ".csv")
+  utils::write.csv(data.frame(sample_id = 101:160, class = d$y, d$x), csv, row.names = FALSE)
+  xd <- d$x
+  storage.mode(xd) <- "double"
+  expected <- as.data.frame(select_features(xd, d$y, k = 4, nbins = 6, backend = "cpu"))
+  res <- run_cli("-k", "4", "-b", "6", "--backend", "cpu", csv)
+  expect_identical(res$status, 0L)
+  got <- utils::read.csv(text = res$out)
+  expect_identical(got$feature, expected$feature)
+  expect_identical(got$index, expected$index)  # sample_id is no feature
+  expect_true(any(grepl("taking column 'sample_id' as the sample IDs.*--no-id keeps it", res$err)))
+  expect_true(any(grepl("Reading 8 columns of whole numbers.*--categorical all", res$err)))
+  # --no-id: the IDs are a feature (binned: many values); --id by index is the detection's choice
+  res <- run_cli("-k", "9", "-m", "mrmr", "-b", "6", "--no-id", "-q", csv)
+  expect_true("sample_id" %in% utils::read.csv(text = res$out)$feature)
+  expect_identical(run_cli("-k", "4", "-b", "6", "--id", "1", "-q", csv)$out,
+                   run_cli("-k", "4", "-b", "6", "-q", csv)$out)
+  # categories whatever --bins says, as factors; --numeric as numbers
+  factors <- as.data.frame(lapply(as.data.frame(d$x), factor))
+  want <- as.data.frame(select_features(factors, d$y, k = 3, backend = "cpu"))
+  res <- run_cli("-k", "3", "-b", "6", "--categorical", "all", "-q", csv)
+  expect_identical(utils::read.csv(text = res$out)$feature, want$feature)
+  mixed <- as.data.frame(xd)
+  mixed$g2 <- factor(mixed$g2)
+  want <- as.data.frame(select_features(mixed, d$y, k = 3, nbins = 6, backend = "cpu"))
+  res <- run_cli("-k", "3", "-b", "6", "--categorical", "g2", "-q", csv)
+  expect_identical(utils::read.csv(text = res$out)$feature, want$feature)
+  res <- run_cli("-k", "3", "-b", "6", "--categorical", "4", "--numeric", "g1,g3", "-q", csv)  # column 4: g2
+  expect_identical(utils::read.csv(text = res$out)$feature, want$feature)
+  # LibSVM with a vocabulary
+  svm <- write_lines(c("1 1:1 2:1", "2 1:1", "1 2:1 3:1", "2 3:1"), ".libsvm")
+  vocab <- write_lines(c("red", "green", "blue"), ".txt")
+  res <- run_cli("-k", "2", "-q", "--vocabulary", vocab, svm)
+  expect_identical(res$status, 0L)
+  expect_true(all(utils::read.csv(text = res$out)$feature %in% c("red", "green", "blue")))
+  bad <- list(list(c("--vocabulary", vocab, csv), "a vocabulary is for LibSVM files only"),
+              list(c("--id", "1", svm), "an ID column is for CSV and TSV files only"),
+              list(c("--id", "1", "--no-id", csv), "--id and --no-id exclude each other"),
+              list(c("--categorical", "all", "--numeric", "all", csv), "exclude each other"),
+              list(c("--categorical", "a,,b", csv), "--categorical must be column names or indices"),
+              list(c("--categorical", "g1", svm), "categorical and numeric columns are for ARFF, CSV and TSV"))
+  for (case in bad) {
+    res <- do.call(run_cli, as.list(case[[1]]))
+    expect_identical(res$status, 2L, info = paste(case[[1]], collapse = " "))
+    expect_true(any(grepl(case[[2]], res$err, fixed = TRUE)), info = paste(res$err, collapse = "\n"))
+  }
+  res <- run_cli("--categorical", "nothere", "-q", csv)
+  expect_identical(res$status, 1L)
+  expect_true(any(grepl("categorical: no feature named 'nothere'", res$err, fixed = TRUE)))
+})
+
+test_that("the command line gives the textbook golub genes, with no sample_id (if the file is here)", {
+  skip_if(system.file("exec", "fsgpu", package = "fsgpu") == "", "fsgpu is not installed")
+  golub <- Sys.getenv("FSGPU_GOLUB", "/work/shared/data/datamicroarray/golub.csv.gz")
+  skip_if_not(file.exists(golub), "the golub data file is not here")
+  res <- run_cli("-m", "jmi", "-k", "20", "-b", "8", "--backend", "cpu", golub)
+  expect_identical(res$status, 0L)
+  got <- utils::read.csv(text = res$out)
+  expect_false("sample_id" %in% got$feature)
+  raw <- utils::read.csv(gzfile(golub), check.names = FALSE)
+  x <- as.matrix(raw[, -(1:2)])
+  storage.mode(x) <- "double"
+  expected <- as.data.frame(select_features(x, factor(raw$class), k = 20, nbins = 8, backend = "cpu"))
+  expect_identical(got$feature, expected$feature)
+  expect_identical(got$feature[1], "M23197_at")
+})
+
 test_that("the command line explains bad arguments and input, with non-zero status", {
   skip_if(system.file("exec", "fsgpu", package = "fsgpu") == "", "fsgpu is not installed")
   help <- run_cli("--help")
