@@ -337,9 +337,10 @@ announce_columns <- function(input, treatment, feature_names, n_samples) {
     n <- sum(which)
     sprintf("%s %s column%s", format(n, big.mark = ","), what, if (n > 1) "s" else "")
   }
-  notes <- c(if (any(treatment$binned)) paste(columns(treatment$binned, "integer"), "binned"),
-             if (any(treatment$integer_category)) paste(columns(treatment$integer_category, "integer"), "as categories"),
-             if (any(treatment$double_category)) paste(columns(treatment$double_category, "numeric"), "as categories"))
+  notes <- c(
+    if (any(treatment$binned)) paste(columns(treatment$binned, "integer"), "binned"),
+    if (any(treatment$integer_category)) paste(columns(treatment$integer_category, "integer"), "as categories"),
+    if (any(treatment$double_category)) paste(columns(treatment$double_category, "numeric"), "as categories"))
   input$notes <- c(input$notes, notes)
   if (any(treatment$by_rule)) {
     message(sprintf(paste0("Binning %s with more than %d distinct values (%s) as numbers; ",

@@ -81,10 +81,10 @@ mi_pairs.default <- function(x, y, top = 1000, threshold = NULL, with = NULL, by
                              BPPARAM = NULL, quiet = FALSE, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_pairs(prepare_input(x, y, binning = binning), top = if (!missing(top)) top, threshold = threshold, with = with,
-                            by = by, p_adjust = p_adjust, output = output, nbins = nbins, backend = backend,
-                            threads = threads, devices = devices, units = units, discretize = discretize,
-                            BPPARAM = BPPARAM, quiet = quiet))
+  quiet_if(quiet, run_pairs(prepare_input(x, y, binning = binning), top = if (!missing(top)) top,
+                            threshold = threshold, with = with, by = by, p_adjust = p_adjust, output = output,
+                            nbins = nbins, backend = backend, threads = threads, devices = devices, units = units,
+                            discretize = discretize, BPPARAM = BPPARAM, quiet = quiet))
 }
 
 #' @rdname mi_pairs
@@ -101,9 +101,9 @@ mi_pairs.SummarizedExperiment <- function(x, class, top = 1000, threshold = NULL
                                           discretize = NULL, BPPARAM = NULL, quiet = FALSE, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_pairs(prepare_se_input(x, class, assay, binning = binning), top = if (!missing(top)) top, threshold = threshold,
-                            with = with, by = by, p_adjust = p_adjust, output = output, nbins = nbins,
-                            backend = backend, threads = threads, devices = devices, units = units,
+  quiet_if(quiet, run_pairs(prepare_se_input(x, class, assay, binning = binning), top = if (!missing(top)) top,
+                            threshold = threshold, with = with, by = by, p_adjust = p_adjust, output = output,
+                            nbins = nbins, backend = backend, threads = threads, devices = devices, units = units,
                             discretize = discretize, BPPARAM = BPPARAM, quiet = quiet))
 }
 
@@ -250,8 +250,8 @@ mi_matrix.default <- function(x, features = NULL, nbins = NULL, backend = NULL, 
                               categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x, binning = binning), features, nbins, backend, threads, devices, units,
-                                discretize, BPPARAM, quiet))
+  quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x, binning = binning), features, nbins, backend, threads,
+                                devices, units, discretize, BPPARAM, quiet))
 }
 
 #' @rdname mi_matrix
@@ -261,8 +261,8 @@ mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = NULL, nbi
                                           discretize = NULL, BPPARAM = NULL, quiet = FALSE, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay, binning = binning), features, nbins, backend, threads, devices, units,
-                                discretize, BPPARAM, quiet))
+  quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay, binning = binning), features, nbins, backend, threads,
+                                devices, units, discretize, BPPARAM, quiet))
 }
 
 run_mi_matrix <- function(input, features, nbins, backend, threads, devices, units, discretize = NULL,

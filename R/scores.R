@@ -43,8 +43,8 @@ mi_scores.default <- function(x, y, nbins = NULL, backend = NULL, threads = NULL
                               units = c("bits", "nats"), quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning), "mi", NULL, nbins, backend, threads, devices, units,
-                             quiet, discretize))
+  quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning), "mi", NULL, nbins, backend, threads, devices,
+                             units, quiet, discretize))
 }
 
 #' @rdname mi_scores
@@ -54,8 +54,8 @@ mi_scores.SummarizedExperiment <- function(x, class, assay = NULL, nbins = NULL,
                                            discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning), "mi", NULL, nbins, backend, threads, devices, units,
-                             quiet, discretize))
+  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning), "mi", NULL, nbins, backend, threads,
+                             devices, units, quiet, discretize))
 }
 
 #' @rdname mi_scores
@@ -79,8 +79,8 @@ cmi_scores.SummarizedExperiment <- function(x, class, z, assay = NULL, nbins = N
                                             quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning), "cmi", z, nbins, backend, threads, devices, units,
-                             quiet, discretize))
+  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning), "cmi", z, nbins, backend, threads,
+                             devices, units, quiet, discretize))
 }
 
 #' @rdname mi_scores
@@ -104,8 +104,8 @@ jmi_scores.SummarizedExperiment <- function(x, class, z, assay = NULL, nbins = N
                                             quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning), "jmi", z, nbins, backend, threads, devices, units,
-                             quiet, discretize))
+  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning), "jmi", z, nbins, backend, threads,
+                             devices, units, quiet, discretize))
 }
 
 run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, quiet, discretize) {

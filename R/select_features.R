@@ -143,8 +143,9 @@ select_features.default <- function(x, y, k = 10, method = "jmi", nbins = NULL, 
                                     threads = NULL, devices = NULL, units = c("bits", "nats"),
                                     quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_selection(prepare_input(x, y, binning = binning_request(nbins, discretize, categorical)), k = k, method = method, nbins = nbins, beta = beta,
-                                gamma = gamma, fixed = fixed, min_score = min_score, weights = weights,
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_selection(prepare_input(x, y, binning = binning), k = k, method = method, nbins = nbins,
+                                beta = beta, gamma = gamma, fixed = fixed, min_score = min_score, weights = weights,
                                 backend = backend, threads = threads, devices = devices, units = units,
                                 quiet = quiet, discretize = discretize))
 }
