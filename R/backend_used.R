@@ -4,13 +4,14 @@
 # on both, some having fallen back to the CPU), `threads` (CPU threads, of each worker with
 # BPPARAM; NA when only GPUs ran), `devices` and `device_names` (the GPUs; empty when only the
 # CPU ran), `why_cpu` (why the GPU was wanted, by backend = "auto", but the CPU ran; "" when it
-# did not), `workers` (BiocParallel workers; 1 for one process) and `elapsed` seconds.
-backend_used <- function(name, threads, devices, elapsed, why_cpu = "", workers = 1L) {
+# did not), `workers` (BiocParallel workers; 1 for one process), `elapsed` seconds and `notes`
+# on the input (the assay used, integer columns binned; see with_notes()), printed after it.
+backend_used <- function(name, threads, devices, elapsed, why_cpu = "", workers = 1L, notes = NULL) {
   ran <- strsplit(name, "+", fixed = TRUE)[[1]]
   gpu <- "gpu" %in% ran
   cpu <- "cpu" %in% ran
   known <- if (gpu) backend_info()$devices else NULL
-  structure(list(
+  run <- structure(list(
     name = name,
     threads = if (cpu) as.integer(threads) else NA_integer_,
     devices = if (gpu) as.integer(devices) else integer(),
@@ -19,6 +20,8 @@ backend_used <- function(name, threads, devices, elapsed, why_cpu = "", workers 
     workers = as.integer(workers),
     elapsed = elapsed
   ), class = "fsgpu_backend_used")
+  if (length(notes)) run$notes <- notes
+  run
 }
 
 #' @exportS3Method format fsgpu_backend_used
@@ -31,6 +34,7 @@ format.fsgpu_backend_used <- function(x, ...) {
                   if (x$workers > 1) sprintf(" per tile, %d BiocParallel workers", x$workers) else "",
                   format_seconds(x$elapsed))
   if (nzchar(x$why_cpu)) line <- paste0(line, "; not on a GPU: ", x$why_cpu)
+  if (length(x$notes)) line <- paste0(line, "\nInput: ", paste(x$notes, collapse = "; "))
   line
 }
 

@@ -69,31 +69,46 @@ for_each_feature_block <- function(input, job, quiet, f) {
 
 #' apply_discretization() for a delayed input: the integer codes of every feature, by blocks
 #'
-#' With `discretize = NULL`, numeric features get the equal-width bins (`nbins`) that the
-#' engines would give them; integer and logical features keep their values (categories).
-#' Otherwise each block goes through apply_discretization() itself, and the blocks' fits are
-#' joined into one discretization, as if it had been fitted on the whole assay. Memory: the
-#' integer codes (4 bytes a value) and one block.
+#' Each block's columns are resolved as in memory (resolve_columns(), with `input$binning`),
+#' which column by column gives the in-memory decision; the notes and the one message come
+#' after the last block. With `discretize = NULL`, the columns to bin get the equal-width bins
+#' (`nbins`) that the engines would give them; categories keep their values. Otherwise each
+#' block goes through apply_discretization() itself, and the blocks' fits are joined into one
+#' discretization, as if it had been fitted on the whole assay. Memory: the integer codes (4
+#' bytes a value) and one block.
 #' @return The input with `x` the samples x features integer codes and, with `discretize`,
 #'   `discretization`.
 #' @noRd
 delayed_codes <- function(input, discretize, nbins, backend, threads, devices, quiet = FALSE) {
   codes <- matrix(0L, input$n_samples, input$n_features)
   fits <- list()
+  treatments <- list()
+  binned <- FALSE
   # One progress for the blocks (each block's own steps run quietly).
   for_each_feature_block(input, "Coding", quiet, function(block) {
     sub <- block$input
     check_finite(sub, input$arg)
+    if (!is.null(input$binning)) {
+      binning <- input$binning
+      binning$roles <- binning$roles[block$rows]
+      resolved <- resolve_columns(sub, binning)
+      sub <- resolved$input
+      treatments[[length(treatments) + 1L]] <<- resolved$treatment
+    }
+    binned <<- binned || length(numeric_column_indices(sub)) > 0L
     if (is.null(discretize)) {
-      codes[, block$rows] <<- if (is.double(sub$x)) equal_width_codes(sub, nbins, threads) else sub$x
+      codes[, block$rows] <<- block_codes(sub, nbins, threads)
     } else {
       sub <- apply_discretization(sub, discretize, nbins, backend, threads, devices, quiet = TRUE)
       codes[, block$rows] <<- sub$x
       fits[length(fits) + 1L] <<- list(sub$discretization)
     }
   })
+  if (length(treatments)) {
+    input <- announce_columns(input, do.call(Map, c(list(c), treatments)), input$feature_names, input$n_samples)
+  }
   # The codes are integers, but numbers were binned with nbins (print methods say so).
-  input$binned <- is.null(discretize) && DelayedArray::type(input$x) == "double"
+  input$binned <- is.null(discretize) && binned
   input$x <- codes
   input$delayed <- NULL
   if (!is.null(discretize)) {
@@ -101,6 +116,19 @@ delayed_codes <- function(input, discretize, nbins, backend, threads, devices, q
     if (!is.null(fit)) input$discretization <- fit
   }
   input
+}
+
+#' The codes of a block of features: equal-width bins (1-based) of its double columns, the
+#' values of its categories
+#' @noRd
+block_codes <- function(sub, nbins, threads) {
+  numeric <- numeric_column_indices(sub)
+  if (length(numeric) == sub$n_features) return(equal_width_codes(sub, nbins, threads))
+  if (!length(numeric) && is.matrix(sub$x)) return(sub$x)
+  out <- matrix(0L, sub$n_samples, sub$n_features)
+  for (j in setdiff(seq_len(sub$n_features), numeric)) out[, j] <- feature_column(sub$x, j)
+  if (length(numeric)) out[, numeric] <- equal_width_codes(subset_features(sub, numeric), nbins, threads)
+  out
 }
 
 #' The engines' equal-width bins of the numeric columns of an in-memory input, 1-based
@@ -182,8 +210,10 @@ assay_points <- function(se, assay, by, quiet = FALSE) {
 #' Bioconductor objects: SingleCellExperiment, DelayedArray, results back in the object
 #'
 #' Every job takes a `SummarizedExperiment` (features are its rows, the class a `colData`
-#' column, `assay =` picks the assay by name or index), and so every subclass of it, such as a
-#' `SingleCellExperiment` (`assay = "logcounts"`). [knn_graph()] links the cells of a
+#' column, `assay =` picks the assay by name or index; by default `"logcounts"` when there is
+#' one, else the first, named in the printout), and so every subclass of it, such as a
+#' `SingleCellExperiment`. An integer assay, such as `counts`, is binned when `nbins` is given
+#' (see Integer columns in [select_features()]). [knn_graph()] links the cells of a
 #' `reducedDim()` with `use_dimred = "PCA"`. [add_results()] writes a result back into the
 #' object; [FsgpuParam()] runs BiocNeighbors' and bluster's neighbour searches on fsgpu.
 #'

@@ -112,9 +112,12 @@ discretize.default <- function(x, y = NULL, method = "caim", nbins = NULL, na = 
 #' @rdname discretize
 #' @param class For a `SummarizedExperiment`: the `colData` column holding the class labels
 #'   (not needed by `equal_width` and `equal_freq`).
-#' @param assay For a `SummarizedExperiment`: the assay (name or index); features are its rows.
+#' @param assay For a `SummarizedExperiment` (features are its rows): the assay,
+#'   by name or index. The default, `NULL`, takes the assay named `"logcounts"` when there is
+#'   one (as scater and scran do), else the first; the printout names the assay used
+#'   (`Input:` under the run line).
 #' @export
-discretize.SummarizedExperiment <- function(x, class = NULL, method = "caim", assay = 1L, nbins = NULL,
+discretize.SummarizedExperiment <- function(x, class = NULL, method = "caim", assay = NULL, nbins = NULL,
                                             na = c("fail", "omit"), backend = NULL, threads = NULL, devices = NULL,
                                             quiet = FALSE, ...) {
   check_dots_empty(...)
@@ -125,8 +128,9 @@ discretize.SummarizedExperiment <- function(x, class = NULL, method = "caim", as
                                 call. = FALSE)
   quiet_if(quiet, {
     input <- prepare_se_input(x, class, assay, allow_missing = TRUE)
-    if (isTRUE(input$delayed)) delayed_discretize(input, method, nbins, na, backend, threads, devices, quiet)
-    else run_discretize(input, method, nbins, na, backend, threads, devices, quiet)
+    fit <- if (isTRUE(input$delayed)) delayed_discretize(input, method, nbins, na, backend, threads, devices, quiet)
+           else run_discretize(input, method, nbins, na, backend, threads, devices, quiet)
+    with_notes(fit, input$notes)
   })
 }
 
@@ -213,11 +217,12 @@ run_discretize <- function(input, method, nbins, na, backend, threads, devices, 
 #' @param type `"codes"`: an integer matrix of interval numbers (samples x features);
 #'   `"factor"`: a data frame of factors whose levels name the intervals.
 #' @param threads CPU threads.
-#' @param assay For a `SummarizedExperiment`: the assay.
+#' @param assay For a `SummarizedExperiment`: the assay (by default `"logcounts"` when there
+#'   is one, else the first).
 #' @param ... Unused.
 #' @return Interval codes of `newdata` as chosen by `type`.
 #' @export
-predict.fsgpu_discretization <- function(object, newdata, type = c("codes", "factor"), threads = NULL, assay = 1L,
+predict.fsgpu_discretization <- function(object, newdata, type = c("codes", "factor"), threads = NULL, assay = NULL,
                                          ...) {
   check_dots_empty(...)
   type <- match.arg(type)

@@ -156,13 +156,16 @@ find_interactions.default <- function(x, y, dimensions = 2, divisions = 1, discr
 
 #' @rdname find_interactions
 #' @param class For a `SummarizedExperiment`: the `colData` column holding the class.
-#' @param assay For a `SummarizedExperiment`: the assay (name or index).
+#' @param assay For a `SummarizedExperiment`: the assay,
+#'   by name or index. The default, `NULL`, takes the assay named `"logcounts"` when there is
+#'   one (as scater and scran do), else the first; the printout names the assay used
+#'   (`Input:` under the run line).
 #' @export
 find_interactions.SummarizedExperiment <- function(x, class, dimensions = 2, divisions = 1, discretizations = 1,
                                                    range = NULL, pseudo_count = 0.25, seed = NULL, levels = NULL,
                                                    contrast = TRUE, n_contrast = NULL, p_adjust = "holm",
                                                    level = 0.05, missing = c("exclude", "level"),
-                                                   return_tuples = FALSE, top = NULL, assay = 1L, map = NULL,
+                                                   return_tuples = FALSE, top = NULL, assay = NULL, map = NULL,
                                                    backend = NULL, threads = NULL, devices = NULL, BPPARAM = NULL,
                                                    quiet = FALSE, threshold = NULL, interesting_vars = NULL,
                                                    require_all_vars = FALSE, ...) {
@@ -171,13 +174,13 @@ find_interactions.SummarizedExperiment <- function(x, class, dimensions = 2, div
   columns <- colnames(SummarizedExperiment::colData(x))
   if (!is.character(class) || length(class) != 1L || !class %in% columns)
     stop("class must name one colData column of x; available: ", quote_list(columns), call. = FALSE)
-  check_assay(x, assay)
+  assay <- check_assay(x, assay)
   a <- SummarizedExperiment::assay(x, assay, withDimnames = TRUE)
   input <- if (is_delayed(a)) delayed_interaction_input(a, levels, check_quiet(quiet))
            else interaction_input(t(as.matrix(a)), levels)
   y <- SummarizedExperiment::colData(x)[[class]]
   args <- mget(setdiff(names(formals()), c("x", "class", "levels", "assay", "...")))
-  quiet_if(quiet, run_interactions(input, y, args))
+  with_notes(quiet_if(quiet, run_interactions(input, y, args)), assay_label(assay))
 }
 
 #' @rdname find_interactions

@@ -1,9 +1,11 @@
 # Input coercion and validation shared by every job.
 #
 # The C++ glue accepts exactly three shapes of x (samples x features): a base matrix of type
-# double or integer, a plain list of double/integer columns, or a Matrix::dgCMatrix. Double data
-# are binned, integer data are categorical. Everything here turns user input into one of those
-# shapes and rejects what the engines cannot take, with messages that name the culprits.
+# double or integer, a plain list of double/integer columns, or a Matrix::dgCMatrix. The engines
+# bin double data and take integer data as categories. Everything here turns user input into one
+# of those shapes and rejects what the engines cannot take, with messages that name the culprits.
+# Which columns are binned is decided here, once, for every job that bins (resolve_columns()):
+# integer storage says nothing of what the numbers mean (counts, intensities, codes).
 
 #' Normalise and validate x and y of a supervised job
 #'
@@ -15,19 +17,19 @@
 #'   `classes` (character labels of the codes), `feature_names` (character), `sample_names`
 #'   (character or NULL), `n_samples`, `n_features` and `sparse` (TRUE for a dgCMatrix).
 #' @noRd
-prepare_input <- function(x, y, arg_x = "x", arg_y = "y", allow_missing = FALSE) {
+prepare_input <- function(x, y, arg_x = "x", arg_y = "y", allow_missing = FALSE, binning = NULL) {
   input <- normalise_x(x, arg_x)
   if (!allow_missing) check_finite(input, arg_x)
   labels <- encode_classes(y, input$n_samples, input$sample_names, arg_y, arg_x)
-  c(input, labels)
+  prepare_columns(c(input, labels), binning)
 }
 
 #' Normalise x of an unsupervised job (no class)
 #' @noRd
-prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE) {
+prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE, binning = NULL) {
   input <- normalise_x(x, arg_x)
   if (!allow_missing) check_finite(input, arg_x)
-  input
+  prepare_columns(input, binning)
 }
 
 #' Normalise a SummarizedExperiment
@@ -37,12 +39,14 @@ prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE) {
 #' @param se A SummarizedExperiment.
 #' @param class Name of the `colData` column holding the class labels, or NULL for an
 #'   unsupervised job.
-#' @param assay Name or index of the assay.
+#' @param assay Name or index of the assay; NULL for the default (see resolve_assay()).
 #' @param allow_missing Leave NA and Inf in place for the caller to check (discretization).
-#' @return The structure of [prepare_input()] (of [prepare_unsupervised_input()] without class);
-#'   for a DelayedArray assay, that of delayed_se_input(), which apply_discretization() codes.
+#' @param binning For the jobs that bin: binning_request().
+#' @return The structure of [prepare_input()] (of [prepare_unsupervised_input()] without class),
+#'   whose `notes` name the assay; for a DelayedArray assay, that of delayed_se_input(), which
+#'   apply_discretization() codes (and resolves the columns of, block by block).
 #' @noRd
-prepare_se_input <- function(se, class, assay = 1L, allow_missing = FALSE) {
+prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, binning = NULL) {
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE)) {
     stop("the SummarizedExperiment package is needed for SummarizedExperiment input", call. = FALSE)
   }
@@ -54,19 +58,28 @@ prepare_se_input <- function(se, class, assay = 1L, allow_missing = FALSE) {
     stop("class must name one colData column of se; available: ", quote_list(columns),
          call. = FALSE)
   }
-  check_assay(se, assay)
+  assay <- check_assay(se, assay)
   a <- SummarizedExperiment::assay(se, assay, withDimnames = TRUE)
-  label <- if (is.character(assay)) sprintf("assay '%s'", assay) else paste("assay", assay)
+  label <- assay_label(assay)
   # A DelayedArray stays where it is, to be coded block by block (see delayed.R).
   if (is_delayed(a)) {
     y <- if (!is.null(class)) SummarizedExperiment::colData(se)[[class]]
-    return(delayed_se_input(a, y, label, sprintf("colData column '%s'", class)))
+    input <- delayed_se_input(a, y, label, sprintf("colData column '%s'", class))
+    if (!is.null(binning)) binning$roles <- column_roles(binning$categorical, NULL, input$feature_names)
+    input$binning <- binning
+    input$notes <- label
+    return(input)
   }
   # Matrix::t keeps sparse assays sparse; anything else is realised first.
   xt <- if (methods::is(a, "Matrix")) Matrix::t(a) else t(as.matrix(a))
-  if (is.null(class)) return(prepare_unsupervised_input(xt, arg_x = label, allow_missing = allow_missing))
-  prepare_input(xt, SummarizedExperiment::colData(se)[[class]],
-                arg_x = label, arg_y = sprintf("colData column '%s'", class), allow_missing = allow_missing)
+  input <- if (is.null(class)) {
+    prepare_unsupervised_input(xt, arg_x = label, allow_missing = allow_missing, binning = binning)
+  } else {
+    prepare_input(xt, SummarizedExperiment::colData(se)[[class]], arg_x = label,
+                  arg_y = sprintf("colData column '%s'", class), allow_missing = allow_missing, binning = binning)
+  }
+  input$notes <- c(label, input$notes)
+  input
 }
 
 #' The input restricted to some features (1-based indices), in that order
@@ -76,20 +89,47 @@ subset_features <- function(input, index) {
   input$x <- if (isTRUE(input$delayed)) x[index, , drop = FALSE]  # features x samples, still delayed
              else if (is.list(x) && !is.data.frame(x)) x[index] else x[, index, drop = FALSE]
   input$feature_names <- input$feature_names[index]
+  if (!is.null(input$kinds)) input$kinds <- input$kinds[index]
   input$n_features <- length(index)
   input
 }
 
+#' The assay of se that a job uses, checked: `assay` itself (a name, or an index, given as its
+#' name when the assay has one), or by default `"logcounts"` when se has such an assay (as
+#' scater and scran), else the first.
 #' @noRd
 check_assay <- function(se, assay) {
   assays <- SummarizedExperiment::assayNames(se)
   n <- length(SummarizedExperiment::assays(se))
+  if (is.null(assay) && n > 0L) assay <- if ("logcounts" %in% assays) "logcounts" else 1L
   ok <- length(assay) == 1L && !is.na(assay) &&
     ((is.character(assay) && assay %in% assays) || (is.numeric(assay) && assay %in% seq_len(n)))
   if (!ok) {
     stop("assay must be the name or index of one assay of se; it has ", n, " assay(s)",
          if (length(assays)) paste0(": ", quote_list(assays)), call. = FALSE)
   }
+  if (is.numeric(assay) && length(assays) >= assay && !is.na(assays[assay]) && nzchar(assays[assay]) &&
+      sum(assays == assays[assay]) == 1L) {
+    return(assays[assay])
+  }
+  if (is.numeric(assay)) as.integer(assay) else assay
+}
+
+#' How results and messages name an assay (checked by check_assay())
+#' @noRd
+assay_label <- function(assay) if (is.character(assay)) sprintf("assay '%s'", assay) else paste("assay", assay)
+
+#' A result with notes about its input (the assay used, the columns binned) added to its run
+#' record, which prints them under the line saying where the job ran
+#' @noRd
+with_notes <- function(result, notes) {
+  if (!length(notes)) return(result)
+  if (is.list(result) && !is.data.frame(result) && inherits(result[["run"]], "fsgpu_backend_used")) {
+    result$run$notes <- c(result$run$notes, notes)
+  } else if (inherits(attr(result, "run"), "fsgpu_backend_used")) {
+    attr(result, "run")$notes <- c(attr(result, "run")$notes, notes)
+  }
+  result
 }
 
 #' Turn x into one of the shapes the glue accepts, with its names and sizes
@@ -100,13 +140,16 @@ normalise_x <- function(x, arg) {
     # Automatic row names (1, 2, ...) are not sample names.
     sample_names <- if (.row_names_info(x) > 0L) rownames(x) else NULL
     dims <- dim(x)
+    kinds <- vapply(x, column_kind, character(1), USE.NAMES = FALSE)
     x <- data_frame_columns(x, arg)
   } else if (methods::is(x, "Matrix")) {
     if (!methods::is(x, "sparseMatrix")) return(normalise_x(as.matrix(x), arg))
     x <- methods::as(methods::as(methods::as(x, "CsparseMatrix"), "generalMatrix"), "dMatrix")
     sample_names <- rownames(x)
     dims <- dim(x)
+    kinds <- rep("double", dims[2L])
   } else if (is.matrix(x) && (is.double(x) || is.integer(x) || is.logical(x))) {
+    kinds <- rep(column_kind(x[0L]), ncol(x))
     if (is.logical(x)) storage.mode(x) <- "integer"  # keeps dim and dimnames
     sample_names <- rownames(x)
     dims <- dim(x)
@@ -121,7 +164,14 @@ normalise_x <- function(x, arg) {
   }
   if (is.null(feature_names)) feature_names <- paste0("X", seq_len(dims[2L]))
   list(x = x, feature_names = feature_names, sample_names = sample_names,
-       n_samples = dims[1L], n_features = dims[2L], sparse = methods::is(x, "dgCMatrix"))
+       n_samples = dims[1L], n_features = dims[2L], sparse = methods::is(x, "dgCMatrix"), kinds = kinds)
+}
+
+#' What a column's storage says: "double" (numbers, binned), "integer" (whole numbers that may
+#' be counts or codes: see resolve_columns()) or "category" (factor, logical: never binned)
+#' @noRd
+column_kind <- function(v) {
+  if (is.factor(v) || is.logical(v)) "category" else if (is.integer(v)) "integer" else "double"
 }
 
 #' Columns of a data.frame as plain double (binned) or integer (categorical) vectors
@@ -145,6 +195,181 @@ data_frame_columns <- function(df, arg) {
   lapply(seq_along(df), function(j) {
     if (kind[j] == "numeric") as.double(df[[j]]) else as.integer(df[[j]])
   })
+}
+
+# Which columns the jobs that bin (select_features(), the scores, mi_pairs(), mi_matrix(),
+# mi_network()) bin and which they take as categories. Double columns are binned, factor and
+# logical ones are categories. An integer column is binned when the user asks for bins (gives
+# nbins or discretize), and otherwise when it has more distinct values than
+# integer_level_limit(), with one message naming them; with few values it stays a category, as
+# before. `categorical` overrides any of this per column. The readers apply the same rule
+# (reader_columns() in read_files.R).
+
+#' What a job that bins was asked: whether bins were asked for (nbins or discretize given) and
+#' the user's `categorical`
+#' @noRd
+binning_request <- function(nbins, discretize, categorical) {
+  ok <- is.null(categorical) || (is.logical(categorical) && length(categorical) && !anyNA(categorical)) ||
+    ((is.character(categorical) || is.numeric(categorical)) && !anyNA(categorical))
+  if (!ok)
+    stop("categorical must be TRUE, FALSE, NULL (the default rule) or features: names, column indices, or one ",
+         "TRUE or FALSE per feature", call. = FALSE)
+  list(asked = !is.null(nbins) || !is.null(discretize), categorical = categorical)
+}
+
+#' An integer column with more distinct values than this is binned when no bins were asked
+#' for: 10, or the default number of bins when that is larger (above 1,000 samples), so that
+#' counts and codes with few levels stay categories and intensities or wide counts do not
+#' become one category per value.
+#' @noRd
+integer_level_limit <- function(n_samples) max(10L, default_nbins(n_samples))
+
+#' Whether the whole numbers v have more than `limit` distinct values (NA not counted). A
+#' range narrower than `limit` cannot hold more; a range up to 4 values a sample is counted by
+#' tabulate() (a third of unique()'s time), a wider one by unique().
+#' @noRd
+more_values_than <- function(v, limit) {
+  if (anyNA(v)) v <- v[!is.na(v)]
+  if (!length(v)) return(FALSE)
+  r <- range(v)
+  span <- as.numeric(r[2L]) - as.numeric(r[1L])
+  if (span < limit) return(FALSE)
+  if (span < 4 * length(v)) return(sum(tabulate(v - r[1L] + 1L, span + 1) > 0L) > limit)
+  length(unique(v)) > limit
+}
+
+#' Per column: TRUE (a category), FALSE (binned) or NA (the default rule), from `categorical`
+#' (TRUE, FALSE, NULL, or a selection of features: names, indices, or one logical per feature)
+#' and, for the readers, `numeric` (TRUE or a selection, the columns to bin). A selection
+#' overrides its columns only; the others follow the rule.
+#' @noRd
+column_roles <- function(categorical, numeric, feature_names) {
+  n <- length(feature_names)
+  where <- list(feature_names = feature_names, n_features = n)
+  selected <- function(sel, arg) {
+    if (isTRUE(sel)) return(rep(TRUE, n))
+    if (isFALSE(sel) || is.null(sel)) return(rep(FALSE, n))
+    if (is.logical(sel)) {
+      if (length(sel) != n || anyNA(sel))
+        stop(sprintf("%s: a logical selection needs one TRUE or FALSE per feature (%d), not %d values", arg, n,
+                     length(sel)), call. = FALSE)
+      return(sel)
+    }
+    seq_len(n) %in% resolve_features(sel, where, arg)
+  }
+  as_categorical <- selected(categorical, "categorical")
+  as_numeric <- if (isFALSE(categorical)) rep(TRUE, n) else selected(numeric, "numeric")
+  both <- as_categorical & as_numeric
+  if (any(both))
+    stop("categorical and numeric both name ", quote_list(feature_names[both]), call. = FALSE)
+  ifelse(as_categorical, TRUE, ifelse(as_numeric, FALSE, NA))
+}
+
+#' The input with its columns as the engines take them: binned ones double, categories integer
+#' (double categories become the codes of their distinct values), plus a note for the run
+#' record and, when the rule binned integer columns, one message. Without `binning` (a job
+#' that does not bin) the input is left as it is.
+#' @noRd
+prepare_columns <- function(input, binning) {
+  if (is.null(binning)) return(input)
+  resolved <- resolve_columns(input, binning)
+  input <- announce_columns(resolved$input, resolved$treatment, input$feature_names, input$n_samples)
+  input$binning <- binning  # for z of the conditional scores (z_values())
+  input
+}
+
+#' resolve_columns() without notes or message: list(input, treatment), where treatment has, per
+#' column, whether it is an integer column binned (`binned`, `by_rule` when the rule chose it),
+#' an integer column kept as a category (`integer_category`) or a double column made one
+#' (`double_category`). binning$roles, when given, are the column roles (a block of a
+#' DelayedArray gets its rows' roles); otherwise they come from binning$categorical.
+#' @noRd
+resolve_columns <- function(input, binning) {
+  kinds <- input$kinds
+  roles <- binning$roles
+  if (is.null(roles)) roles <- column_roles(binning$categorical, NULL, input$feature_names)
+  integer <- kinds == "integer"
+  double <- kinds == "double"
+  many <- rep(FALSE, input$n_features)
+  rule <- integer & is.na(roles) & !binning$asked
+  if (any(rule)) {
+    limit <- integer_level_limit(input$n_samples)
+    many[rule] <- vapply(which(rule), function(j) more_values_than(feature_column(input$x, j), limit), logical(1))
+  }
+  bin <- integer & (roles %in% FALSE | (is.na(roles) & (binning$asked | many)))
+  categorise <- double & roles %in% TRUE
+  treatment <- list(binned = bin, by_rule = bin & rule, integer_category = integer & !bin,
+                    double_category = categorise)
+  if (any(bin) || any(categorise)) {
+    input$x <- convert_columns(input$x, bin, categorise)
+    input$kinds[bin] <- "double"
+    input$kinds[categorise] <- "integer"
+    input$sparse <- methods::is(input$x, "dgCMatrix")
+  }
+  list(input = input, treatment = treatment)
+}
+
+#' Column j of x (a matrix, dgCMatrix or list of columns) as a plain vector
+#' @noRd
+feature_column <- function(x, j) if (is.list(x)) x[[j]] else as.vector(x[, j])
+
+#' x with the columns `bin` as doubles and `categorise` as the codes of their distinct values
+#' @noRd
+convert_columns <- function(x, bin, categorise) {
+  codes <- function(v) match(v, sort(unique(v)))
+  if (is.matrix(x) && all(bin)) {
+    storage.mode(x) <- "double"
+    return(x)
+  }
+  if (is.matrix(x) && all(categorise)) {
+    for (j in seq_len(ncol(x))) x[, j] <- codes(x[, j])
+    storage.mode(x) <- "integer"
+    return(x)
+  }
+  # Mixed: a list of columns (a sparse matrix with categories becomes dense columns).
+  columns <- if (is.list(x)) x else lapply(seq_len(ncol(x)), function(j) feature_column(x, j))
+  columns[bin] <- lapply(columns[bin], as.double)
+  columns[categorise] <- lapply(columns[categorise], codes)
+  columns
+}
+
+#' The note of the run record on what was done with integer and forced columns, and the one
+#' message for the integer columns the rule binned
+#' @noRd
+announce_columns <- function(input, treatment, feature_names, n_samples) {
+  columns <- function(which, what) {
+    n <- sum(which)
+    sprintf("%s %s column%s", format(n, big.mark = ","), what, if (n > 1) "s" else "")
+  }
+  notes <- c(
+    if (any(treatment$binned)) paste(columns(treatment$binned, "integer"), "binned"),
+    if (any(treatment$integer_category)) paste(columns(treatment$integer_category, "integer"), "as categories"),
+    if (any(treatment$double_category)) paste(columns(treatment$double_category, "numeric"), "as categories"))
+  input$notes <- c(input$notes, notes)
+  if (any(treatment$by_rule)) {
+    message(sprintf(paste0("Binning %s with more than %d distinct values (%s) as numbers; ",
+                           "categorical = TRUE (or the columns' names) keeps them as categories"),
+                    columns(treatment$by_rule, "integer"), integer_level_limit(n_samples),
+                    quote_list(feature_names[treatment$by_rule], max = 3L)))
+  }
+  input
+}
+
+#' z of cmi_scores() and jmi_scores() given as values, as the engine takes it: a double vector
+#' (binned) or integer categories, by the rule of the columns. `categorical = TRUE` or `FALSE`
+#' applies to z too; a selection of features does not.
+#' @noRd
+z_values <- function(z, binning, n_samples) {
+  if (!is.numeric(z)) return(as.integer(factor(z)))  # factor, character, logical
+  categorical <- if (is.null(binning)) NULL else binning$categorical
+  if (isTRUE(categorical)) return(match(z, sort(unique(z))))
+  if (is.double(z)) return(z)
+  if (isFALSE(categorical) || isTRUE(binning$asked)) return(as.double(z))
+  limit <- integer_level_limit(n_samples)
+  if (is.null(binning) || !more_values_than(z, limit)) return(z)
+  message(sprintf(paste0("Binning z, integer values with more than %d distinct values, as numbers; ",
+                         "categorical = TRUE keeps them as categories"), limit))
+  as.double(z)
 }
 
 #' Stop when x holds NA, NaN or Inf, naming features and samples
@@ -253,5 +478,5 @@ quote_list <- function(names, max = 5L) name_list(sprintf("'%s'", names), max)
 name_list <- function(names, max = 5L) {
   more <- length(names) - max
   if (more <= 0L) return(paste(names, collapse = ", "))
-  paste0(paste(names[seq_len(max)], collapse = ", "), " and ", more, " more")
+  paste0(paste(names[seq_len(max)], collapse = ", "), " and ", format(more, big.mark = ","), " more")
 }

@@ -97,23 +97,27 @@ knn_graph.default <- function(x, k = 10, metric = "pearson", output = c("index",
 }
 
 #' @rdname knn_graph
-#' @param assay For a `SummarizedExperiment`: the assay (name or index).
+#' @param assay For a `SummarizedExperiment`: the assay,
+#'   by name or index. The default, `NULL`, takes the assay named `"logcounts"` when there is
+#'   one (as scater and scran do), else the first; the printout names the assay used
+#'   (`Input:` under the run line).
 #' @param by For a `SummarizedExperiment`: `"features"` (default: the assay's rows, genes) or
 #'   `"samples"` (its columns, cells) are the points.
 #' @export
 knn_graph.SummarizedExperiment <- function(x, k = 10, metric = "pearson", output = c("index", "edges", "igraph"),
-                                           mutual = FALSE, snn = FALSE, query = NULL, assay = 1L,
+                                           mutual = FALSE, snn = FALSE, query = NULL, assay = NULL,
                                            by = c("features", "samples"), backend = NULL, threads = NULL,
                                            devices = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)
   by <- match.arg(by)
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE))
     stop("the SummarizedExperiment package is needed for SummarizedExperiment input", call. = FALSE)
-  check_assay(x, assay)
+  assay <- check_assay(x, assay)
   a <- assay_points(x, assay, by, quiet)  # a DelayedArray is read in blocks (delayed.R)
   if (methods::is(query, "SummarizedExperiment")) query <- assay_points(query, assay, by, quiet)
-  res <- quiet_if(quiet, run_knn(points_of(a, if (is.character(assay)) sprintf("assay '%s'", assay) else paste("assay", assay)),
+  res <- quiet_if(quiet, run_knn(points_of(a, assay_label(assay)),
                                  k, metric, output, mutual, snn, query, backend, threads, devices, BPPARAM, quiet))
+  res <- with_notes(res, assay_label(assay))
   if (inherits(res, "fsgpu_knn") && is.null(query)) attr(res, "points") <- by  # for add_results()
   res
 }

@@ -12,7 +12,7 @@
 #' @export
 knn_graph.SingleCellExperiment <- function(x, k = 10, metric = if (is.null(use_dimred)) "pearson" else "euclidean",
                                            output = c("index", "edges", "igraph"), mutual = FALSE, snn = FALSE,
-                                           query = NULL, assay = 1L, by = c("features", "samples"),
+                                           query = NULL, assay = NULL, by = c("features", "samples"),
                                            use_dimred = NULL, n_dimred = NULL, backend = NULL, threads = NULL,
                                            devices = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
   check_dots_empty(...)

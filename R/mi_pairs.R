@@ -78,27 +78,32 @@ mi_pairs <- function(x, ...) UseMethod("mi_pairs")
 mi_pairs.default <- function(x, y, top = 1000, threshold = NULL, with = NULL, by = c("joint", "interaction"),
                              p_adjust = "none", output = c("pairs", "matrix"), nbins = NULL, backend = NULL,
                              threads = NULL, devices = NULL, units = c("bits", "nats"), discretize = NULL,
-                             BPPARAM = NULL, quiet = FALSE, ...) {
+                             BPPARAM = NULL, quiet = FALSE, categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_pairs(prepare_input(x, y), top = if (!missing(top)) top, threshold = threshold, with = with,
-                            by = by, p_adjust = p_adjust, output = output, nbins = nbins, backend = backend,
-                            threads = threads, devices = devices, units = units, discretize = discretize,
-                            BPPARAM = BPPARAM, quiet = quiet))
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_pairs(prepare_input(x, y, binning = binning), top = if (!missing(top)) top,
+                            threshold = threshold, with = with, by = by, p_adjust = p_adjust, output = output,
+                            nbins = nbins, backend = backend, threads = threads, devices = devices, units = units,
+                            discretize = discretize, BPPARAM = BPPARAM, quiet = quiet))
 }
 
 #' @rdname mi_pairs
 #' @param class For a `SummarizedExperiment`: the `colData` column holding the class labels.
-#' @param assay For a `SummarizedExperiment`: the assay (name or index); features are its rows.
+#' @param assay For a `SummarizedExperiment` (features are its rows): the assay,
+#'   by name or index. The default, `NULL`, takes the assay named `"logcounts"` when there is
+#'   one (as scater and scran do), else the first; the printout names the assay used
+#'   (`Input:` under the run line).
 #' @export
 mi_pairs.SummarizedExperiment <- function(x, class, top = 1000, threshold = NULL, with = NULL,
                                           by = c("joint", "interaction"), p_adjust = "none",
-                                          output = c("pairs", "matrix"), assay = 1L, nbins = NULL, backend = NULL,
+                                          output = c("pairs", "matrix"), assay = NULL, nbins = NULL, backend = NULL,
                                           threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                          discretize = NULL, BPPARAM = NULL, quiet = FALSE, ...) {
+                                          discretize = NULL, BPPARAM = NULL, quiet = FALSE, categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_pairs(prepare_se_input(x, class, assay), top = if (!missing(top)) top, threshold = threshold,
-                            with = with, by = by, p_adjust = p_adjust, output = output, nbins = nbins,
-                            backend = backend, threads = threads, devices = devices, units = units,
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_pairs(prepare_se_input(x, class, assay, binning = binning), top = if (!missing(top)) top,
+                            threshold = threshold, with = with, by = by, p_adjust = p_adjust, output = output,
+                            nbins = nbins, backend = backend, threads = threads, devices = devices, units = units,
                             discretize = discretize, BPPARAM = BPPARAM, quiet = quiet))
 }
 
@@ -151,7 +156,7 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   progress_done(progress)
   run$backend <- res$backend
   used <- backend_used(res$backend, bp_threads(bp, run$threads), run$devices, elapsed,
-                       if (nzchar(res$why_cpu)) res$why_cpu else run$why_cpu, bp_workers(bp))
+                       if (nzchar(res$why_cpu)) res$why_cpu else run$why_cpu, bp_workers(bp), input$notes)
   if (output == "matrix") {
     values <- res[[if (by == "joint") "mi_joint" else "interaction"]] * run$scale
     m <- matrix(NA_real_, input$n_features, input$n_features,
@@ -227,7 +232,10 @@ as.data.frame.fsgpu_pairs <- function(x, ...) data_alone(x)
 #'   result, to cut numeric columns instead of equal-width binning; without a class, the
 #'   supervised methods do not apply.
 #' @param features Features (names or indices) to include; default all.
-#' @param assay For a `SummarizedExperiment`: the assay (name or index).
+#' @param assay For a `SummarizedExperiment`: the assay,
+#'   by name or index. The default, `NULL`, takes the assay named `"logcounts"` when there is
+#'   one (as scater and scran do), else the first; the printout names the assay used
+#'   (`Input:` under the run line).
 #' @param BPPARAM `NULL`, or a `BiocParallel::BiocParallelParam` to spread the pairs over its
 #'   workers in tiles of rows, as in [mi_pairs()]; the matrix is identical.
 #' @return A symmetric features x features matrix (in `units`) with attributes `nbins`,
@@ -246,21 +254,23 @@ mi_matrix <- function(x, ...) UseMethod("mi_matrix")
 #' @export
 mi_matrix.default <- function(x, features = NULL, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
                               units = c("bits", "nats"), discretize = NULL, BPPARAM = NULL, quiet = FALSE,
-                              estimator = c("emp", "mm", "sg", "shrink"), ...) {
+                              estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x), features, nbins, backend, threads, devices, units,
-                                discretize, BPPARAM, quiet, estimator))
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x, binning = binning), features, nbins, backend, threads,
+                                devices, units, discretize, BPPARAM, quiet, estimator))
 }
 
 #' @rdname mi_matrix
 #' @export
-mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = 1L, nbins = NULL, backend = NULL,
+mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = NULL, nbins = NULL, backend = NULL,
                                            threads = NULL, devices = NULL, units = c("bits", "nats"),
                                           discretize = NULL, BPPARAM = NULL, quiet = FALSE,
-                                          estimator = c("emp", "mm", "sg", "shrink"), ...) {
+                                          estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay), features, nbins, backend, threads, devices, units,
-                                discretize, BPPARAM, quiet, estimator))
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay, binning = binning), features, nbins, backend, threads,
+                                devices, units, discretize, BPPARAM, quiet, estimator))
 }
 
 run_mi_matrix <- function(input, features, nbins, backend, threads, devices, units, discretize = NULL,
@@ -288,7 +298,7 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
   ran <- attr(m, "backend")
   fell_back <- attr(m, "why_cpu")
   used <- backend_used(ran, bp_threads(bp, run$threads), run$devices, elapsed,
-                       if (nzchar(fell_back)) fell_back else run$why_cpu, bp_workers(bp))
+                       if (nzchar(fell_back)) fell_back else run$why_cpu, bp_workers(bp), input$notes)
   m <- m * run$scale
   attributes(m) <- list(dim = dim(m), dimnames = list(input$feature_names, input$feature_names))
   structure(m, nbins = run$nbins, units = run$units, estimator = estimator, backend = ran, run = used)
@@ -352,8 +362,8 @@ resolve_pair_run <- function(input, nbins, backend, threads, devices, units, for
 #'   when `mim` is given.
 #' @param output `"igraph"` (an undirected weighted graph; needs the igraph package),
 #'   `"edges"` (a data frame `from`, `to`, `weight`, `mi`) or `"matrix"` (the weights).
-#' @param ... Passed to [mi_matrix()] (`nbins`, `estimator`, `backend`, `threads`, `devices`, `assay`,
-#'   `quiet`) when the MI matrix is computed from `x`: `estimator = "mm"` or `"sg"` builds the
+#' @param ... Passed to [mi_matrix()] (`nbins`, `categorical`, `estimator`, `backend`, `threads`, `devices`,
+#'   `assay`, `quiet`) when the MI matrix is computed from `x`: `estimator = "mm"` or `"sg"` builds the
 #'   network on infotheo's bias-corrected estimates, as minet's `build.mim(estimator = "mi.mm")`
 #'   (`"shrink"`: `"mi.shrink"`).
 #' @return The network as chosen by `output`; edges carry `weight` (the method's score) and

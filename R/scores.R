@@ -28,8 +28,10 @@
 #'
 #' @inheritParams select_features
 #' @param z The conditioning variable: one feature of `x` (a name, or a column index), or a
-#'   vector with one value per sample (numeric values are binned into `nbins` equal-width
-#'   bins; integer, logical, factor and character values are categories).
+#'   vector with one value per sample (double values are binned into `nbins` equal-width
+#'   bins; integer values as integer columns are, see [select_features()], with `categorical
+#'   = TRUE` or `FALSE` applying to them; logical, factor and character values are
+#'   categories).
 #' @param normalize `"none"` (the default) for \eqn{I(X;Y)}, or `"su"`, `"nmi"` or
 #'   `"gain_ratio"` for its ratio to an entropy: see Normalised scores. Ratios of plug-in
 #'   entropies, so only with `estimator = "emp"`.
@@ -84,21 +86,23 @@ mi_scores <- function(x, ...) UseMethod("mi_scores")
 mi_scores.default <- function(x, y, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
                               units = c("bits", "nats"), quiet = FALSE, discretize = NULL,
                               normalize = c("none", "su", "nmi", "gain_ratio"),
-                              estimator = c("emp", "mm", "sg", "shrink"), ...) {
+                              estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_scores(prepare_input(x, y), "mi", NULL, nbins, backend, threads, devices, units,
-                             quiet, discretize, normalize = normalize, estimator = estimator))
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning), "mi", NULL, nbins, backend, threads, devices,
+                             units, quiet, discretize, normalize = normalize, estimator = estimator))
 }
 
 #' @rdname mi_scores
 #' @export
-mi_scores.SummarizedExperiment <- function(x, class, assay = 1L, nbins = NULL, backend = NULL, threads = NULL,
+mi_scores.SummarizedExperiment <- function(x, class, assay = NULL, nbins = NULL, backend = NULL, threads = NULL,
                                            devices = NULL, units = c("bits", "nats"), quiet = FALSE,
                                            discretize = NULL, normalize = c("none", "su", "nmi", "gain_ratio"),
-                                           estimator = c("emp", "mm", "sg", "shrink"), ...) {
+                                           estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay), "mi", NULL, nbins, backend, threads, devices, units,
-                             quiet, discretize, normalize = normalize, estimator = estimator))
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning), "mi", NULL, nbins, backend, threads,
+                             devices, units, quiet, discretize, normalize = normalize, estimator = estimator))
 }
 
 #' @rdname mi_scores
@@ -108,20 +112,22 @@ cmi_scores <- function(x, ...) UseMethod("cmi_scores")
 #' @rdname mi_scores
 #' @export
 cmi_scores.default <- function(x, y, z, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                               units = c("bits", "nats"), quiet = FALSE, discretize = NULL, ...) {
+                               units = c("bits", "nats"), quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_scores(prepare_input(x, y), "cmi", z, nbins, backend, threads, devices, units,
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning), "cmi", z, nbins, backend, threads, devices, units,
                              quiet, discretize))
 }
 
 #' @rdname mi_scores
 #' @export
-cmi_scores.SummarizedExperiment <- function(x, class, z, assay = 1L, nbins = NULL, backend = NULL,
+cmi_scores.SummarizedExperiment <- function(x, class, z, assay = NULL, nbins = NULL, backend = NULL,
                                             threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                            quiet = FALSE, discretize = NULL, ...) {
+                                            quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay), "cmi", z, nbins, backend, threads, devices, units,
-                             quiet, discretize))
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning), "cmi", z, nbins, backend, threads,
+                             devices, units, quiet, discretize))
 }
 
 #' @rdname mi_scores
@@ -131,20 +137,22 @@ jmi_scores <- function(x, ...) UseMethod("jmi_scores")
 #' @rdname mi_scores
 #' @export
 jmi_scores.default <- function(x, y, z, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
-                               units = c("bits", "nats"), quiet = FALSE, discretize = NULL, ...) {
+                               units = c("bits", "nats"), quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_scores(prepare_input(x, y), "jmi", z, nbins, backend, threads, devices, units,
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning), "jmi", z, nbins, backend, threads, devices, units,
                              quiet, discretize))
 }
 
 #' @rdname mi_scores
 #' @export
-jmi_scores.SummarizedExperiment <- function(x, class, z, assay = 1L, nbins = NULL, backend = NULL,
+jmi_scores.SummarizedExperiment <- function(x, class, z, assay = NULL, nbins = NULL, backend = NULL,
                                             threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                            quiet = FALSE, discretize = NULL, ...) {
+                                            quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay), "jmi", z, nbins, backend, threads, devices, units,
-                             quiet, discretize))
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning), "jmi", z, nbins, backend, threads,
+                             devices, units, quiet, discretize))
 }
 
 # What mi_scores(normalize = ) offers; given all of them (the default), "none".
@@ -177,7 +185,8 @@ run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, 
   if (normalize == "none") out[[kind]] <- values * run$scale else out[[normalize]] <- values
   # A data frame still (add_results() and user code take it as one), whose class prints the run.
   structure(out, class = c("fsgpu_scores", "data.frame"), nbins = run$nbins, units = run$units, estimator = estimator,
-            backend = run$backend, run = backend_used(run$backend, run$threads, run$devices, elapsed, run$why_cpu),
+            backend = run$backend, run = backend_used(run$backend, run$threads, run$devices, elapsed, run$why_cpu,
+                                                      notes = input$notes),
             discretization = input$discretization)
 }
 
@@ -232,6 +241,5 @@ resolve_z <- function(z, input) {
   if (length(bad))
     stop(sprintf("z has missing or infinite values; see sample%s %s", if (length(bad) > 1) "s" else "",
                  paste(utils::head(bad, 5), collapse = ", ")), call. = FALSE)
-  column <- if (is.double(z)) z else if (is.integer(z) && !is.factor(z)) z else as.integer(factor(z))
-  list(feature = 0L, column = list(column))
+  list(feature = 0L, column = list(z_values(z, input$binning, input$n_samples)))
 }

@@ -51,9 +51,25 @@
 #' its scores, too, are exact sums that are bitwise equal on CPU and GPU.
 #'
 #' Numeric columns are cut into `nbins` bins of equal width between their minimum and
-#' maximum (the maximum goes to the last bin); integer, logical and factor columns are
-#' categories and are used as they are. For sparse matrices only the stored entries are
-#' visited and the zeros' counts are derived.
+#' maximum (the maximum goes to the last bin); logical and factor columns are categories and
+#' are used as they are. For sparse matrices only the stored entries are visited and the
+#' zeros' counts are derived.
+#'
+#' @section Integer columns: Integer storage says nothing of what the numbers are (counts,
+#'   intensities, codes), so an integer column is
+#'   \itemize{
+#'     \item binned, as double columns are, when bins are asked for: `nbins` or `discretize`
+#'       given;
+#'     \item otherwise binned when it has more distinct values than 10, or than the default
+#'       number of bins when that is larger (above 1,000 samples), with one message naming
+#'       such columns;
+#'     \item otherwise a category (each value a level), as genotype codes 0/1/2 or small
+#'       counts are.
+#'   }
+#'   `categorical` overrides this per column. The printout says what was done (`Input: 7,129
+#'   integer columns binned`). Binned integer data give exactly the results of the same
+#'   values stored as doubles. [read_delimited()] and [read_arff()] apply the same rule when
+#'   they read whole numbers.
 #'
 #' @param x Samples in rows, features in columns: a numeric, integer or logical matrix, a
 #'   data frame (numeric, integer, logical or factor columns), a sparse `Matrix` (such as a
@@ -64,9 +80,9 @@
 #' @param method The criterion, see Criteria: `"jmi"` (default), `"mim"`, `"mrmr"`, `"mifs"`,
 #'   `"cife"`, `"condred"`, `"betagamma"`, `"icap"`, `"cmim"`, `"disr"`, `"cmi"`, `"jmim"`,
 #'   `"njmim"`, `"jmi3"` or `"jim"`.
-#' @param nbins Number of equal-width bins for numeric columns. The default, `NULL`, takes
-#'   the cube root of the number of samples, rounded up (as infotheo does), and at least 2:
-#'   5 bins for 100 samples, 22 for 10,000.
+#' @param nbins Number of equal-width bins for numeric columns, double or integer (see
+#'   Integer columns). The default, `NULL`, takes the cube root of the number of samples,
+#'   rounded up (as infotheo does), and at least 2: 5 bins for 100 samples, 22 for 10,000.
 #' @param beta,gamma The weights of the redundancy terms of `mifs` (`beta`) and `betagamma`
 #'   (both); other methods take none.
 #' @param fixed Features (names or column indices) selected first, in this order, whatever
@@ -91,8 +107,15 @@
 #' @param discretize How to cut numeric columns instead of `nbins` equal-width bins: a method
 #'   of [discretize()] (`"caim"`, `"cacc"`, `"ameva"`, `"mdlp"`, `"equal_freq"`, ...), fitted
 #'   here on `x` and `y`, or a discretization fitted before (its cut points are applied to
-#'   the features of the same names, e.g. to score test data with training cuts). Integer,
-#'   logical and factor columns stay categories. The result keeps the discretization.
+#'   the features of the same names, e.g. to score test data with training cuts). Logical
+#'   and factor columns, and those `categorical` names, stay categories. The result keeps the
+#'   discretization.
+#' @param categorical Which columns are categories, whatever `nbins` says: `TRUE` (all: double
+#'   columns too, each distinct value a level), `FALSE` (none: integer columns are binned,
+#'   with the default bins when `nbins` is not given), or a selection of features (names,
+#'   column indices, or one `TRUE`/`FALSE` per feature) whose other columns follow the rule of
+#'   Integer columns. The default, `NULL`, applies that rule. Factor and logical columns are
+#'   always categories. A sparse matrix with categorical columns is made dense.
 #' @param ... Passed on by methods.
 #' @return An object of class `fsgpu_selection`: a list with `selection`, a data frame with
 #'   columns `rank`, `feature` (name), `index` (column of `x`, 1-based), `score` and `fixed`
@@ -133,10 +156,11 @@ select_features <- function(x, ...) UseMethod("select_features")
 select_features.default <- function(x, y, k = 10, method = "jmi", nbins = NULL, beta = NULL, gamma = NULL,
                                     fixed = NULL, min_score = NULL, weights = NULL, backend = NULL,
                                     threads = NULL, devices = NULL, units = c("bits", "nats"),
-                                    quiet = FALSE, discretize = NULL, ...) {
+                                    quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_selection(prepare_input(x, y), k = k, method = method, nbins = nbins, beta = beta,
-                                gamma = gamma, fixed = fixed, min_score = min_score, weights = weights,
+  binning <- binning_request(nbins, discretize, categorical)
+  quiet_if(quiet, run_selection(prepare_input(x, y, binning = binning), k = k, method = method, nbins = nbins,
+                                beta = beta, gamma = gamma, fixed = fixed, min_score = min_score, weights = weights,
                                 backend = backend, threads = threads, devices = devices, units = units,
                                 quiet = quiet, discretize = discretize))
 }
@@ -193,7 +217,7 @@ run_selection <- function(input, k, method, nbins, beta, gamma, fixed, min_score
     threads = run$threads, devices = run$devices,
     n_samples = input$n_samples, n_features = input$n_features, classes = input$classes,
     elapsed = elapsed, timings = res$timings, stopped_early = n < k,
-    run = backend_used(run$backend, run$threads, run$devices, elapsed, run$why_cpu)
+    run = backend_used(run$backend, run$threads, run$devices, elapsed, run$why_cpu, notes = input$notes)
   ), class = "fsgpu_selection")
 }
 

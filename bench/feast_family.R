@@ -118,7 +118,8 @@ run_one <- function(x, y, method, k, backend, threads, devices, nbins, known) {
   # anything that prints or deparses it.
   args <- list(x = quote(x), y = quote(y), k = k, method = method, nbins = nbins, backend = backend,
                threads = threads, devices = devices, progress = FALSE)
-  extra <- c(method_params[[method]], list(min_score = -Inf))
+  # integer matrices hold categorical codes: categories, not bins (fsgpu bins integers given nbins)
+  extra <- c(method_params[[method]], list(min_score = -Inf), if (is.integer(x)) list(categorical = TRUE))
   args <- c(args, extra[intersect(names(extra), known)])
   tryCatch({
     start <- proc.time()[["elapsed"]]

@@ -141,7 +141,8 @@ data_sparse <- function(n = 200, p = 60, seed = 9) {
   })
 }
 
-# A categorical feature with exactly 300 levels (codes wider than one byte) that predicts y.
+# A categorical feature with exactly 300 levels (codes wider than one byte) that predicts y: a
+# factor, which stays a category whatever nbins a job gets (integer columns are binned then).
 data_wide_codes <- function(n = 900, seed = 10) {
   with_seed(seed, {
     wide <- sample(rep_len(0:299, n))
@@ -149,7 +150,9 @@ data_wide_codes <- function(n = 900, seed = 10) {
     x <- matrix(sample(0:9, n * 10, replace = TRUE), n, 10)
     x[, 3] <- wide
     storage.mode(x) <- "integer"
-    list(x = named(x), y = y)
+    x <- as.data.frame(named(x))
+    x$g3 <- factor(x$g3)
+    list(x = x, y = y)
   })
 }
 

@@ -10,18 +10,20 @@ ref_bin <- function(v, nbins) {
   as.integer(pmin(floor((v - lo) / (hi - lo) * nbins), nbins - 1))
 }
 
-# Categorical columns (integer, logical, factor): their distinct values, in increasing order.
+# Categorical columns (logical, factor): their distinct values, in increasing order.
 ref_categorical <- function(v) {
   v <- as.integer(v)
   match(v, sort(unique(v))) - 1L
 }
 
-# The code vector of every feature of x. Double columns are binned (for a sparse matrix the
-# range includes its implicit zeros, which is what densifying gives), the rest are categorical.
+# The code vector of every feature of x. Numeric columns, double or integer, are binned, as the
+# jobs bin them when given nbins (as every reference case is); for a sparse matrix the range
+# includes its implicit zeros, which is what densifying gives. Logical and factor columns are
+# categorical.
 ref_codes <- function(x, nbins) {
   if (methods::is(x, "Matrix")) x <- as.matrix(x)
   columns <- if (is.data.frame(x)) as.list(x) else lapply(seq_len(ncol(x)), function(j) x[, j])
-  lapply(columns, function(v) if (is.double(v)) ref_bin(v, nbins) else ref_categorical(v))
+  lapply(columns, function(v) if (is.numeric(v)) ref_bin(v, nbins) else ref_categorical(v))
 }
 
 # Two code vectors as one joint variable.
@@ -268,13 +270,13 @@ ref_select <- function(x, y, k, method, nbins = 64, beta = NULL, gamma = NULL, f
 }
 
 # The code vector of a conditioning variable z of cmi_scores/jmi_scores: a feature of x (name or
-# 1-based index) when z has length 1, else one value per sample, binned when double.
+# 1-based index) when z has length 1, else one value per sample, binned when numbers.
 ref_z_codes <- function(x, z, nbins) {
   if (length(z) == 1L) {
     j <- if (is.character(z)) match(z, colnames(x)) else z
     return(ref_codes(x, nbins)[[j]])
   }
-  if (is.double(z)) ref_bin(z, nbins) else match(as.character(z), sort(unique(as.character(z)))) - 1L
+  if (is.numeric(z)) ref_bin(z, nbins) else match(as.character(z), sort(unique(as.character(z)))) - 1L
 }
 
 # I(X;Y|Z) and I(X,Z;Y) of every feature X of x, in bits.

@@ -207,9 +207,11 @@ test_that("discretize = ... cuts the numeric columns of the other jobs", {
   # equal-frequency bins take nbins
   ef <- select_features(x, case$y, k = 2, discretize = "equal_freq", nbins = 4, backend = "cpu")
   expect_identical(ef$discretization$nbins, 4L)
-  # factor and integer columns stay categories
+  # factor columns stay categories; integer columns are cut too, unless named in categorical
   df <- data.frame(a = x[, 1], f = factor(case$y), i = as.integer(x[, 4]))
   dd <- select_features(df, case$y, k = 3, discretize = "caim", backend = "cpu")
+  expect_identical(names(dd$discretization$cuts), c("a", "i"))
+  dd <- select_features(df, case$y, k = 3, discretize = "caim", categorical = "i", backend = "cpu")
   expect_identical(names(dd$discretization$cuts), "a")
   expect_error(select_features(x, case$y, k = 2, discretize = "caim", nbins = 5, backend = "cpu"), "nbins is for equal-width")
   expect_error(select_features(cbind(x, extra = 1), case$y, k = 2, discretize = d, backend = "cpu"), "no cut points for .extra.")

@@ -152,8 +152,12 @@ test_that("SummarizedExperiment input: features are rows, samples columns", {
   se <- SummarizedExperiment::SummarizedExperiment(
     assays = list(counts = t(d$x), sparse = Matrix::Matrix(t(d$x) * (t(d$x) > 6), sparse = TRUE)),
     colData = data.frame(type = d$y, batch = 1:4, row.names = rownames(d$x)))
-  expect_identical(prepare_se_input(se, "type"), prepare_input(d$x, d$y))
-  expect_identical(prepare_se_input(se, "type", assay = "counts"), prepare_input(d$x, d$y))
+  # the first assay by default (there is no logcounts), named in the notes of the run record
+  expected <- prepare_input(d$x, d$y)
+  expected$notes <- "assay 'counts'"
+  expect_identical(prepare_se_input(se, "type"), expected)
+  expect_identical(prepare_se_input(se, "type", assay = "counts"), expected)
+  expect_identical(prepare_se_input(se, "type", assay = 1)$notes, "assay 'counts'")
   sparse <- prepare_se_input(se, "batch", assay = 2)
   expect_s4_class(sparse$x, "dgCMatrix")
   expect_identical(dim(sparse$x), c(4L, 3L))
@@ -167,5 +171,5 @@ test_that("SummarizedExperiment input: features are rows, samples columns", {
   se$type[2] <- NA
   expect_error(prepare_se_input(se, "type"), "colData column 'type' has missing values at sample 's2'")
   SummarizedExperiment::assay(se, 1)[3, 4] <- NA
-  expect_error(prepare_se_input(se, "batch"), "assay 1 has missing .* feature 'g3' \\(sample 's4'\\)")
+  expect_error(prepare_se_input(se, "batch"), "assay 'counts' has missing .* feature 'g3' \\(sample 's4'\\)")
 })

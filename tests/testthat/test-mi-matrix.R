@@ -118,11 +118,17 @@ test_that("mi_matrix of a SummarizedExperiment uses its rows as features", {
                    strip_attributes(mi_network(num$x, "clr", output = "matrix", nbins = 4, backend = "cpu")))
 })
 
+# Every column of x as categories (ref_codes() bins integer columns, as the jobs do with nbins).
+ref_category_codes <- function(x) {
+  columns <- if (is.data.frame(x)) as.list(x) else lapply(seq_len(ncol(x)), function(j) x[, j])
+  lapply(columns, ref_categorical)
+}
+
 test_that("mi_matrix's estimators equal infotheo's definitions, diagonal included", {
   d <- data_pairs_categorical(n = 70, seed = 53)
   num <- data_informative(n = 90, p = 7, seed = 54)
   for (case in list(list(x = d$x, nbins = NULL), list(x = num$x, nbins = 6))) {
-    codes <- ref_codes(case$x, if (is.null(case$nbins)) 1 else case$nbins)
+    codes <- if (is.null(case$nbins)) ref_category_codes(case$x) else ref_codes(case$x, case$nbins)
     emp <- mi_matrix(case$x, nbins = case$nbins, backend = "cpu")
     expect_identical(strip_attributes(mi_matrix(case$x, nbins = case$nbins, backend = "cpu", estimator = "emp")),
                      strip_attributes(emp))
@@ -141,10 +147,11 @@ test_that("mi_matrix's estimators equal infotheo's definitions, diagonal include
     }
   }
   expect_error(mi_matrix(d$x, backend = "cpu", estimator = "chao"), "estimator must be one of")
-  # Many categories: pairs counted class by class (count_large) give the same shrink estimates.
+  # Many categories (kept so: categorical = TRUE): pairs counted class by class (count_large) give the same
+  # shrink estimates.
   many <- with_seed(71, matrix(sample(0:99, 300 * 4, replace = TRUE), 300, 4))
-  expect_equal(unname(strip_attributes(mi_matrix(many, units = "nats", backend = "cpu", estimator = "shrink"))),
-               ref_mutinformation_matrix(ref_codes(many, 1), "shrink"), tolerance = 1e-9)
+  expect_equal(unname(strip_attributes(mi_matrix(many, units = "nats", backend = "cpu", estimator = "shrink", categorical = TRUE))),
+               ref_mutinformation_matrix(ref_category_codes(many), "shrink"), tolerance = 1e-9)
 })
 
 test_that("networks of a random symmetric matrix equal the references", {

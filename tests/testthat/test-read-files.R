@@ -186,6 +186,94 @@ test_that("read_delimited reads CSV and TSV with a class column", {
   expect_error(read_delimited(f, sep = ";;"), "sep must be one character")
 })
 
+test_that("read_delimited takes a sample ID column out, detected or named", {
+  text <- c("sample,class,g1,g2", "p1,t,1.5,0", "p2,n,0.3,1", "p3,t,2.1,0")
+  f <- write_lines(text, ".csv")
+  expect_message(d <- read_delimited(f), "taking column 'sample' as the sample IDs.*id = FALSE keeps it")
+  expect_identical(names(d$x), c("g1", "g2"))
+  expect_identical(rownames(d$x), c("p1", "p2", "p3"))
+  expect_identical(d$y, factor(c("t", "n", "t")))
+  expect_silent(kept <- read_delimited(f, id = FALSE))
+  expect_identical(names(kept$x), c("sample", "g1", "g2"))
+  expect_identical(read_delimited(f, id = "sample"), suppressMessages(read_delimited(f)))
+  expect_identical(read_delimited(f, id = 1), suppressMessages(read_delimited(f)))
+  # text values all different, whatever the name; numbers only under an ID's name (any case)
+  ids <- write_lines(c("who,g1,class", "ann,1.5,t", "bob,0.2,n"), ".csv")
+  expect_message(expect_identical(rownames(read_delimited(ids)$x), c("ann", "bob")), "taking column 'who'")
+  numbered <- write_lines(c("Sample_ID,g1,class", "39,1.5,t", "40,0.2,n", "41,0.7,n"), ".csv")
+  expect_message(expect_identical(rownames(read_delimited(numbered)$x), c("39", "40", "41")), "'Sample_ID'")
+  expect_silent(plain <- read_delimited(write_lines(c("n,g1,class", "39,1.5,t", "40,0.2,n"), ".csv")))
+  expect_identical(names(plain$x), c("n", "g1"))
+  # repeated or missing values are no IDs: detection passes, a named id is an error
+  twice <- write_lines(c("id,g1,class", "a,1.5,t", "a,0.2,n"), ".csv")
+  expect_identical(names(expect_silent(read_delimited(twice))$x), c("id", "g1"))
+  expect_error(read_delimited(twice, id = "id"), "the ID column 'id' has repeated values: 'a'")
+  expect_error(read_delimited(f, id = "class"), "id = 'class' is the class column")
+  expect_error(read_delimited(f, id = "nope"), "id = 'nope' names no column")
+  # write.csv() with row names: an empty first name
+  df <- data.frame(g1 = c(1.5, 0.3), class = c("t", "n"), row.names = c("r1", "r2"))
+  rn <- tempfile(fileext = ".csv")
+  utils::write.csv(df, rn)
+  expect_message(got <- read_delimited(rn), "taking column '' as the sample IDs")
+  expect_identical(got$x, df[, "g1", drop = FALSE])
+  # the class is never the ID; a lone feature stays a feature
+  expect_silent(read_delimited(write_lines(c("class,g1", "a,1", "b,2"), ".csv")))
+  expect_identical(names(read_delimited(write_lines(c("id,class", "a,u", "b,v"), ".csv"))$x), "id")
+})
+
+test_that("read_delimited and read_arff apply the rule of integer columns, with overrides", {
+  n <- 30
+  values <- with_seed(4, list(wide = sample(0:200, n), narrow = sample(0:3, n, replace = TRUE),
+                              real = round(rnorm(n), 2), class = rep(c("a", "b"), n / 2)))
+  f <- tempfile(fileext = ".csv")
+  utils::write.csv(as.data.frame(values), f, row.names = FALSE)
+  expect_message(d <- read_delimited(f),
+                 "Reading 1 column of whole numbers with more than 10 distinct values \\('wide'\\) as numbers")
+  expect_identical(d$x$wide, as.double(values$wide))
+  expect_identical(d$x$narrow, values$narrow)
+  expect_identical(d$x$real, values$real)
+  expect_silent(cat_all <- read_delimited(f, categorical = TRUE))
+  expect_identical(cat_all$x$wide, factor(values$wide))
+  expect_identical(cat_all$x$real, factor(values$real))
+  expect_silent(some <- read_delimited(f, categorical = "wide", numeric = 2))
+  expect_identical(some$x$wide, factor(values$wide))
+  expect_identical(some$x$narrow, as.double(values$narrow))
+  expect_identical(read_delimited(f, numeric = TRUE)$x, read_delimited(f, categorical = FALSE)$x)
+  expect_identical(read_delimited(f, numeric = TRUE)$x$narrow, as.double(values$narrow))
+  expect_error(read_delimited(f, categorical = "wide", numeric = "wide"), "categorical and numeric both name 'wide'")
+  expect_error(read_delimited(f, numeric = "class", class = 1), "numeric: 'class' hold text")
+  expect_error(read_delimited(f, categorical = "absent"), "categorical: no feature named 'absent'")
+  # the jobs then give what the types say: factors stay categories even with nbins
+  sel <- select_features(cat_all$x, cat_all$y, k = 2, nbins = 4, backend = "cpu")
+  expect_identical(sel$selection, select_features(as.data.frame(lapply(values[1:3], factor)), values$class, k = 2,
+                                                  backend = "cpu")$selection)
+  arff <- write_lines(c("@relation r", "@attribute wide integer", "@attribute narrow integer",
+                        "@attribute c {a, b}", "@data",
+                        sprintf("%d,%d,%s", values$wide, values$narrow, values$class)), ".arff")
+  expect_message(a <- read_arff(arff), "Reading 1 column of whole numbers .*'wide'")
+  expect_identical(a$x, data.frame(wide = as.double(values$wide), narrow = values$narrow))
+  expect_identical(read_arff(arff, categorical = "narrow", numeric = "wide")$x$narrow, factor(values$narrow))
+  expect_identical(read_features(arff, categorical = 2, numeric = 1), read_arff(arff, categorical = 2, numeric = 1))
+  expect_identical(read_features(f, categorical = TRUE), read_delimited(f, categorical = TRUE))
+})
+
+test_that("read_libsvm names features by a vocabulary, given or read from a file", {
+  svm <- write_lines(c("1 1:1 3:2", "2 2:1", "1 3:1"), ".libsvm")
+  names <- c("apple", "banana", "cherry", "date")
+  d <- read_libsvm(svm, vocabulary = names)
+  expect_identical(colnames(d$x), names)  # the vocabulary sets the width
+  expect_identical(unname(as.matrix(d$x)[, 1:3]), unname(as.matrix(read_libsvm(svm)$x)))
+  vocab <- write_lines(names, ".txt", "gzip")
+  expect_identical(read_libsvm(svm, vocabulary = vocab), d)
+  expect_identical(read_features(svm, vocabulary = vocab), d)
+  zero <- write_lines(c("1 0:1 2:2", "2 1:1"), ".svm")
+  expect_identical(colnames(read_libsvm(zero, vocabulary = names[1:3])$x), names[1:3])
+  expect_error(read_libsvm(svm, vocabulary = names[1:2]), "index 3 is beyond the vocabulary's 2 names")
+  expect_error(read_libsvm(svm, vocabulary = names, n_features = 3), "n_features \\(3\\) differs from the vocabulary's 4")
+  expect_error(read_libsvm(svm, vocabulary = file.path(tempdir(), "absent.txt")), "cannot find the file")
+  expect_error(read_libsvm(svm, vocabulary = 1:3), "vocabulary must be the features' names")
+})
+
 test_that("read_features reads each format with its reader, told by the name or given", {
   rows <- c("1.5,0,t", "0.3,1,n", "2.1,0,t")
   csv <- write_lines(c("g1,g2,class", rows), ".csv")
@@ -207,6 +295,9 @@ test_that("read_features reads each format with its reader, told by the name or 
   expect_error(read_features(csv, "xls"), "format must be one of 'auto', 'arff', 'csv', 'tsv', 'libsvm'")
   expect_error(read_features(svm, class = 1), "a class column is not for LibSVM files")
   expect_error(read_features(csv, index_base = 0), "the index base is for LibSVM files only")
+  expect_error(read_features(csv, vocabulary = c("a", "b")), "a vocabulary is for LibSVM files only")
+  expect_error(read_features(arff, id = 1), "an ID column is for CSV and TSV files only")
+  expect_error(read_features(svm, categorical = TRUE), "categorical and numeric columns are for ARFF, CSV and TSV")
   expect_error(read_features(c(csv, csv)), "file must be one path")
   expect_error(read_features(file.path(tempdir(), "absent.arff")), "cannot find the file")
 })
@@ -251,6 +342,81 @@ test_that("the command line selects features of ARFF, CSV and LibSVM files", {
   res <- run_cli("--format", "libsvm", "-k", "2", "-q", svm)
   expect_identical(res$status, 0L)
   expect_identical(utils::read.csv(text = res$out)$rank, 1:2)
+})
+
+test_that("the command line bins integer data, takes ID columns out and names LibSVM features", {
+  skip_if(system.file("exec", "fsgpu", package = "fsgpu") == "", "fsgpu is not installed")
+  d <- with_seed(12, {
+    y <- factor(rep_len(c("a", "b", "c"), 60))
+    x <- matrix(rpois(60 * 8, 150), 60, 8, dimnames = list(NULL, paste0("g", 1:8)))
+    x[, 1:3] <- x[, 1:3] + 30L * as.integer(y)
+    list(x = x, y = y)
+  })
+  csv <- tempfile(fileext = ".csv")
+  utils::write.csv(data.frame(sample_id = 101:160, class = d$y, d$x), csv, row.names = FALSE)
+  xd <- d$x
+  storage.mode(xd) <- "double"
+  expected <- as.data.frame(select_features(xd, d$y, k = 4, nbins = 6, backend = "cpu"))
+  res <- run_cli("-k", "4", "-b", "6", "--backend", "cpu", csv)
+  expect_identical(res$status, 0L)
+  got <- utils::read.csv(text = res$out)
+  expect_identical(got$feature, expected$feature)
+  expect_identical(got$index, expected$index)  # sample_id is no feature
+  expect_true(any(grepl("taking column 'sample_id' as the sample IDs.*--no-id keeps it", res$err)))
+  expect_true(any(grepl("Reading 8 columns of whole numbers.*--categorical all", res$err)))
+  # --no-id: the IDs are a feature (binned: many values); --id by index is the detection's choice
+  res <- run_cli("-k", "9", "-m", "mrmr", "-b", "6", "--no-id", "-q", csv)
+  expect_true("sample_id" %in% utils::read.csv(text = res$out)$feature)
+  expect_identical(run_cli("-k", "4", "-b", "6", "--id", "1", "-q", csv)$out,
+                   run_cli("-k", "4", "-b", "6", "-q", csv)$out)
+  # categories whatever --bins says, as factors; --numeric as numbers
+  factors <- as.data.frame(lapply(as.data.frame(d$x), factor))
+  want <- as.data.frame(select_features(factors, d$y, k = 3, backend = "cpu"))
+  res <- run_cli("-k", "3", "-b", "6", "--categorical", "all", "-q", csv)
+  expect_identical(utils::read.csv(text = res$out)$feature, want$feature)
+  mixed <- as.data.frame(xd)
+  mixed$g2 <- factor(mixed$g2)
+  want <- as.data.frame(select_features(mixed, d$y, k = 3, nbins = 6, backend = "cpu"))
+  res <- run_cli("-k", "3", "-b", "6", "--categorical", "g2", "-q", csv)
+  expect_identical(utils::read.csv(text = res$out)$feature, want$feature)
+  res <- run_cli("-k", "3", "-b", "6", "--categorical", "4", "--numeric", "g1,g3", "-q", csv)  # column 4: g2
+  expect_identical(utils::read.csv(text = res$out)$feature, want$feature)
+  # LibSVM with a vocabulary
+  svm <- write_lines(c("1 1:1 2:1", "2 1:1", "1 2:1 3:1", "2 3:1"), ".libsvm")
+  vocab <- write_lines(c("red", "green", "blue"), ".txt")
+  res <- run_cli("-k", "2", "-q", "--vocabulary", vocab, svm)
+  expect_identical(res$status, 0L)
+  expect_true(all(utils::read.csv(text = res$out)$feature %in% c("red", "green", "blue")))
+  bad <- list(list(c("--vocabulary", vocab, csv), "a vocabulary is for LibSVM files only"),
+              list(c("--id", "1", svm), "an ID column is for CSV and TSV files only"),
+              list(c("--id", "1", "--no-id", csv), "--id and --no-id exclude each other"),
+              list(c("--categorical", "all", "--numeric", "all", csv), "exclude each other"),
+              list(c("--categorical", "a,,b", csv), "--categorical must be column names or indices"),
+              list(c("--categorical", "g1", svm), "categorical and numeric columns are for ARFF, CSV and TSV"))
+  for (case in bad) {
+    res <- do.call(run_cli, as.list(case[[1]]))
+    expect_identical(res$status, 2L, info = paste(case[[1]], collapse = " "))
+    expect_true(any(grepl(case[[2]], res$err, fixed = TRUE)), info = paste(res$err, collapse = "\n"))
+  }
+  res <- run_cli("--categorical", "nothere", "-q", csv)
+  expect_identical(res$status, 1L)
+  expect_true(any(grepl("categorical: no feature named 'nothere'", res$err, fixed = TRUE)))
+})
+
+test_that("the command line gives the textbook golub genes, with no sample_id (if the file is here)", {
+  skip_if(system.file("exec", "fsgpu", package = "fsgpu") == "", "fsgpu is not installed")
+  golub <- Sys.getenv("FSGPU_GOLUB", "/work/shared/data/datamicroarray/golub.csv.gz")
+  skip_if_not(file.exists(golub), "the golub data file is not here")
+  res <- run_cli("-m", "jmi", "-k", "20", "-b", "8", "--backend", "cpu", golub)
+  expect_identical(res$status, 0L)
+  got <- utils::read.csv(text = res$out)
+  expect_false("sample_id" %in% got$feature)
+  raw <- utils::read.csv(gzfile(golub), check.names = FALSE)
+  x <- as.matrix(raw[, -(1:2)])
+  storage.mode(x) <- "double"
+  expected <- as.data.frame(select_features(x, factor(raw$class), k = 20, nbins = 8, backend = "cpu"))
+  expect_identical(got$feature, expected$feature)
+  expect_identical(got$feature[1], "M23197_at")
 })
 
 test_that("the command line explains bad arguments and input, with non-zero status", {
