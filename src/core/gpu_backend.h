@@ -104,6 +104,11 @@ struct GpuKnnPhases {
 KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, const GpuOptions& options,
                   const Checkpoint& between_blocks, GpuKnnPhases* phases = nullptr);
 
+// The range search of knn.h (cpu_knn_range) on the devices, with its result: the queries are
+// split across devices; reference points that do not fit a device's memory go through in blocks.
+KnnRangeResult gpu_knn_range(const KnnPoints& reference, const KnnPoints* queries, const double* thresholds,
+                             const GpuOptions& options, const Checkpoint& between_batches);
+
 // Why gpu_interactions cannot run `task`, or "" when it can: the GPU counts 2- and 3-tuples of
 // variables with 2 to 4 levels and no missing values (the CPU takes the rest), on devices with
 // room for the bitmaps.

@@ -8,8 +8,8 @@
 //      sm_80 and later), the others, and the rows that need it, in single precision
 //      (candidates_kernel, 8 x 8 scores per thread).
 //   2. rerank_kernel, a block per query: the candidates sorted; every one that the pass's error
-//      bound cannot rule out gets knn_distance() in double precision, and the k best by
-//      (distance, index) are the answer. When the heap's last candidate is itself within the
+//      bound cannot rule out gets knn_key() in double precision, and the k best by (key, index)
+//      are the answer (reported as knn_key_distance()). When the heap's last candidate is itself within the
 //      bound of the k-th, a point outside the heap could still belong: the row is marked and
 //      searched again, in single precision after a half-precision pass, and otherwise by
 //      exact_kernel (every distance in double precision, sorted by CUB).
@@ -420,19 +420,19 @@ __global__ void rerank_kernel(RerankArgs a) {
   const double* q = a.queries64 + id * a.stride;
   const double q_norm = a.query_norms ? a.query_norms[id] : 1.0;
   for (int32_t i = threadIdx.x; i < n_close; i += blockDim.x) {
-    exact[i] = knn_distance(a.metric, q, a.refs64 + int64_t(index[i]) * a.stride, a.stride, q_norm,
-                            a.ref_norms ? a.ref_norms[index[i]] : 1.0);
+    exact[i] = knn_key(a.metric, q, a.refs64 + int64_t(index[i]) * a.stride, a.stride, q_norm,
+                       a.ref_norms ? a.ref_norms[index[i]] : 1.0);
     exact_index[i] = index[i];
   }
   __syncthreads();
   block_sort(exact, exact_index, n_close, double(INFINITY));
   for (int32_t r = threadIdx.x; r < a.k; r += blockDim.x) {
     a.out_index[local * a.k + r] = exact_index[r];
-    a.out_distance[local * a.k + r] = exact[r];
+    a.out_distance[local * a.k + r] = knn_key_distance(a.metric, exact[r]);
   }
 }
 
-// Exact distances of some queries (by id) to every reference point (the host skips self).
+// Exact keys (knn_key()) of some queries (by id) to every reference point (the host skips self).
 __global__ void exact_kernel(KnnMetric m, const double* queries64, const double* refs64, const double* query_norms,
                              const double* ref_norms, int32_t stride, int64_t n_refs, const int32_t* ids,
                              double* distance, int32_t* index) {
@@ -441,7 +441,7 @@ __global__ void exact_kernel(KnnMetric m, const double* queries64, const double*
   const double qn = query_norms ? query_norms[id] : 1.0;
   for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < n_refs; j += int64_t(gridDim.x) * blockDim.x) {
     const int64_t at = int64_t(blockIdx.y) * n_refs + j;
-    distance[at] = knn_distance(m, q, refs64 + j * stride, stride, qn, ref_norms ? ref_norms[j] : 1.0);
+    distance[at] = knn_key(m, q, refs64 + j * stride, stride, qn, ref_norms ? ref_norms[j] : 1.0);
     index[at] = static_cast<int32_t>(j);
   }
 }
@@ -494,7 +494,7 @@ void exact_on_device(KnnDevice& dev, cudaStream_t s, KnnMetric m, const double* 
         const int32_t j = idx[size_t(r) * take + c];
         if (self && j == id) continue;
         out.index[id * k + written] = j;
-        out.distance[id * k + written] = dist[size_t(r) * take + c];
+        out.distance[id * k + written] = knn_key_distance(m, dist[size_t(r) * take + c]);
         ++written;
       }
     }
