@@ -36,6 +36,10 @@ KnnResult gpu_knn(const KnnPoints&, const KnnPoints*, int32_t, const GpuOptions&
   throw std::runtime_error(gpu_status().problem);
 }
 
+KnnRangeResult gpu_knn_range(const KnnPoints&, const KnnPoints*, const double*, const GpuOptions&, const Checkpoint&) {
+  throw std::runtime_error(gpu_status().problem);
+}
+
 std::string gpu_interactions_problem(const InteractionBits&, const InteractionTask&, const GpuOptions&) {
   return gpu_status().problem;
 }
