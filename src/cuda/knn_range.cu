@@ -142,12 +142,13 @@ KnnRangeResult gpu_knn_range(const KnnPoints& reference, const KnnPoints* querie
     const int64_t batch_rows = std::min(batch, last - first);
     const int64_t query_bytes = batch_rows * (int64_t(stride32) * 4 + int64_t(stride) * 8 + 24);
     const int64_t pair_bytes = sizeof(RangePair) + sizeof(double);
-    int64_t capacity = std::min<int64_t>(batch_rows * reference.n, int64_t(1) << 22);
+    // The candidate list starts at a quarter of the budget at most (it grows when it overflows),
+    // and the reference points take the rest, in blocks of at least a block's rows.
+    int64_t capacity = std::max<int64_t>(
+        1024, std::min({batch_rows * reference.n, int64_t(1) << 22, budget / 4 / pair_bytes}));
     const int64_t point_bytes = int64_t(stride32) * 4 + int64_t(stride) * 8 + 8;
     const int64_t room = budget - query_bytes - capacity * pair_bytes;
-    if (room < point_bytes)
-      throw std::runtime_error("not enough GPU memory for the range search; use backend = \"cpu\"");
-    const int64_t block = std::min<int64_t>(reference.n, room / point_bytes);
+    const int64_t block = std::min<int64_t>(reference.n, std::max<int64_t>(kScreenThreads, room / point_bytes));
 
     DeviceBuffer<float> refs_t, queries32;
     DeviceBuffer<double> refs64, ref_norms, queries64, query_norms, screen_d, limit_d, distance;
