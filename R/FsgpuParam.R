@@ -55,10 +55,10 @@ fsgpu_param_distances <- c(Euclidean = "euclidean", Manhattan = "manhattan", Cos
 #'   session's default (`options(fsgpu.backend)`).
 #' @param threads CPU threads; `NULL` for [fsgpu_threads()]'s default.
 #' @param devices GPU ids; `NULL` for all.
-#' @param quiet `TRUE` (default) shows no progress bar and no message (such as a note about
-#'   zero rows under `"Cosine"`), as BiocNeighbors' own parameters show none: the searches run
-#'   inside other packages' functions, often many times, where a bar or a note per search
-#'   would be noise the caller cannot turn off. `FALSE` shows them, as [knn_graph()] does.
+#' @param quiet `TRUE` (default) shows no progress bar, as BiocNeighbors' own parameters show
+#'   none: the searches run inside other packages' functions, often many times, where a bar
+#'   per search would be noise the caller cannot turn off. `FALSE` shows them, as
+#'   [knn_graph()] does.
 #' @return An object of class `FsgpuParam`.
 #' @examples
 #' if (requireNamespace("BiocNeighbors", quietly = TRUE)) {
@@ -69,6 +69,12 @@ fsgpu_param_distances <- c(Euclidean = "euclidean", Manhattan = "manhattan", Cos
 #'   nn <- BiocNeighbors::findKNN(cells, k = 5, BNPARAM = param)
 #'   head(nn$index)
 #'   BiocNeighbors::queryKNN(cells, cells[1:3, ] + 0.01, k = 2, BNPARAM = param)$index
+#'   # every point within distance 2 of the first three (each is its own neighbour)
+#'   BiocNeighbors::findNeighbors(cells, threshold = 2, subset = 1:3, BNPARAM = param)$index
+#'   # an index, searched twice
+#'   index <- BiocNeighbors::buildIndex(cells, BNPARAM = param)
+#'   BiocNeighbors::findKNN(BNINDEX = index, k = 2)$distance[1:3, ]
+#'   BiocNeighbors::queryNeighbors(BNINDEX = index, query = cells[1:2, ] + 0.1, threshold = 1.5)$index
 #'   if (requireNamespace("bluster", quietly = TRUE)) {
 #'     clusters <- bluster::clusterRows(cells, bluster::NNGraphParam(k = 10, BNPARAM = param))
 #'     table(clusters)

@@ -17,8 +17,10 @@
 # became namespace look-ups; refFindKNN(), refQueryKNN() and refQueryNeighbors() (brute force
 # in R, used by the tests but defined in a setup.R of a later version that is not stored) and
 # safeBPParam() are written here. The test bodies are otherwise as they were (tabs made spaces).
-# BPPARAM is accepted and ignored by FsgpuParam. Every test passes; the kmknn tests' references
-# (FNN, dist(), colSums) agree with fsgpu as they agree with BiocNeighbors' KmknnParam.
+# BPPARAM is accepted and ignored by FsgpuParam. Every test passes, with no documented
+# difference needed (the kmknn tests' references, FNN, dist() and colSums(), agree with fsgpu
+# as with KmknnParam). The four tie warnings of the "silly inputs" tests are BiocNeighbors' own
+# too: without dimensions every distance is 0, and BiocNeighbors warns there as well.
 
 skip_if_not_installed("BiocNeighbors")
 skip_if_not_installed("BiocParallel")
