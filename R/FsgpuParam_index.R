@@ -6,14 +6,16 @@
 #' `BiocNeighbors::buildIndex(X, BNPARAM = FsgpuParam())` returns an `FsgpuIndex`, a
 #' `BiocNeighborIndex` as BiocNeighbors' own indices are: `bndata()` gives the points as
 #' columns (for `"Cosine"`, divided by their L2 norms), `bndistance()` the distance. It also
-#' holds the points prepared for fsgpu's engine (behind an external pointer, freed with the
-#' index; after `saveRDS()` or in another process they are prepared again from the data) and
-#' the `FsgpuParam` whose backend, threads and devices the searches use. Give it as `BNINDEX`
-#' (or `precomputed`) to `findKNN()`, `queryKNN()`, `findNeighbors()` and `queryNeighbors()`;
-#' see [FsgpuParam()] for what they return.
+#' holds the points prepared for fsgpu's engine and, once a search has run on the GPU, their
+#' copy on the GPUs, kept for the next searches (both behind an external pointer and freed with
+#' the index; after `saveRDS()` or in another process they are prepared again from the data),
+#' and the `FsgpuParam` whose backend, threads and devices the searches use. Give it as
+#' `BNINDEX` (or `precomputed`) to `findKNN()`, `queryKNN()`, `findNeighbors()` and
+#' `queryNeighbors()`; see [FsgpuParam()] for what they return. (A search given `X` and
+#' `BNPARAM` builds an index of its own and keeps nothing on the GPU.)
 #'
 #' @slot param The `FsgpuParam` the index was built with.
-#' @slot handle The prepared points (an external pointer).
+#' @slot handle The prepared points and their GPU copy (an external pointer).
 #' @seealso [FsgpuParam()]
 #' @examples
 #' if (requireNamespace("BiocNeighbors", quietly = TRUE)) {
@@ -114,7 +116,7 @@ bn_subset <- function(subset, n, names) {
 
 # The kNN search of findKNN (query NULL) and queryKNN, with BiocNeighbors' arguments.
 bn_knn <- function(index, query, k, get.index = TRUE, get.distance = TRUE, last = k, BPPARAM = NULL,
-                   transposed = FALSE, subset = NULL, raw.index = FALSE, warn.ties = TRUE) {
+                   transposed = FALSE, subset = NULL, raw.index = FALSE, warn.ties = TRUE, keep = TRUE) {
   n <- ncol(index@data)
   self <- is.null(query)
   if (!self) query <- bn_query_rows(index, query, transposed)
@@ -139,10 +141,10 @@ bn_knn <- function(index, query, k, get.index = TRUE, get.distance = TRUE, last 
     # others tie with it at distance 0 before it, the last): BiocNeighbors' rule.
     q <- t(index@data[, rows, drop = FALSE])
     if (ncol(q) == 0) q <- matrix(0, nrow(q), 1)
-    found <- bn_run(index, q, min(wanted + 1L, n), "knn")
+    found <- bn_run(index, q, min(wanted + 1L, n), "knn", keep = keep)
     bn_drop_self(found, rows, wanted)
   } else {
-    found <- bn_run(index, if (self) NULL else query[rows, , drop = FALSE], wanted, "knn")
+    found <- bn_run(index, if (self) NULL else query[rows, , drop = FALSE], wanted, "knn", keep = keep)
     found
   }
   if (isTRUE(warn.ties) && ncol(res$distance) > 1 &&
@@ -165,8 +167,10 @@ bn_drop_self <- function(found, rows, wanted) {
   list(index = pick(found$index), distance = pick(found$distance))
 }
 
-# One search by the engine (kind "knn" with k, or "range" with thresholds and what to return).
-bn_run <- function(index, query, k = NULL, kind, thresholds = NULL, get.index = TRUE, get.distance = TRUE) {
+# One search by the engine (kind "knn" with k, or "range" with thresholds and what to return);
+# keep: keep the points on the GPUs for the next search (an index the user built).
+bn_run <- function(index, query, k = NULL, kind, thresholds = NULL, get.index = TRUE, get.distance = TRUE,
+                   keep = TRUE) {
   param <- index@param
   n_queries <- if (is.null(query)) ncol(index@data) else nrow(query)
   e <- bn_engine(param, as.numeric(n_queries) * ncol(index@data) * max(nrow(index@data), 1) / 64)
@@ -177,16 +181,16 @@ bn_run <- function(index, query, k = NULL, kind, thresholds = NULL, get.index = 
   on.exit(progress_done(progress))
   handle <- bn_live_handle(index)
   if (kind == "knn") {
-    fsgpu_bn_knn(handle, query, k, e$backend, e$threads, e$devices, e$memory_limit, progress)
+    fsgpu_bn_knn(handle, query, k, e$backend, e$threads, e$devices, e$memory_limit, keep, progress)
   } else {
     fsgpu_bn_range(handle, query, thresholds, isTRUE(get.index), isTRUE(get.distance), e$backend, e$threads,
-                   e$devices, e$memory_limit, progress)
+                   e$devices, e$memory_limit, keep, progress)
   }
 }
 
 # The range search of findNeighbors (query NULL) and queryNeighbors, with BiocNeighbors' arguments.
 bn_range <- function(index, query, threshold, get.index = TRUE, get.distance = TRUE, BPPARAM = NULL,
-                     transposed = FALSE, subset = NULL, raw.index = FALSE) {
+                     transposed = FALSE, subset = NULL, raw.index = FALSE, keep = TRUE) {
   n <- ncol(index@data)
   self <- is.null(query)
   if (!self) query <- bn_query_rows(index, query, transposed)
@@ -208,7 +212,7 @@ bn_range <- function(index, query, threshold, get.index = TRUE, get.distance = T
   q <- if (self && is.null(subset)) NULL else if (self) t(index@data[, rows, drop = FALSE]) else query[rows, , drop = FALSE]
   if (!is.null(q) && ncol(q) == 0) q <- matrix(0, nrow(q), 1)
   bn_run(index, q, kind = "range", thresholds = as.double(threshold), get.index = get.index,
-         get.distance = get.distance)
+         get.distance = get.distance, keep = keep)
 }
 
 #' @rdname FsgpuParam
@@ -232,7 +236,8 @@ setMethod("findKNN", c(BNINDEX = "FsgpuIndex", BNPARAM = "FsgpuParam"), function
 })
 
 bn_find_knn <- function(X, k, BNINDEX, BNPARAM, ..., precomputed = NULL, raw.index = FALSE) {
-  bn_knn(bn_index_of(X, BNINDEX, BNPARAM, precomputed, raw.index), NULL, k, ...)
+  bn_knn(bn_index_of(X, BNINDEX, BNPARAM, precomputed, raw.index), NULL, k, ...,
+         keep = !is.null(BNINDEX) || !is.null(precomputed))
 }
 
 #' @rdname FsgpuParam
@@ -256,7 +261,8 @@ setMethod("queryKNN", c(BNINDEX = "FsgpuIndex", BNPARAM = "FsgpuParam"), functio
 })
 
 bn_query_knn <- function(X, query, k, BNINDEX, BNPARAM, ..., precomputed = NULL, raw.index = FALSE) {
-  bn_knn(bn_index_of(X, BNINDEX, BNPARAM, precomputed, raw.index), query, k, ...)
+  bn_knn(bn_index_of(X, BNINDEX, BNPARAM, precomputed, raw.index), query, k, ...,
+         keep = !is.null(BNINDEX) || !is.null(precomputed))
 }
 
 #' @rdname FsgpuParam
@@ -283,7 +289,8 @@ setMethod("findNeighbors", c(BNINDEX = "FsgpuIndex", BNPARAM = "FsgpuParam"),
 })
 
 bn_find_range <- function(X, threshold, BNINDEX, BNPARAM, ..., precomputed = NULL, raw.index = FALSE) {
-  bn_range(bn_index_of(X, BNINDEX, BNPARAM, precomputed, raw.index), NULL, threshold, ...)
+  bn_range(bn_index_of(X, BNINDEX, BNPARAM, precomputed, raw.index), NULL, threshold, ...,
+           keep = !is.null(BNINDEX) || !is.null(precomputed))
 }
 
 #' @rdname FsgpuParam
@@ -308,5 +315,6 @@ setMethod("queryNeighbors", c(BNINDEX = "FsgpuIndex", BNPARAM = "FsgpuParam"),
 })
 
 bn_query_range <- function(X, query, threshold, BNINDEX, BNPARAM, ..., precomputed = NULL, raw.index = FALSE) {
-  bn_range(bn_index_of(X, BNINDEX, BNPARAM, precomputed, raw.index), query, threshold, ...)
+  bn_range(bn_index_of(X, BNINDEX, BNPARAM, precomputed, raw.index), query, threshold, ...,
+           keep = !is.null(BNINDEX) || !is.null(precomputed))
 }

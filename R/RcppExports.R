@@ -25,12 +25,12 @@ fsgpu_bn_index_live <- function(handle) {
     .Call(`_fsgpu_fsgpu_bn_index_live`, handle)
 }
 
-fsgpu_bn_knn <- function(handle, query, k, backend, threads, devices, memory_limit, progress = NULL) {
-    .Call(`_fsgpu_fsgpu_bn_knn`, handle, query, k, backend, threads, devices, memory_limit, progress)
+fsgpu_bn_knn <- function(handle, query, k, backend, threads, devices, memory_limit, keep, progress = NULL) {
+    .Call(`_fsgpu_fsgpu_bn_knn`, handle, query, k, backend, threads, devices, memory_limit, keep, progress)
 }
 
-fsgpu_bn_range <- function(handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, progress = NULL) {
-    .Call(`_fsgpu_fsgpu_bn_range`, handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, progress)
+fsgpu_bn_range <- function(handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, keep, progress = NULL) {
+    .Call(`_fsgpu_fsgpu_bn_range`, handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, keep, progress)
 }
 
 fsgpu_find_interactions <- function(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress = NULL, first_begin = 0, first_end = -1) {

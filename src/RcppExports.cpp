@@ -94,8 +94,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_bn_knn
-Rcpp::List fsgpu_bn_knn(SEXP handle, Rcpp::Nullable<Rcpp::NumericMatrix> query, int k, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
-RcppExport SEXP _fsgpu_fsgpu_bn_knn(SEXP handleSEXP, SEXP querySEXP, SEXP kSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
+Rcpp::List fsgpu_bn_knn(SEXP handle, Rcpp::Nullable<Rcpp::NumericMatrix> query, int k, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, bool keep, SEXP progress);
+RcppExport SEXP _fsgpu_fsgpu_bn_knn(SEXP handleSEXP, SEXP querySEXP, SEXP kSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP keepSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -106,14 +106,15 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
+    Rcpp::traits::input_parameter< bool >::type keep(keepSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_bn_knn(handle, query, k, backend, threads, devices, memory_limit, progress));
+    rcpp_result_gen = Rcpp::wrap(fsgpu_bn_knn(handle, query, k, backend, threads, devices, memory_limit, keep, progress));
     return rcpp_result_gen;
 END_RCPP
 }
 // fsgpu_bn_range
-SEXP fsgpu_bn_range(SEXP handle, Rcpp::Nullable<Rcpp::NumericMatrix> query, Rcpp::NumericVector thresholds, bool get_index, bool get_distance, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
-RcppExport SEXP _fsgpu_fsgpu_bn_range(SEXP handleSEXP, SEXP querySEXP, SEXP thresholdsSEXP, SEXP get_indexSEXP, SEXP get_distanceSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
+SEXP fsgpu_bn_range(SEXP handle, Rcpp::Nullable<Rcpp::NumericMatrix> query, Rcpp::NumericVector thresholds, bool get_index, bool get_distance, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, bool keep, SEXP progress);
+RcppExport SEXP _fsgpu_fsgpu_bn_range(SEXP handleSEXP, SEXP querySEXP, SEXP thresholdsSEXP, SEXP get_indexSEXP, SEXP get_distanceSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP keepSEXP, SEXP progressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -126,8 +127,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
+    Rcpp::traits::input_parameter< bool >::type keep(keepSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_bn_range(handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, progress));
+    rcpp_result_gen = Rcpp::wrap(fsgpu_bn_range(handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, keep, progress));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -432,8 +434,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_discretize_codes", (DL_FUNC) &_fsgpu_fsgpu_discretize_codes, 8},
     {"_fsgpu_fsgpu_bn_index", (DL_FUNC) &_fsgpu_fsgpu_bn_index, 3},
     {"_fsgpu_fsgpu_bn_index_live", (DL_FUNC) &_fsgpu_fsgpu_bn_index_live, 1},
-    {"_fsgpu_fsgpu_bn_knn", (DL_FUNC) &_fsgpu_fsgpu_bn_knn, 8},
-    {"_fsgpu_fsgpu_bn_range", (DL_FUNC) &_fsgpu_fsgpu_bn_range, 10},
+    {"_fsgpu_fsgpu_bn_knn", (DL_FUNC) &_fsgpu_fsgpu_bn_knn, 9},
+    {"_fsgpu_fsgpu_bn_range", (DL_FUNC) &_fsgpu_fsgpu_bn_range, 11},
     {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 25},
     {"_fsgpu_fsgpu_interaction_block_codes", (DL_FUNC) &_fsgpu_fsgpu_interaction_block_codes, 11},
     {"_fsgpu_fsgpu_check_bed", (DL_FUNC) &_fsgpu_fsgpu_check_bed, 4},

@@ -10,7 +10,8 @@
 //      the CPU, decides; the distance is knn_key_distance() of it.
 // The host puts each query's neighbours in index order. When the list overflows, the batch is
 // screened again with a list of the size counted. Reference points that do not fit the device
-// go through in blocks; several GPUs split the queries.
+// go through in blocks, and an index's copy kept on the device (GpuKnnKept) is used as it is;
+// several GPUs split the queries.
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -23,6 +24,7 @@
 #include "core/knn_metric.h"
 #include "cuda_check.cuh"
 #include "device_threads.cuh"
+#include "knn_kept.cuh"
 
 namespace fsgpu {
 
@@ -31,7 +33,7 @@ namespace {
 constexpr int kScreenThreads = 256;  // reference rows of a block
 constexpr int kScreenQueries = 8;    // queries of a block
 constexpr int kScreenChunk = 128;    // dimensions staged at a time
-constexpr int32_t kRangeStride = 8;  // the float rows' padding, as the CPU pass's (knn.cpp kLanes)
+constexpr int32_t kRangeStride = kKnnStride32;  // the float rows' padding
 
 struct RangePair {
   int32_t query;  // local to the batch
@@ -99,7 +101,7 @@ __global__ void decide_kernel(KnnMetric m, const RangePair* pairs, int64_t n_pai
 }  // namespace
 
 KnnRangeResult gpu_knn_range(const KnnPoints& reference, const KnnPoints* queries, const double* thresholds,
-                             const GpuOptions& options, const Checkpoint& between_batches) {
+                             const GpuOptions& options, const Checkpoint& between_batches, const GpuKnnKept* kept) {
   if (options.devices.empty()) throw std::runtime_error("no GPU device given");
   check_range_arguments(reference, queries, thresholds);
   const KnnPoints& q = queries ? *queries : reference;
@@ -148,7 +150,10 @@ KnnRangeResult gpu_knn_range(const KnnPoints& reference, const KnnPoints* querie
         1024, std::min({batch_rows * reference.n, int64_t(1) << 22, budget / 4 / pair_bytes}));
     const int64_t point_bytes = int64_t(stride32) * 4 + int64_t(stride) * 8 + 8;
     const int64_t room = budget - query_bytes - capacity * pair_bytes;
-    const int64_t block = std::min<int64_t>(reference.n, std::max<int64_t>(kScreenThreads, room / point_bytes));
+    // The index's copy on this device, when it has one, is the one block.
+    const GpuKnnKept::OnDevice* on_device = kept ? kept->on(device, reference) : nullptr;
+    const int64_t block =
+        on_device ? reference.n : std::min<int64_t>(reference.n, std::max<int64_t>(kScreenThreads, room / point_bytes));
 
     DeviceBuffer<float> refs_t, queries32;
     DeviceBuffer<double> refs64, ref_norms, queries64, query_norms, screen_d, limit_d, distance;
@@ -157,12 +162,20 @@ KnnRangeResult gpu_knn_range(const KnnPoints& reference, const KnnPoints* querie
     std::vector<float> transposed;
     for (int64_t r0 = 0; r0 < reference.n && !cancel; r0 += block) {
       const int64_t nr = std::min(block, reference.n - r0);
-      transposed.assign(size_t(nr) * stride32, 0.0f);
-      for (int64_t r = 0; r < nr; ++r)
-        for (int32_t t = 0; t < stride32; ++t) transposed[size_t(t) * nr + r] = refs32.rows[(r0 + r) * stride32 + t];
-      refs_t.upload(transposed.data(), transposed.size(), s);
-      refs64.upload(reference.rows.data() + r0 * stride, nr * stride, s);
-      if (!reference.norms.empty()) ref_norms.upload(reference.norms.data() + r0, nr, s);
+      const float* refs_t_d = on_device ? on_device->rows32_t.data() : nullptr;
+      const double* refs64_d = on_device ? on_device->rows64.data() : nullptr;
+      const double* ref_norms_d = on_device ? on_device->norms.data() : nullptr;
+      if (!on_device) {
+        transposed.assign(size_t(nr) * stride32, 0.0f);
+        for (int64_t r = 0; r < nr; ++r)
+          for (int32_t t = 0; t < stride32; ++t) transposed[size_t(t) * nr + r] = refs32.rows[(r0 + r) * stride32 + t];
+        refs_t.upload(transposed.data(), transposed.size(), s);
+        refs64.upload(reference.rows.data() + r0 * stride, nr * stride, s);
+        if (!reference.norms.empty()) ref_norms.upload(reference.norms.data() + r0, nr, s);
+        refs_t_d = refs_t.data();
+        refs64_d = refs64.data();
+        ref_norms_d = ref_norms.data();
+      }
       for (int64_t b0 = first; b0 < last && !cancel; b0 += batch) {
         const int64_t nb = std::min(last, b0 + batch) - b0;
         queries32.upload(q32.rows.data() + b0 * stride32, nb * stride32, s);
@@ -176,7 +189,7 @@ KnnRangeResult gpu_knn_range(const KnnPoints& reference, const KnnPoints* querie
           FSGPU_CUDA_CHECK(cudaMemsetAsync(n_pairs.data(), 0, sizeof(unsigned long long), s));
           const dim3 grid(static_cast<unsigned>((nr + kScreenThreads - 1) / kScreenThreads),
                           static_cast<unsigned>((nb + kScreenQueries - 1) / kScreenQueries));
-          screen_kernel<<<grid, kScreenThreads, 0, s>>>(m, queries32.data(), nb, refs_t.data(), nr, stride32,
+          screen_kernel<<<grid, kScreenThreads, 0, s>>>(m, queries32.data(), nb, refs_t_d, nr, stride32,
                                                         screen_d.data(), pairs.data(), capacity, n_pairs.data());
           check_launch("screen_kernel");
           FSGPU_CUDA_CHECK(cudaMemcpyAsync(&counted, n_pairs.data(), sizeof counted, cudaMemcpyDeviceToHost, s));
@@ -188,8 +201,8 @@ KnnRangeResult gpu_knn_range(const KnnPoints& reference, const KnnPoints* querie
         if (n == 0) continue;
         distance.reserve(n);
         decide_kernel<<<static_cast<unsigned>((n + 255) / 256), 256, 0, s>>>(
-            m, pairs.data(), n, queries64.data(), q.norms.empty() ? nullptr : query_norms.data(), refs64.data(),
-            reference.norms.empty() ? nullptr : ref_norms.data(), stride, limit_d.data(), distance.data());
+            m, pairs.data(), n, queries64.data(), q.norms.empty() ? nullptr : query_norms.data(), refs64_d,
+            reference.norms.empty() ? nullptr : ref_norms_d, stride, limit_d.data(), distance.data());
         check_launch("decide_kernel");
         std::vector<RangePair> host_pairs(n);
         std::vector<double> host_distance(n);

@@ -1,10 +1,12 @@
 // kNN without R: the CPU engine against every pair's knn_key() sorted, thread counts, ties
 // and duplicates, k = n - 1, queries, and (on a GPU) the GPU engine against the CPU bitwise,
-// resident and streamed, on one device and on two. Distances against R's are checked in
+// resident, streamed and kept on the device (gpu_knn_keep), on one device and on two; the
+// range search the same way. Distances against R's are checked in
 // tests/testthat/test-knn-graph.R.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -116,6 +118,15 @@ void knn_tests(const GpuStatus& gpu) {
         EXPECT(same(qref, gpu_knn(p, &qp, c.k, options, nullptr, nullptr)), "case %u %s: gpu queries (limit %lld)",
                c.seed, name, (long long)limit);
       }
+      {  // the reference points kept on the device, searched twice
+        GpuOptions options;
+        options.devices.push_back(0);
+        const std::shared_ptr<GpuKnnKept> kept = gpu_knn_keep(p, options);
+        EXPECT(same(cpu, gpu_knn(p, nullptr, c.k, options, nullptr, nullptr, kept.get())), "case %u %s: gpu kept",
+               c.seed, name);
+        EXPECT(same(qref, gpu_knn(p, &qp, c.k, options, nullptr, nullptr, kept.get())), "case %u %s: gpu kept queries",
+               c.seed, name);
+      }
       if (gpu.devices.size() > 1) {
         GpuOptions options;
         options.devices = std::vector<int>(2);
@@ -175,6 +186,15 @@ void knn_tests(const GpuStatus& gpu) {
                "range case %u %s: gpu (limit %lld)", c.seed, name, (long long)limit);
         EXPECT(same_range(qref, gpu_knn_range(p, &qp, qthresholds.data(), options, nullptr)),
                "range case %u %s: gpu queries (limit %lld)", c.seed, name, (long long)limit);
+      }
+      {  // the reference points kept on the device, searched twice
+        GpuOptions options;
+        options.devices.push_back(0);
+        const std::shared_ptr<GpuKnnKept> kept = gpu_knn_keep(p, options);
+        EXPECT(same_range(cpu, gpu_knn_range(p, nullptr, thresholds.data(), options, nullptr, kept.get())),
+               "range case %u %s: gpu kept", c.seed, name);
+        EXPECT(same_range(qref, gpu_knn_range(p, &qp, qthresholds.data(), options, nullptr, kept.get())),
+               "range case %u %s: gpu kept queries", c.seed, name);
       }
       if (gpu.devices.size() > 1) {
         GpuOptions options;

@@ -18,9 +18,16 @@ test_that("FsgpuParam's kNN on the GPU equals the CPU", {
                      BiocNeighbors::queryKNN(x, x[1:50, ] + 0.01, k = 5, BNPARAM = cpu), info = d)
     expect_identical(BiocNeighbors::findKNN(x, k = 7, subset = 2000:1990, BNPARAM = gpu),
                      BiocNeighbors::findKNN(x, k = 7, subset = 2000:1990, BNPARAM = cpu), info = d)
+    # an index searched again and again: its points stay on the GPU after the first search
     index <- BiocNeighbors::buildIndex(x, BNPARAM = gpu)
-    expect_identical(BiocNeighbors::findKNN(BNINDEX = index, k = 15), BiocNeighbors::findKNN(x, k = 15, BNPARAM = cpu),
-                     info = d)
+    for (again in 1:2) {
+      expect_identical(BiocNeighbors::findKNN(BNINDEX = index, k = 15), BiocNeighbors::findKNN(x, k = 15, BNPARAM = cpu),
+                       info = d)
+      expect_identical(BiocNeighbors::queryKNN(BNINDEX = index, query = x[1:50, ] + 0.01, k = 5),
+                       BiocNeighbors::queryKNN(x, x[1:50, ] + 0.01, k = 5, BNPARAM = cpu), info = d)
+      expect_identical(BiocNeighbors::findNeighbors(BNINDEX = index, threshold = 3, subset = 1:100),
+                       BiocNeighbors::findNeighbors(x, threshold = 3, subset = 1:100, BNPARAM = cpu), info = d)
+    }
   }
   lattice <- as.matrix(expand.grid(0:5, 0:5, 0:5, 0:3))  # exact ties everywhere
   expect_identical(suppressWarnings(BiocNeighbors::findKNN(lattice, k = 10, BNPARAM = FsgpuParam(backend = "gpu"))),
