@@ -3,6 +3,7 @@
 
 skip_if_not_installed("BiocNeighbors")
 skip_if_not_installed("ALL")
+skip_if_not_installed("Biobase")
 
 all_data <- function() {
   env <- new.env()
@@ -10,6 +11,9 @@ all_data <- function() {
   env$ALL
 }
 
+# SingleR 2.0 (Debian's) takes BNPARAM but classifies through an index of its own in C++
+# (singlepp), so this shows that FsgpuParam is accepted and changes nothing; bluster's DBSCAN
+# and neighborPurity below do search through buildIndex() and the index's searches.
 test_that("SingleR labels the patients of half of ALL from the other half as with its default", {
   skip_if_not_installed("SingleR")
   all <- all_data()
