@@ -114,9 +114,10 @@ bn_subset <- function(subset, n, names) {
   unname(rows)
 }
 
-# The kNN search of findKNN (query NULL) and queryKNN, with BiocNeighbors' arguments.
+# The kNN search of findKNN (query NULL) and queryKNN, with BiocNeighbors' arguments (BPPARAM
+# is accepted and ignored; raw.index is taken by the callers: the index keeps the points' order).
 bn_knn <- function(index, query, k, get.index = TRUE, get.distance = TRUE, last = k, BPPARAM = NULL,
-                   transposed = FALSE, subset = NULL, raw.index = FALSE, warn.ties = TRUE, keep = TRUE) {
+                   transposed = FALSE, subset = NULL, warn.ties = TRUE, keep = TRUE) {
   n <- ncol(index@data)
   self <- is.null(query)
   if (!self) query <- bn_query_rows(index, query, transposed)
@@ -190,7 +191,7 @@ bn_run <- function(index, query, k = NULL, kind, thresholds = NULL, get.index = 
 
 # The range search of findNeighbors (query NULL) and queryNeighbors, with BiocNeighbors' arguments.
 bn_range <- function(index, query, threshold, get.index = TRUE, get.distance = TRUE, BPPARAM = NULL,
-                     transposed = FALSE, subset = NULL, raw.index = FALSE, keep = TRUE) {
+                     transposed = FALSE, subset = NULL, keep = TRUE) {
   n <- ncol(index@data)
   self <- is.null(query)
   if (!self) query <- bn_query_rows(index, query, transposed)
