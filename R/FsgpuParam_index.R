@@ -100,11 +100,6 @@ bn_engine <- function(param, work) {
        memory_limit = as.numeric(getOption("fsgpu.gpu_memory_limit", 0)))
 }
 
-# A live handle for the index (prepared again after saveRDS() or in another process).
-bn_live_handle <- function(index) {
-  if (fsgpu_bn_index_live(index@handle)) index@handle else bn_handle(index@data, index@param)
-}
-
 # subset= of BiocNeighbors: indices, names or a logical vector of n points named `names`.
 bn_subset <- function(subset, n, names) {
   all <- seq_len(n)
@@ -180,7 +175,11 @@ bn_run <- function(index, query, k = NULL, kind, thresholds = NULL, get.index = 
                            else sprintf("Finding the neighbours within a distance of %s points",
                                         format(n_queries, big.mark = ",")), param@quiet)
   on.exit(progress_done(progress))
-  handle <- bn_live_handle(index)
+  # An index restored by readRDS() (or sent to another process) prepares its points again for
+  # each search, and keeps nothing on the GPU: it has no pointer to keep it in.
+  live <- fsgpu_bn_index_live(index@handle)
+  handle <- if (live) index@handle else bn_handle(index@data, param)
+  keep <- keep && live
   if (kind == "knn") {
     fsgpu_bn_knn(handle, query, k, e$backend, e$threads, e$devices, e$memory_limit, keep, progress)
   } else {
