@@ -44,11 +44,12 @@ fsgpu_param_distances <- c(Euclidean = "euclidean", Manhattan = "manhattan", Cos
 #' the points in their order). `BPPARAM` is ignored: fsgpu uses `threads` CPU threads or the
 #' GPUs.
 #'
-#' Differences from BiocNeighbors: where two Euclidean distances are equal only after the
-#' square root, their order is the same (by the sum of squares) but BiocNeighbors' `KmknnParam`
-#' and `VptreeParam` break exact ties in their own internal order, fsgpu by index, as
-#' `ExhaustiveParam` does; range results are in index order, where `KmknnParam`'s are in its
-#' internal order (the same sets).
+#' Differences from BiocNeighbors 1.16: exact ties (equal sums) go to the lower index, as in
+#' `ExhaustiveParam`, where `KmknnParam` and `VptreeParam` break them in their own internal
+#' order; range results are in index order, where `KmknnParam`'s are in its internal order (the
+#' same points and distances); and the queries of a `"Cosine"` index given as `BNINDEX` are
+#' divided by their norms, as when the index is built in the same call, where BiocNeighbors
+#' 1.16 leaves them as given (its query code then takes the distance to be Euclidean).
 #'
 #' @param distance `"Euclidean"` (default), `"Manhattan"` or `"Cosine"`.
 #' @param backend `"auto"`, `"cpu"` or `"gpu"`, as in [select_features()]; `NULL` for the
