@@ -2,43 +2,64 @@
 # queryKNN() methods run knn_graph()'s engine, so that Bioconductor code that takes a BNPARAM
 # (bluster, scran, scater, SingleR...) runs on the CPU threads or GPUs of fsgpu.
 
-#' @importClassesFrom BiocNeighbors BiocNeighborParam
-#' @importMethodsFrom BiocNeighbors findKNN queryKNN
+#' @importClassesFrom BiocNeighbors BiocNeighborParam BiocNeighborIndex
+#' @importMethodsFrom BiocNeighbors findKNN queryKNN findNeighbors queryNeighbors buildIndex
 #' @importFrom methods new show callNextMethod setClass setMethod setValidity
 NULL
 
-# BiocNeighbors' distance names, and the metric of knn_graph() that computes each.
-fsgpu_param_distances <- c(Euclidean = "euclidean", Manhattan = "manhattan", Cosine = "cosine")
+# BiocNeighbors' distance names, and the metric of fsgpu's engine that computes each (Cosine:
+# Euclidean on rows scaled to unit length, as BiocNeighbors computes it).
+fsgpu_param_distances <- c(Euclidean = "euclidean", Manhattan = "manhattan", Cosine = "euclidean")
 
-#' Exact nearest neighbours from fsgpu for BiocNeighbors and bluster
+#' Exact nearest neighbours from fsgpu for BiocNeighbors, bluster, scran and SingleR
 #'
 #' `FsgpuParam()` is a `BiocNeighborParam` of BiocNeighbors: give it as `BNPARAM` to
-#' `BiocNeighbors::findKNN()` and `queryKNN()`, and to everything built on them, such as
-#' `bluster::makeKNNGraph()`, `bluster::makeSNNGraph()` and
-#' `bluster::clusterRows(x, bluster::NNGraphParam(BNPARAM = FsgpuParam()))`. The search is
-#' [knn_graph()]'s exact one, on the CPU threads or GPUs chosen here; the rows of `X` are the
-#' points.
+#' `BiocNeighbors::buildIndex()`, `findKNN()`, `queryKNN()`, `findNeighbors()` and
+#' `queryNeighbors()`, and to everything built on them, such as `bluster::makeSNNGraph()`,
+#' `bluster::clusterRows(x, bluster::NNGraphParam(BNPARAM = FsgpuParam()))` or
+#' `SingleR::SingleR(test, ref, labels, BNPARAM = FsgpuParam())`. The searches are fsgpu's exact
+#' ones, on the CPU threads or GPUs chosen here; the rows of `X` are the points.
 #'
-#' The results have BiocNeighbors' format: `index` (1-based, a point is never its own
-#' neighbour) and `distance` matrices, one row per point (or per `subset` point), nearest
-#' first, restricted to the last `last` columns and to what `get.index` and `get.distance` ask
-#' for. Distances are BiocNeighbors' own: Euclidean, Manhattan, and for `"Cosine"` the
-#' Euclidean distance between the rows scaled to unit length, \eqn{\sqrt{2(1 - \cos)}}. A `k`
-#' beyond the number of points minus one is capped, with a warning, as BiocNeighbors does.
-#' Equal distances are ordered by row index, always, so `warn.ties` has nothing to warn
-#' about and is ignored; `BPPARAM` is ignored too (fsgpu uses `threads` CPU threads or the
-#' GPUs). There is no prebuilt index: `precomputed` and `raw.index` are not supported, and
-#' `subset` finds the neighbours of every point and keeps those asked for.
+#' `buildIndex()` returns an [FsgpuIndex][FsgpuIndex-class], which the searches take as `BNINDEX`
+#' (or `precomputed`) to search the same points again without preparing them again.
+#'
+#' The results are BiocNeighbors' (version 1.16), value for value. kNN searches return `index`
+#' (1-based; a point is never its own neighbour) and `distance` matrices, one row per point (or
+#' per `subset` point), nearest first, restricted to the last `last` columns and to what
+#' `get.index` and `get.distance` ask for. Range searches (`findNeighbors()`,
+#' `queryNeighbors()`) return lists of every point within `threshold` (one threshold, or one per
+#' point), the point itself included by `findNeighbors()`, in index order; with
+#' `get.index = FALSE` and `get.distance = FALSE` the number of such points. Distances are
+#' computed as BiocNeighbors computes them, so that they are identical, not merely equal:
+#' Euclidean as the square root of the squared differences summed one dimension after another
+#' (and a point is within `threshold` when that sum is at most `threshold^2`), Manhattan as the
+#' absolute differences summed in the same order, and Cosine as the Euclidean distance between
+#' the rows divided by their L2 norms, \eqn{\sqrt{2(1 - \cos)}} (a row of zeros is an error,
+#' as in BiocNeighbors). Neighbours are ordered by distance (Euclidean: by the sum of squares),
+#' then by index. A `k` beyond the number of points (minus one) is capped with a warning; with
+#' `warn.ties = TRUE` (the default) a search warns, once, when the distances of a point's
+#' `k + 1` nearest neighbours include two equal ones (the order of the tied neighbours is then
+#' their index order). Inputs without columns give distances of 0 and inputs without rows
+#' empty results, as in BiocNeighbors. `raw.index` returns the same indices (the index keeps
+#' the points in their order). `BPPARAM` is ignored: fsgpu uses `threads` CPU threads or the
+#' GPUs.
+#'
+#' Differences from BiocNeighbors 1.16: exact ties (equal sums) go to the lower index, as in
+#' `ExhaustiveParam`, where `KmknnParam` and `VptreeParam` break them in their own internal
+#' order; range results are in index order, where `KmknnParam`'s are in its internal order (the
+#' same points and distances); and the queries of a `"Cosine"` index given as `BNINDEX` are
+#' divided by their norms, as when the index is built in the same call, where BiocNeighbors
+#' 1.16 leaves them as given (its query code then takes the distance to be Euclidean).
 #'
 #' @param distance `"Euclidean"` (default), `"Manhattan"` or `"Cosine"`.
 #' @param backend `"auto"`, `"cpu"` or `"gpu"`, as in [select_features()]; `NULL` for the
 #'   session's default (`options(fsgpu.backend)`).
 #' @param threads CPU threads; `NULL` for [fsgpu_threads()]'s default.
 #' @param devices GPU ids; `NULL` for all.
-#' @param quiet `TRUE` (default) shows no progress bar and no message (such as a note about
-#'   zero rows under `"Cosine"`), as BiocNeighbors' own parameters show none: the searches run
-#'   inside other packages' functions, often many times, where a bar or a note per search
-#'   would be noise the caller cannot turn off. `FALSE` shows them, as [knn_graph()] does.
+#' @param quiet `TRUE` (default) shows no progress bar, as BiocNeighbors' own parameters show
+#'   none: the searches run inside other packages' functions, often many times, where a bar
+#'   per search would be noise the caller cannot turn off. `FALSE` shows them, as
+#'   [knn_graph()] does.
 #' @return An object of class `FsgpuParam`.
 #' @examples
 #' if (requireNamespace("BiocNeighbors", quietly = TRUE)) {
@@ -49,6 +70,12 @@ fsgpu_param_distances <- c(Euclidean = "euclidean", Manhattan = "manhattan", Cos
 #'   nn <- BiocNeighbors::findKNN(cells, k = 5, BNPARAM = param)
 #'   head(nn$index)
 #'   BiocNeighbors::queryKNN(cells, cells[1:3, ] + 0.01, k = 2, BNPARAM = param)$index
+#'   # every point within distance 2 of the first three (each is its own neighbour)
+#'   BiocNeighbors::findNeighbors(cells, threshold = 2, subset = 1:3, BNPARAM = param)$index
+#'   # an index, searched twice
+#'   index <- BiocNeighbors::buildIndex(cells, BNPARAM = param)
+#'   BiocNeighbors::findKNN(BNINDEX = index, k = 2)$distance[1:3, ]
+#'   BiocNeighbors::queryNeighbors(BNINDEX = index, query = cells[1:2, ] + 0.1, threshold = 1.5)$index
 #'   if (requireNamespace("bluster", quietly = TRUE)) {
 #'     clusters <- bluster::clusterRows(cells, bluster::NNGraphParam(k = 10, BNPARAM = param))
 #'     table(clusters)
@@ -95,71 +122,17 @@ setMethod("show", "FsgpuParam", function(object) {
   cat(sprintf("quiet: %s\n", object@quiet))
 })
 
-#' @rdname FsgpuParam
-#' @param X A numeric matrix whose rows are the points.
-#' @param k The number of neighbours.
-#' @param BNINDEX Not supported (there is no prebuilt index).
-#' @param BNPARAM An `FsgpuParam`.
-#' @param ... `get.index`, `get.distance`, `last`, `subset`, `warn.ties`, `BPPARAM`,
-#'   `precomputed`, `raw.index` and, for `queryKNN()`, `transposed`, as in
-#'   `BiocNeighbors::findKNN()` and `BiocNeighbors::queryKNN()` (see Details).
-#' @export
-setMethod("findKNN", c(BNINDEX = "missing", BNPARAM = "FsgpuParam"), function(X, k, ..., BNINDEX, BNPARAM) {
-  fsgpu_bn_search(X, NULL, k, BNPARAM, ...)
-})
-
-#' @rdname FsgpuParam
-#' @param query A numeric matrix of query points (rows; columns with `transposed = TRUE`),
-#'   whose neighbours among the rows of `X` are found.
-#' @export
-setMethod("queryKNN", c(BNINDEX = "missing", BNPARAM = "FsgpuParam"),
-         function(X, query, k, ..., BNINDEX, BNPARAM) {
-  fsgpu_bn_search(X, query, k, BNPARAM, ...)
-})
-
-# findKNN (query NULL) and queryKNN with BiocNeighbors' arguments on knn_graph()'s engine.
-fsgpu_bn_search <- function(X, query, k, param, get.index = TRUE, get.distance = TRUE, last = k, BPPARAM = NULL,
-                            precomputed = NULL, transposed = FALSE, subset = NULL, raw.index = FALSE,
-                            warn.ties = TRUE) {
-  if (!is.null(precomputed) || isTRUE(raw.index))
-    stop("FsgpuParam builds no index: precomputed and raw.index are not supported", call. = FALSE)
-  X <- points_of(as.matrix(X), "X", min_rows = 1)
-  if (!is.null(query)) {
-    query <- as.matrix(query)
-    if (isTRUE(transposed)) query <- t(query)
-  }
-  n_found <- if (is.null(query)) nrow(X) - 1 else nrow(X)
-  if (!is.numeric(k) || length(k) != 1 || is.na(k) || k < 1 || k != round(k))
-    stop("k must be a positive whole number", call. = FALSE)
-  if (k > n_found) {
-    warning(sprintf("'k' capped at the number of observations%s", if (is.null(query)) " minus 1" else ""),
-            call. = FALSE)
-    k <- n_found
-    last <- min(last, k)
-  }
-  if (!is.numeric(last) || length(last) != 1 || is.na(last) || last < 1 || last > k || last != round(last))
-    stop("last must be a whole number from 1 to k", call. = FALSE)
-  res <- quiet_if(param@quiet, run_knn(X, k, fsgpu_param_distances[[param@distance]], "index", FALSE, FALSE, query,
-                                       if (length(param@backend)) param@backend,
-                                       if (length(param@threads)) param@threads,
-                                       if (length(param@devices)) param@devices, quiet = param@quiet))
-  rows <- if (is.null(subset)) seq_len(nrow(res$index)) else subset_rows(subset, if (is.null(query)) X else query)
-  columns <- seq.int(k - last + 1, k)
-  out <- list()
-  if (isTRUE(get.index)) out$index <- unname(res$index[rows, columns, drop = FALSE])
-  if (isTRUE(get.distance)) {
-    d <- unname(res$distance[rows, columns, drop = FALSE])
-    # BiocNeighbors' cosine distance is the Euclidean one of unit rows: sqrt(2 (1 - cos)).
-    out$distance <- if (param@distance == "Cosine") sqrt(2 * pmax(d, 0)) else d
-  }
-  out
+# BiocNeighbors' coercion of points: a double matrix with the points in columns.
+bn_columns <- function(X, transposed = FALSE) {
+  if (!isTRUE(transposed)) X <- t(X)
+  if (!is.matrix(X)) X <- as.matrix(X)
+  if (!is.double(X)) storage.mode(X) <- "double"
+  X
 }
 
-# subset= of BiocNeighbors: row indices, names or a logical vector.
-subset_rows <- function(subset, points) {
-  all <- seq_len(nrow(points))
-  names(all) <- rownames(points)
-  rows <- tryCatch(all[subset], error = function(e) NA_integer_)
-  if (anyNA(rows)) stop("subset must be indices, names or a logical vector of the points", call. = FALSE)
-  unname(rows)
+# BiocNeighbors' Cosine preparation: each column (point) divided by its L2 norm.
+bn_unit_columns <- function(X) {
+  norms <- sqrt(colSums(X^2))
+  if (any(norms == 0)) stop("L2 norms of zero detected for distance='Cosine'", call. = FALSE)
+  sweep(X, 2, norms, "/", check.margin = FALSE)
 }

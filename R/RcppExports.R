@@ -17,6 +17,22 @@ fsgpu_discretize_codes <- function(x, n_samples, cuts, lo, hi, method, nbins, th
     .Call(`_fsgpu_fsgpu_discretize_codes`, x, n_samples, cuts, lo, hi, method, nbins, threads)
 }
 
+fsgpu_bn_index <- function(points, metric, threads) {
+    .Call(`_fsgpu_fsgpu_bn_index`, points, metric, threads)
+}
+
+fsgpu_bn_index_live <- function(handle) {
+    .Call(`_fsgpu_fsgpu_bn_index_live`, handle)
+}
+
+fsgpu_bn_knn <- function(handle, query, k, backend, threads, devices, memory_limit, keep, progress = NULL) {
+    .Call(`_fsgpu_fsgpu_bn_knn`, handle, query, k, backend, threads, devices, memory_limit, keep, progress)
+}
+
+fsgpu_bn_range <- function(handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, keep, progress = NULL) {
+    .Call(`_fsgpu_fsgpu_bn_range`, handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, keep, progress)
+}
+
 fsgpu_find_interactions <- function(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress = NULL, first_begin = 0, first_end = -1, collect = FALSE, threshold = 0, interesting = NULL, require_all = FALSE, max_hits = 1e7) {
     .Call(`_fsgpu_fsgpu_find_interactions`, x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress, first_begin, first_end, collect, threshold, interesting, require_all, max_hits)
 }

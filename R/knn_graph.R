@@ -10,7 +10,9 @@ knn_metrics <- c("pearson", "spearman", "cosine", "euclidean", "manhattan")
 #' igraph graph: the kNN graph, the mutual kNN graph or a shared-nearest-neighbour graph.
 #'
 #' @section Exactness: Each distance is one double-precision computation, the same on the CPU
-#'   and the GPU (four running sums over the dimensions, every operation rounded on its own),
+#'   and the GPU (euclidean and manhattan: one sum over the dimensions in order, as
+#'   BiocNeighbors computes them, so that their distances are BiocNeighbors' to the last bit;
+#'   the other metrics: four running sums; every operation rounded on its own),
 #'   so the two backends return identical neighbours and bitwise-identical distances. Equal
 #'   distances are ordered by row index, and a row is never its own neighbour (by index, so
 #'   duplicated rows are each other's nearest neighbours at distance 0). The GPU first scores

@@ -69,6 +69,70 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_bn_index
+SEXP fsgpu_bn_index(Rcpp::NumericMatrix points, std::string metric, int threads);
+RcppExport SEXP _fsgpu_fsgpu_bn_index(SEXP pointsSEXP, SEXP metricSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericMatrix >::type points(pointsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type metric(metricSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_bn_index(points, metric, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_bn_index_live
+bool fsgpu_bn_index_live(SEXP handle);
+RcppExport SEXP _fsgpu_fsgpu_bn_index_live(SEXP handleSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type handle(handleSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_bn_index_live(handle));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_bn_knn
+Rcpp::List fsgpu_bn_knn(SEXP handle, Rcpp::Nullable<Rcpp::NumericMatrix> query, int k, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, bool keep, SEXP progress);
+RcppExport SEXP _fsgpu_fsgpu_bn_knn(SEXP handleSEXP, SEXP querySEXP, SEXP kSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP keepSEXP, SEXP progressSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type handle(handleSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type query(querySEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
+    Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
+    Rcpp::traits::input_parameter< bool >::type keep(keepSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_bn_knn(handle, query, k, backend, threads, devices, memory_limit, keep, progress));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_bn_range
+SEXP fsgpu_bn_range(SEXP handle, Rcpp::Nullable<Rcpp::NumericMatrix> query, Rcpp::NumericVector thresholds, bool get_index, bool get_distance, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, bool keep, SEXP progress);
+RcppExport SEXP _fsgpu_fsgpu_bn_range(SEXP handleSEXP, SEXP querySEXP, SEXP thresholdsSEXP, SEXP get_indexSEXP, SEXP get_distanceSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP keepSEXP, SEXP progressSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type handle(handleSEXP);
+    Rcpp::traits::input_parameter< Rcpp::Nullable<Rcpp::NumericMatrix> >::type query(querySEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type thresholds(thresholdsSEXP);
+    Rcpp::traits::input_parameter< bool >::type get_index(get_indexSEXP);
+    Rcpp::traits::input_parameter< bool >::type get_distance(get_distanceSEXP);
+    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
+    Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
+    Rcpp::traits::input_parameter< bool >::type keep(keepSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_bn_range(handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, keep, progress));
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_find_interactions
 Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source, double contrast_seed, int dimensions, int divisions, int discretizations, double range, double seed, double pseudo_count, int n_levels, bool missing_level, bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double first_begin, double first_end, bool collect, double threshold, SEXP interesting, bool require_all, double max_hits);
 RcppExport SEXP _fsgpu_fsgpu_find_interactions(SEXP xSEXP, SEXP kindSEXP, SEXP n_rowsSEXP, SEXP rowsSEXP, SEXP n_real_dSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP contrast_sourceSEXP, SEXP contrast_seedSEXP, SEXP dimensionsSEXP, SEXP divisionsSEXP, SEXP discretizationsSEXP, SEXP rangeSEXP, SEXP seedSEXP, SEXP pseudo_countSEXP, SEXP n_levelsSEXP, SEXP missing_levelSEXP, SEXP with_tuplesSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP first_beginSEXP, SEXP first_endSEXP, SEXP collectSEXP, SEXP thresholdSEXP, SEXP interestingSEXP, SEXP require_allSEXP, SEXP max_hitsSEXP) {
@@ -376,6 +440,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_forked_process", (DL_FUNC) &_fsgpu_fsgpu_forked_process, 0},
     {"_fsgpu_fsgpu_discretize", (DL_FUNC) &_fsgpu_fsgpu_discretize, 11},
     {"_fsgpu_fsgpu_discretize_codes", (DL_FUNC) &_fsgpu_fsgpu_discretize_codes, 8},
+    {"_fsgpu_fsgpu_bn_index", (DL_FUNC) &_fsgpu_fsgpu_bn_index, 3},
+    {"_fsgpu_fsgpu_bn_index_live", (DL_FUNC) &_fsgpu_fsgpu_bn_index_live, 1},
+    {"_fsgpu_fsgpu_bn_knn", (DL_FUNC) &_fsgpu_fsgpu_bn_knn, 9},
+    {"_fsgpu_fsgpu_bn_range", (DL_FUNC) &_fsgpu_fsgpu_bn_range, 11},
     {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 30},
     {"_fsgpu_fsgpu_interaction_block_codes", (DL_FUNC) &_fsgpu_fsgpu_interaction_block_codes, 11},
     {"_fsgpu_fsgpu_check_bed", (DL_FUNC) &_fsgpu_fsgpu_check_bed, 4},

@@ -101,10 +101,24 @@ struct GpuKnnPhases {
   }
 };
 
+// Reference points kept on the devices between searches (an index's device copy, freed with
+// it): gpu_knn() and gpu_knn_range() given it for the same points upload none of them to those
+// devices. gpu_knn_keep() copies `reference` to every device of options (the pointer must not
+// outlive the devices' use; it holds no pointer to `reference`).
+struct GpuKnnKept;
+std::shared_ptr<GpuKnnKept> gpu_knn_keep(const KnnPoints& reference, const GpuOptions& options);
+
 // The exact kNN of knn.h on the devices, with the CPU engine's results: the query rows are split
 // across devices; reference points that do not fit a device's memory are streamed in blocks.
+// kept (or null): the reference points' copies from gpu_knn_keep().
 KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, const GpuOptions& options,
-                  const Checkpoint& between_blocks, GpuKnnPhases* phases = nullptr);
+                  const Checkpoint& between_blocks, GpuKnnPhases* phases = nullptr, const GpuKnnKept* kept = nullptr);
+
+// The range search of knn.h (cpu_knn_range) on the devices, with its result: the queries are
+// split across devices; reference points that do not fit a device's memory go through in blocks.
+KnnRangeResult gpu_knn_range(const KnnPoints& reference, const KnnPoints* queries, const double* thresholds,
+                             const GpuOptions& options, const Checkpoint& between_batches,
+                             const GpuKnnKept* kept = nullptr);
 
 // Why gpu_interactions cannot run `task`, or "" when it can: the GPU counts 2- and 3-tuples of
 // variables with 2 to 4 levels and no missing values (the CPU takes the rest), on devices with

@@ -22,8 +22,8 @@ namespace fsgpu {
 
 namespace {
 
-// A sum in four running sums, as knn_distance() adds (the preparation needs only to be the same
-// on every run: it happens on the host).
+// A sum in four running sums, as knn_key() adds for the correlation metrics (the preparation
+// needs only to be the same on every run: it happens on the host).
 double sum4(const double* v, int32_t n) {
   double s[4] = {0, 0, 0, 0};
   for (int32_t t = 0; t < n; ++t) s[t % 4] += v[t];
@@ -112,6 +112,36 @@ void offer(KnnCandidate* heap, int32_t& size, int32_t capacity, KnnCandidate c) 
   }
 }
 
+// The single-precision pass of both searches: float rows (knn_float_rows), the reference rows in
+// panels of 8, dimension by dimension (rows past the end are zeros, skipped), and each query's
+// error bound (knn_score_bounds).
+struct FloatPass {
+  int32_t stride32 = 0;
+  int64_t n_panels = 0;
+  KnnFloatRows refs32, own32;  // own32: the queries' rows, when they are not the reference points
+  bool self = true;
+  std::vector<float> panels;
+  std::vector<double> bound;
+
+  FloatPass(const KnnPoints& reference, const KnnPoints* queries, int threads) : self(queries == nullptr) {
+    stride32 = (reference.dim + kLanes - 1) / kLanes * kLanes;
+    const std::vector<double> centre = knn_centre(reference);
+    const double* centre_data = centre.empty() ? nullptr : centre.data();
+    refs32 = knn_float_rows(reference, centre_data, stride32, threads);
+    if (!self) own32 = knn_float_rows(*queries, centre_data, stride32, threads);
+    bound = knn_score_bounds(reference.metric, KnnPrecision::single, stride32, queries32(), refs32);
+    n_panels = (reference.n + kLanes - 1) / kLanes;
+    panels.assign(static_cast<size_t>(n_panels) * stride32 * kLanes, 0.0f);
+    parallel_for(n_panels, threads, 64, [&](int64_t begin, int64_t end, int) {
+      for (int64_t p = begin; p < end; ++p)
+        for (int j = 0; j < kLanes && p * kLanes + j < reference.n; ++j)
+          for (int32_t t = 0; t < stride32; ++t)
+            panels[(p * stride32 + t) * kLanes + j] = refs32.rows[(p * kLanes + j) * stride32 + t];
+    });
+  }
+  const KnnFloatRows& queries32() const { return self ? refs32 : own32; }
+};
+
 }  // namespace
 
 KnnPoints prepare_points(const double* x, int64_t n, int32_t dim, KnnMetric metric, int threads) {
@@ -175,22 +205,12 @@ KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
   const bool self = queries == nullptr;
   const KnnPoints& q = self ? reference : *queries;
   const KnnMetric m = reference.metric;
-  const int32_t stride32 = (reference.dim + kLanes - 1) / kLanes * kLanes;
-  const std::vector<double> centre = knn_centre(reference);
-  const double* centre_data = centre.empty() ? nullptr : centre.data();
-  const KnnFloatRows refs32 = knn_float_rows(reference, centre_data, stride32, threads);
-  const KnnFloatRows own32 = self ? KnnFloatRows() : knn_float_rows(q, centre_data, stride32, threads);
-  const KnnFloatRows& q32 = self ? refs32 : own32;
-  const std::vector<double> bound = knn_score_bounds(m, KnnPrecision::single, stride32, q32, refs32);
-  // Reference rows in panels of 8, dimension by dimension (rows past the end are zeros, skipped).
-  const int64_t n_panels = (reference.n + kLanes - 1) / kLanes;
-  std::vector<float> panels(static_cast<size_t>(n_panels) * stride32 * kLanes, 0.0f);
-  parallel_for(n_panels, threads, 64, [&](int64_t begin, int64_t end, int) {
-    for (int64_t p = begin; p < end; ++p)
-      for (int j = 0; j < kLanes && p * kLanes + j < reference.n; ++j)
-        for (int32_t t = 0; t < stride32; ++t)
-          panels[(p * stride32 + t) * kLanes + j] = refs32.rows[(p * kLanes + j) * stride32 + t];
-  });
+  const FloatPass pass(reference, queries, threads);
+  const int32_t stride32 = pass.stride32;
+  const int64_t n_panels = pass.n_panels;
+  const std::vector<float>& panels = pass.panels;
+  const KnnFloatRows& q32 = pass.queries32();
+  const std::vector<double>& bound = pass.bound;
 
   KnnResult out;
   out.n_queries = q.n;
@@ -237,6 +257,79 @@ KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
     rerank_candidates(reference, q, self, first, count, heap.data(), size.data(), capacity, bound.data() + first, out,
                       1, &exact_rows[worker]);
   });
+  return out;
+}
+
+void check_range_arguments(const KnnPoints& reference, const KnnPoints* queries, const double* thresholds) {
+  const KnnPoints& q = queries ? *queries : reference;
+  if (q.metric != reference.metric || q.stride != reference.stride)
+    throw std::invalid_argument("queries and reference points differ in metric or dimension");
+  for (int64_t i = 0; i < q.n; ++i)
+    if (!(thresholds[i] >= 0) || !std::isfinite(thresholds[i]))
+      throw std::invalid_argument("thresholds must be finite and not negative");
+}
+
+void KnnRangeResult::assemble(std::vector<std::vector<std::pair<int32_t, double>>>& per_query) {
+  n_queries = static_cast<int64_t>(per_query.size());
+  offsets.assign(n_queries + 1, 0);
+  for (int64_t i = 0; i < n_queries; ++i) offsets[i + 1] = offsets[i] + static_cast<int64_t>(per_query[i].size());
+  index.resize(offsets[n_queries]);
+  distance.resize(offsets[n_queries]);
+  for (int64_t i = 0; i < n_queries; ++i) {
+    for (size_t e = 0; e < per_query[i].size(); ++e) {
+      index[offsets[i] + e] = per_query[i][e].first;
+      distance[offsets[i] + e] = per_query[i][e].second;
+    }
+    std::vector<std::pair<int32_t, double>>().swap(per_query[i]);
+  }
+}
+
+KnnRangeResult cpu_knn_range(const KnnPoints& reference, const KnnPoints* queries, const double* thresholds,
+                             int threads, const Checkpoint& between_blocks) {
+  check_range_arguments(reference, queries, thresholds);
+  const KnnPoints& q = queries ? *queries : reference;
+  const KnnMetric m = reference.metric;
+  const FloatPass pass(reference, queries, threads);
+  const int32_t stride32 = pass.stride32;
+  const KnnFloatRows& q32 = pass.queries32();
+  std::vector<std::vector<std::pair<int32_t, double>>> found(q.n);
+  const int64_t n_blocks = (q.n + kQueryBlock - 1) / kQueryBlock;
+  const int64_t slices = std::max<int64_t>(q.n * reference.n * stride32 / (int64_t(1) << 32), 1);
+  sliced_parallel_for(n_blocks, slices, threads, 1, between_blocks, [&](int64_t block, int) {
+    const int64_t first = block * kQueryBlock, count = std::min(q.n, first + kQueryBlock) - first;
+    std::vector<float> zero_row(stride32, 0.0f);
+    double key_limit[kGroup], screen[kGroup];
+    for (int64_t g0 = 0; g0 < count; g0 += kGroup) {
+      const float* rows[kGroup];
+      for (int g = 0; g < kGroup; ++g) {
+        const int64_t i = first + g0 + g;
+        rows[g] = g0 + g < count ? q32.rows.data() + i * stride32 : zero_row.data();
+        if (g0 + g < count) {
+          // A score more than the pass's error (half the bound) above the key limit is out.
+          key_limit[g] = knn_threshold_key(m, thresholds[i]);
+          screen[g] = key_limit[g] + pass.bound[i] / 2;
+        }
+      }
+      // Panels in order, so that each query's neighbours come in index order.
+      for (int64_t p = 0; p < pass.n_panels; ++p) {
+        Lanes score[kGroup];
+        score_panel(m, rows, pass.panels.data() + p * stride32 * kLanes, stride32, score);
+        for (int g = 0; g < kGroup && g0 + g < count; ++g) {
+          const int64_t i = first + g0 + g;
+          const double* qrow = q.rows.data() + i * q.stride;
+          for (int j = 0; j < kLanes; ++j) {
+            const int64_t r = p * kLanes + j;
+            if (r >= reference.n || static_cast<double>(score[g][j]) > screen[g]) continue;
+            const double key = knn_key(m, qrow, reference.rows.data() + r * reference.stride, reference.stride,
+                                       q.norm(i), reference.norm(r));
+            if (key <= key_limit[g]) found[i].emplace_back(static_cast<int32_t>(r), knn_key_distance(m, key));
+          }
+        }
+      }
+    }
+  });
+  KnnRangeResult out;
+  out.assemble(found);
   return out;
 }
 
@@ -323,19 +416,19 @@ void rerank_candidates(const KnnPoints& reference, const KnnPoints& queries, boo
         ++exact[worker];
         for (int64_t j = 0; j < reference.n; ++j)
           if (!(self && j == row))
-            best.emplace_back(knn_distance(m, q, reference.rows.data() + j * stride, stride, queries.norm(row),
-                                           reference.norm(j)), j);
+            best.emplace_back(knn_key(m, q, reference.rows.data() + j * stride, stride, queries.norm(row),
+                                      reference.norm(j)), j);
       } else {
         for (size_t i = 0; i < close; ++i)
-          best.emplace_back(knn_distance(m, q, reference.rows.data() + int64_t(c[i].index) * stride, stride,
-                                         queries.norm(row), reference.norm(c[i].index)), c[i].index);
+          best.emplace_back(knn_key(m, q, reference.rows.data() + int64_t(c[i].index) * stride, stride,
+                                    queries.norm(row), reference.norm(c[i].index)), c[i].index);
       }
       std::partial_sort(best.begin(), best.begin() + k, best.end(), [](const auto& a, const auto& b) {
         return knn_before(a.first, a.second, b.first, b.second);
       });
       for (int32_t i = 0; i < k; ++i) {
         out.index[row * k + i] = best[i].second;
-        out.distance[row * k + i] = best[i].first;
+        out.distance[row * k + i] = knn_key_distance(m, best[i].first);
       }
     }
   });

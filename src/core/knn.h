@@ -7,11 +7,12 @@
 // ordered by index and a point is never its own neighbour (by index: duplicates are fine).
 // The CPU evaluates it for every pair. The GPU first scores every pair in single precision,
 // keeps every candidate that this pass's proven error bound cannot rule out, and evaluates
-// knn_distance() on those: the result is the same.
+// knn_key() on those: the result is the same.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "checkpoint.h"
@@ -62,6 +63,31 @@ void check_knn_arguments(const KnnPoints& reference, const KnnPoints* queries, i
 KnnResult cpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, int threads,
                   const Checkpoint& between_blocks);
 
+// Every reference point within a distance threshold of each query, in index order: query i's
+// are index[offsets[i] .. offsets[i + 1]) (0-based), with their distances. A point is within t
+// when its knn_key() is at most knn_threshold_key(t) (for euclidean: the squared distance at
+// most t * t, BiocNeighbors' rule); a query that is a reference point is its own neighbour.
+struct KnnRangeResult {
+  int64_t n_queries = 0;
+  std::vector<int64_t> offsets;
+  std::vector<int32_t> index;
+  std::vector<double> distance;
+
+  // Fills the result from each query's (index, distance) list, in order (emptying them).
+  void assemble(std::vector<std::vector<std::pair<int32_t, double>>>& per_query);
+};
+
+// Throws when queries and reference points do not fit together or a threshold is negative or
+// not finite.
+void check_range_arguments(const KnnPoints& reference, const KnnPoints* queries, const double* thresholds);
+
+// The range search on the CPU: queries == nullptr searches the reference points themselves;
+// thresholds[i] is query i's. Every pair is scored by the kNN search's single-precision pass;
+// a pair whose score is more than the pass's error bound above the threshold's key is out, and
+// every other pair is decided, and reported, by knn_key() in double precision.
+KnnRangeResult cpu_knn_range(const KnnPoints& reference, const KnnPoints* queries, const double* thresholds,
+                             int threads, const Checkpoint& between_blocks);
+
 // Single-precision copies of prepared rows for the GPU's candidate pass, `stride32` floats each:
 // spearman's rows scaled to unit length, euclidean and manhattan rows minus `centre` (dim values,
 // or null), which changes no distance and shrinks the rounding error; and per row the magnitude
@@ -80,7 +106,7 @@ KnnFloatRows knn_float_rows(const KnnPoints& p, const double* centre, int32_t st
 // The precision of a candidate pass: half (tensor cores; correlation metrics only) or single.
 enum class KnnPrecision : int32_t { half, single };
 
-// Twice the bound on |candidate score - knn_distance()| (in score units) for each query against
+// Twice the bound on |candidate score - knn_key()| (in score units) for each query against
 // any reference row, for a pass over `terms` values per row in the given precision (the
 // analysis is in cuda/knn.cu's header): a candidate whose score is more than this above the
 // k-th best score cannot be among the k nearest.
@@ -95,9 +121,9 @@ struct KnnCandidate {
 };
 
 // The exact neighbours of queries first .. first + n - 1 from their candidates (`size[i]` of
-// them from candidates + i * capacity, in any order), as the GPU's rerank does: knn_distance()
+// them from candidates + i * capacity, in any order), as the GPU's rerank does: knn_key()
 // for every candidate whose score is within bound[i] of the k-th best score; when that is every
-// one of `capacity` candidates (a point left out could have belonged), knn_distance() for every
+// one of `capacity` candidates (a point left out could have belonged), knn_key() for every
 // reference point instead, counted in *exact_rows. Writes rows first.. of out.
 void rerank_candidates(const KnnPoints& reference, const KnnPoints& queries, bool self, int64_t first, int64_t n,
                        const KnnCandidate* candidates, const int32_t* size, int32_t capacity, const double* bound,

@@ -8,8 +8,8 @@
 //      sm_80 and later), the others, and the rows that need it, in single precision
 //      (candidates_kernel, 8 x 8 scores per thread).
 //   2. rerank_kernel, a block per query: the candidates sorted; every one that the pass's error
-//      bound cannot rule out gets knn_distance() in double precision, and the k best by
-//      (distance, index) are the answer. When the heap's last candidate is itself within the
+//      bound cannot rule out gets knn_key() in double precision, and the k best by (key, index)
+//      are the answer (reported as knn_key_distance()). When the heap's last candidate is itself within the
 //      bound of the k-th, a point outside the heap could still belong: the row is marked and
 //      searched again, in single precision after a half-precision pass, and otherwise by
 //      exact_kernel (every distance in double precision, sorted by CUB).
@@ -40,6 +40,7 @@
 #include "core/knn_metric.h"
 #include "cuda_check.cuh"
 #include "device_threads.cuh"
+#include "knn_kept.cuh"
 #include "segmented_sort.cuh"
 
 namespace fsgpu {
@@ -48,7 +49,7 @@ namespace {
 
 constexpr int kTile = 128;      // query rows of a block, and reference rows of a tile
 constexpr int kThreads = 256;   // 8 warps; 64 scores per thread
-constexpr int kChunk = 8;       // floats staged per step (single precision)
+constexpr int kChunk = kKnnStride32;  // floats staged per step (single precision)
 constexpr int kChunk16 = 32;    // halves staged per step (tensor cores)
 constexpr int kRowPad16 = kChunk16 + 8;  // a staged row of halves: 80 bytes, so ldmatrix rows hit distinct banks
 constexpr int kQueue = 24;      // shared queue per query row and round
@@ -420,19 +421,19 @@ __global__ void rerank_kernel(RerankArgs a) {
   const double* q = a.queries64 + id * a.stride;
   const double q_norm = a.query_norms ? a.query_norms[id] : 1.0;
   for (int32_t i = threadIdx.x; i < n_close; i += blockDim.x) {
-    exact[i] = knn_distance(a.metric, q, a.refs64 + int64_t(index[i]) * a.stride, a.stride, q_norm,
-                            a.ref_norms ? a.ref_norms[index[i]] : 1.0);
+    exact[i] = knn_key(a.metric, q, a.refs64 + int64_t(index[i]) * a.stride, a.stride, q_norm,
+                       a.ref_norms ? a.ref_norms[index[i]] : 1.0);
     exact_index[i] = index[i];
   }
   __syncthreads();
   block_sort(exact, exact_index, n_close, double(INFINITY));
   for (int32_t r = threadIdx.x; r < a.k; r += blockDim.x) {
     a.out_index[local * a.k + r] = exact_index[r];
-    a.out_distance[local * a.k + r] = exact[r];
+    a.out_distance[local * a.k + r] = knn_key_distance(a.metric, exact[r]);
   }
 }
 
-// Exact distances of some queries (by id) to every reference point (the host skips self).
+// Exact keys (knn_key()) of some queries (by id) to every reference point (the host skips self).
 __global__ void exact_kernel(KnnMetric m, const double* queries64, const double* refs64, const double* query_norms,
                              const double* ref_norms, int32_t stride, int64_t n_refs, const int32_t* ids,
                              double* distance, int32_t* index) {
@@ -441,7 +442,7 @@ __global__ void exact_kernel(KnnMetric m, const double* queries64, const double*
   const double qn = query_norms ? query_norms[id] : 1.0;
   for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < n_refs; j += int64_t(gridDim.x) * blockDim.x) {
     const int64_t at = int64_t(blockIdx.y) * n_refs + j;
-    distance[at] = knn_distance(m, q, refs64 + j * stride, stride, qn, ref_norms ? ref_norms[j] : 1.0);
+    distance[at] = knn_key(m, q, refs64 + j * stride, stride, qn, ref_norms ? ref_norms[j] : 1.0);
     index[at] = static_cast<int32_t>(j);
   }
 }
@@ -461,7 +462,7 @@ struct KnnDevice {
 // The exact search of some queries (ids) on the device: every distance, a stable segmented sort
 // (ties stay in index order), the first k that are not the query itself.
 void exact_on_device(KnnDevice& dev, cudaStream_t s, KnnMetric m, const double* queries64, const double* query_norms,
-                     const double* ref_norms, int64_t n_refs, int32_t stride, int32_t k, const std::vector<int32_t>& ids,
+                     const double* refs64, const double* ref_norms, int64_t n_refs, int32_t stride, int32_t k, const std::vector<int32_t>& ids,
                      bool self, KnnResult& out) {
   const int64_t per_sort = std::max<int64_t>(1, (int64_t(1) << 27) / n_refs);
   for (size_t e0 = 0; e0 < ids.size(); e0 += per_sort) {
@@ -473,7 +474,7 @@ void exact_on_device(KnnDevice& dev, cudaStream_t s, KnnMetric m, const double* 
     dev.exact_index.reserve(total);
     dev.exact_index_alt.reserve(total);
     exact_kernel<<<dim3(static_cast<unsigned>(std::min<int64_t>((n_refs + 255) / 256, 4096)), ne), 256, 0, s>>>(
-        m, queries64, dev.refs64.data(), query_norms, ref_norms, stride, n_refs, dev.ids.data(),
+        m, queries64, refs64, query_norms, ref_norms, stride, n_refs, dev.ids.data(),
         dev.exact_distance.data(), dev.exact_index.data());
     check_launch("exact_kernel");
     cub::DoubleBuffer<double> keys(dev.exact_distance.data(), dev.exact_distance_alt.data());
@@ -494,7 +495,7 @@ void exact_on_device(KnnDevice& dev, cudaStream_t s, KnnMetric m, const double* 
         const int32_t j = idx[size_t(r) * take + c];
         if (self && j == id) continue;
         out.index[id * k + written] = j;
-        out.distance[id * k + written] = dist[size_t(r) * take + c];
+        out.distance[id * k + written] = knn_key_distance(m, dist[size_t(r) * take + c]);
         ++written;
       }
     }
@@ -503,8 +504,34 @@ void exact_on_device(KnnDevice& dev, cudaStream_t s, KnnMetric m, const double* 
 
 }  // namespace
 
+std::shared_ptr<GpuKnnKept> gpu_knn_keep(const KnnPoints& reference, const GpuOptions& options) {
+  auto kept = std::make_shared<GpuKnnKept>();
+  kept->n = reference.n;
+  kept->stride = reference.stride;
+  kept->stride32 = (reference.dim + kKnnStride32 - 1) / kKnnStride32 * kKnnStride32;
+  const std::vector<double> centre = knn_centre(reference);
+  const KnnFloatRows rows32 =
+      knn_float_rows(reference, centre.empty() ? nullptr : centre.data(), kept->stride32, options.host_threads);
+  std::vector<float> transposed(rows32.rows.size());
+  for (int64_t r = 0; r < reference.n; ++r)
+    for (int32_t t = 0; t < kept->stride32; ++t)
+      transposed[size_t(t) * reference.n + r] = rows32.rows[r * kept->stride32 + t];
+  for (int device : options.devices) {
+    ScopedDevice on(device);
+    auto d = std::make_unique<GpuKnnKept::OnDevice>();
+    d->device = device;
+    d->rows32.upload(rows32.rows.data(), rows32.rows.size());
+    d->rows32_t.upload(transposed.data(), transposed.size());
+    d->rows64.upload(reference.rows.data(), reference.rows.size());
+    d->norms.upload(reference.norms.data(), reference.norms.size());
+    FSGPU_CUDA_CHECK(cudaDeviceSynchronize());  // the searches' streams do not wait for the default one
+    kept->devices.push_back(std::move(d));
+  }
+  return kept;
+}
+
 KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t k, const GpuOptions& options,
-                  const Checkpoint& between_blocks, GpuKnnPhases* phases) {
+                  const Checkpoint& between_blocks, GpuKnnPhases* phases, const GpuKnnKept* kept) {
   if (options.devices.empty()) throw std::runtime_error("no GPU device given");
   check_knn_arguments(reference, queries, k);
   const bool self = queries == nullptr;
@@ -566,7 +593,9 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
     const int64_t budget = options.memory_limit > 0 ? options.memory_limit : static_cast<int64_t>(free_bytes * 0.8);
     const int64_t point_bytes = int64_t(stride32) * 4 + int64_t(stride16) * 2 + int64_t(stride) * 8 + 8;
     const int64_t batch_bytes = rows * (int64_t(max_capacity) * 8 + 4 + int64_t(k) * 12 + 8);
-    const int64_t needed = reference.n * point_bytes + (self ? 0 : q.n * point_bytes) + q.n * 16 + batch_bytes;
+    const GpuKnnKept::OnDevice* on_device = kept ? kept->on(device, reference) : nullptr;
+    const int64_t needed =
+        (on_device ? 0 : reference.n * point_bytes) + (self ? 0 : q.n * point_bytes) + q.n * 16 + batch_bytes;
     // Resident: every point on the device, the rerank there too. Otherwise blocks of float
     // reference rows stream through a single-precision pass, and the host reranks.
     const bool resident = needed <= budget;
@@ -577,10 +606,22 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
                                                 (int64_t(stride32) * 4) / kTile * kTile);
     // Query data by query id (ids index them; in streaming mode only this device's rows, from first).
     const int64_t query_base = resident ? 0 : first;
-    if (resident) {
+    // Resident: the reference rows the index keeps on this device, or uploaded now.
+    const float* refs32_d = nullptr;
+    const double *refs64_d = nullptr, *ref_norms_d = nullptr;
+    if (resident && on_device) {
+      refs32_d = on_device->rows32.data();
+      refs64_d = on_device->rows64.data();
+      ref_norms_d = on_device->norms.data();
+    } else if (resident) {
       dev.refs32.upload(refs32.rows.data(), refs32.rows.size(), s);
       dev.refs64.upload(reference.rows.data(), reference.rows.size(), s);
       dev.ref_norms.upload(reference.norms.data(), reference.norms.size(), s);
+      refs32_d = dev.refs32.data();
+      refs64_d = dev.refs64.data();
+      ref_norms_d = dev.ref_norms.data();
+    }
+    if (resident) {
       if (!self) {
         dev.queries32.upload(q32.rows.data(), q32.rows.size(), s);
         dev.queries64.upload(q.rows.data(), q.rows.size(), s);
@@ -591,7 +632,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
       if (tensor) {
         dev.refs16.resize(reference.n * stride16);
         to_half_kernel<<<static_cast<unsigned>((reference.n * stride16 + 255) / 256), 256, 0, s>>>(
-            dev.refs32.data(), dev.refs16.data(), reference.n, stride32, stride16);
+            refs32_d, dev.refs16.data(), reference.n, stride32, stride16);
         check_launch("to_half_kernel");
         if (!self) {
           dev.queries16.resize(q.n * stride16);
@@ -612,10 +653,11 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
     dev.n_unsure.resize(1);
     dev.ids.resize(rows);
     mark(ph.upload);
-    const float* queries32 = self && resident ? dev.refs32.data() : dev.queries32.data();
+    const float* queries32 = self && resident ? refs32_d : dev.queries32.data();
     const __half* queries16 = self ? dev.refs16.data() : dev.queries16.data();
-    const double* queries64 = self ? dev.refs64.data() : dev.queries64.data();
-    const double* ref_norms = reference.norms.empty() ? nullptr : dev.ref_norms.data();
+    const double* refs64 = refs64_d;
+    const double* queries64 = self ? refs64 : dev.queries64.data();
+    const double* ref_norms = reference.norms.empty() ? nullptr : ref_norms_d;
     const double* query_norms = reference.norms.empty() ? nullptr : self ? ref_norms : dev.query_norms.data();
     const size_t mma_shared = 4 * size_t(kTile) * kRowPad16 * sizeof(__half);
     FSGPU_CUDA_CHECK(cudaFuncSetAttribute(candidates_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -648,7 +690,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
           candidates_mma_kernel<<<blocks, kThreads, mma_shared, s>>>(ca);
         } else {
           ca.queries = queries32;
-          ca.refs = dev.refs32.data();
+          ca.refs = resident ? refs32_d : dev.refs32.data();
           ca.stride = stride32;
           if (is_correlation(m)) candidates_kernel<TileKind::dot><<<blocks, kThreads, 0, s>>>(ca);
           else if (m == KnnMetric::euclidean) candidates_kernel<TileKind::squared_difference><<<blocks, kThreads, 0, s>>>(ca);
@@ -672,7 +714,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
         ra.metric = m;
         ra.rows = rows_of;
         ra.queries64 = queries64;
-        ra.refs64 = dev.refs64.data();
+        ra.refs64 = refs64;
         ra.query_norms = query_norms;
         ra.ref_norms = ref_norms;
         ra.bound = precision == Precision::half ? dev.bound16.data() : dev.bound32.data();
@@ -735,7 +777,8 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
       all_unsure.swap(again);
     }
     if (!all_unsure.empty() && !cancel) {
-      exact_on_device(dev, s, m, queries64, query_norms, ref_norms, reference.n, stride, k, all_unsure, self, out);
+      exact_on_device(dev, s, m, queries64, query_norms, refs64, ref_norms, reference.n, stride, k, all_unsure, self,
+                      out);
       ph.exact_rows += static_cast<int64_t>(all_unsure.size());
       mark(ph.rerank);
     }

@@ -31,8 +31,17 @@ std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask&, const GpuOptions&
   throw std::runtime_error(gpu_status().problem);
 }
 
+std::shared_ptr<GpuKnnKept> gpu_knn_keep(const KnnPoints&, const GpuOptions&) {
+  throw std::runtime_error(gpu_status().problem);
+}
+
 KnnResult gpu_knn(const KnnPoints&, const KnnPoints*, int32_t, const GpuOptions&, const Checkpoint&,
-                  GpuKnnPhases*) {
+                  GpuKnnPhases*, const GpuKnnKept*) {
+  throw std::runtime_error(gpu_status().problem);
+}
+
+KnnRangeResult gpu_knn_range(const KnnPoints&, const KnnPoints*, const double*, const GpuOptions&, const Checkpoint&,
+                             const GpuKnnKept*) {
   throw std::runtime_error(gpu_status().problem);
 }
 

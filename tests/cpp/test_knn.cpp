@@ -1,9 +1,12 @@
-// kNN without R: the CPU engine against every pair's knn_distance() sorted, thread counts, ties
+// kNN without R: the CPU engine against every pair's knn_key() sorted, thread counts, ties
 // and duplicates, k = n - 1, queries, and (on a GPU) the GPU engine against the CPU bitwise,
-// resident and streamed, on one device and on two. Distances against R's are checked in
+// resident, streamed and kept on the device (gpu_knn_keep), on one device and on two; the
+// range search the same way. Distances against R's are checked in
 // tests/testthat/test-knn-graph.R.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -41,15 +44,37 @@ KnnResult brute_force(const KnnPoints& ref, const KnnPoints* queries, int32_t k)
     std::vector<std::pair<double, int32_t>> all;
     for (int64_t j = 0; j < ref.n; ++j)
       if (queries || j != i)
-        all.emplace_back(knn_distance(ref.metric, q.rows.data() + i * q.stride, ref.rows.data() + j * ref.stride,
-                                      ref.stride, q.norm(i), ref.norm(j)), int32_t(j));
+        all.emplace_back(knn_key(ref.metric, q.rows.data() + i * q.stride, ref.rows.data() + j * ref.stride,
+                                 ref.stride, q.norm(i), ref.norm(j)), int32_t(j));
     std::sort(all.begin(), all.end());
     for (int32_t c = 0; c < k; ++c) {
       r.index.push_back(all[c].second);
-      r.distance.push_back(all[c].first);
+      r.distance.push_back(knn_key_distance(ref.metric, all[c].first));
     }
   }
   return r;
+}
+
+// Every reference point within thresholds[i] of query i by knn_key(), in index order.
+KnnRangeResult brute_force_range(const KnnPoints& ref, const KnnPoints* queries, const std::vector<double>& thresholds) {
+  const KnnPoints& q = queries ? *queries : ref;
+  std::vector<std::vector<std::pair<int32_t, double>>> found(q.n);
+  for (int64_t i = 0; i < q.n; ++i)
+    for (int64_t j = 0; j < ref.n; ++j) {
+      const double key = knn_key(ref.metric, q.rows.data() + i * q.stride, ref.rows.data() + j * ref.stride, ref.stride,
+                                 q.norm(i), ref.norm(j));
+      if (key <= knn_threshold_key(ref.metric, thresholds[i]))
+        found[i].emplace_back(int32_t(j), knn_key_distance(ref.metric, key));
+    }
+  KnnRangeResult r;
+  r.assemble(found);
+  return r;
+}
+
+bool same_range(const KnnRangeResult& a, const KnnRangeResult& b) {
+  return a.n_queries == b.n_queries && a.offsets == b.offsets && a.index == b.index &&
+         a.distance.size() == b.distance.size() &&
+         !std::memcmp(a.distance.data(), b.distance.data(), a.distance.size() * sizeof(double));
 }
 
 bool same(const KnnResult& a, const KnnResult& b) {
@@ -93,6 +118,15 @@ void knn_tests(const GpuStatus& gpu) {
         EXPECT(same(qref, gpu_knn(p, &qp, c.k, options, nullptr, nullptr)), "case %u %s: gpu queries (limit %lld)",
                c.seed, name, (long long)limit);
       }
+      {  // the reference points kept on the device, searched twice
+        GpuOptions options;
+        options.devices.push_back(0);
+        const std::shared_ptr<GpuKnnKept> kept = gpu_knn_keep(p, options);
+        EXPECT(same(cpu, gpu_knn(p, nullptr, c.k, options, nullptr, nullptr, kept.get())), "case %u %s: gpu kept",
+               c.seed, name);
+        EXPECT(same(qref, gpu_knn(p, &qp, c.k, options, nullptr, nullptr, kept.get())), "case %u %s: gpu kept queries",
+               c.seed, name);
+      }
       if (gpu.devices.size() > 1) {
         GpuOptions options;
         options.devices = std::vector<int>(2);
@@ -118,6 +152,84 @@ void knn_tests(const GpuStatus& gpu) {
       EXPECT(same(cpu, gpu_knn(p, nullptr, 12, options, nullptr, &phases)), "lattice %s: gpu", names[int(m)]);
       EXPECT(phases.retried_rows + phases.exact_rows > 0, "lattice %s: ties sent rows to another search", names[int(m)]);
     }
+  }
+  // Range search: CPU against every pair's knn_key(), thread counts, queries, a threshold per
+  // query (some of them exactly a pair's distance), and on a GPU the GPU against the CPU bitwise.
+  for (const Case& c : cases) {
+    const std::vector<double> x = make_points(c.seed, c.n, c.dim);
+    const std::vector<double> qx = make_points(c.seed + 100, 37, c.dim);
+    for (KnnMetric m : metrics) {
+      const char* name = names[int(m)];
+      const KnnPoints p = prepare_points(x.data(), c.n, c.dim, m, 2);
+      const KnnPoints qp = prepare_points(qx.data(), 37, c.dim, m, 2);
+      const KnnResult nn = cpu_knn(p, nullptr, std::min<int32_t>(c.k, 10), 2, nullptr);
+      std::vector<double> thresholds(c.n), qthresholds(37);
+      for (int64_t i = 0; i < c.n; ++i)  // the distance of a near neighbour, or a little more
+        thresholds[i] = nn.distance[i * nn.k + i % nn.k] * (i % 3 == 0 ? 1.0 : 1.01);
+      for (int64_t i = 0; i < 37; ++i) qthresholds[i] = thresholds[i * 7 % c.n] * 1.5;
+      const KnnRangeResult ref = brute_force_range(p, nullptr, thresholds);
+      const KnnRangeResult cpu = cpu_knn_range(p, nullptr, thresholds.data(), 1, nullptr);
+      EXPECT(same_range(ref, cpu), "range case %u %s: cpu against brute force", c.seed, name);
+      EXPECT(same_range(cpu, cpu_knn_range(p, nullptr, thresholds.data(), 3, nullptr)), "range case %u %s: threads",
+             c.seed, name);
+      EXPECT(ref.offsets.back() > c.n, "range case %u %s: more than the points themselves", c.seed, name);
+      const KnnRangeResult qref = brute_force_range(p, &qp, qthresholds);
+      EXPECT(same_range(qref, cpu_knn_range(p, &qp, qthresholds.data(), 2, nullptr)), "range case %u %s: queries",
+             c.seed, name);
+      if (gpu.devices.empty()) continue;
+      for (int64_t limit : {int64_t(0), int64_t(1) << 18}) {  // resident; reference points in blocks
+        GpuOptions options;
+        options.devices.push_back(0);
+        options.memory_limit = limit;
+        options.host_threads = 2;
+        EXPECT(same_range(cpu, gpu_knn_range(p, nullptr, thresholds.data(), options, nullptr)),
+               "range case %u %s: gpu (limit %lld)", c.seed, name, (long long)limit);
+        EXPECT(same_range(qref, gpu_knn_range(p, &qp, qthresholds.data(), options, nullptr)),
+               "range case %u %s: gpu queries (limit %lld)", c.seed, name, (long long)limit);
+      }
+      {  // the reference points kept on the device, searched twice
+        GpuOptions options;
+        options.devices.push_back(0);
+        const std::shared_ptr<GpuKnnKept> kept = gpu_knn_keep(p, options);
+        EXPECT(same_range(cpu, gpu_knn_range(p, nullptr, thresholds.data(), options, nullptr, kept.get())),
+               "range case %u %s: gpu kept", c.seed, name);
+        EXPECT(same_range(qref, gpu_knn_range(p, &qp, qthresholds.data(), options, nullptr, kept.get())),
+               "range case %u %s: gpu kept queries", c.seed, name);
+      }
+      if (gpu.devices.size() > 1) {
+        GpuOptions options;
+        options.devices = {0, 1};
+        EXPECT(same_range(cpu, gpu_knn_range(p, nullptr, thresholds.data(), options, nullptr)),
+               "range case %u %s: two gpus", c.seed, name);
+      }
+    }
+  }
+  // A lattice with thresholds exactly at its distances (1, sqrt 2, 2): every boundary pair is
+  // decided by the exact key.
+  {
+    const int64_t n = 1024;
+    std::vector<double> x(n * 5);
+    for (int64_t i = 0; i < n; ++i)
+      for (int32_t t = 0; t < 5; ++t) x[t * n + i] = double((i >> (2 * t)) % 4);
+    for (KnnMetric m : {KnnMetric::euclidean, KnnMetric::manhattan}) {
+      const KnnPoints p = prepare_points(x.data(), n, 5, m, 2);
+      for (double t : {1.0, std::sqrt(2.0), 2.0}) {
+        const std::vector<double> thresholds(n, t);
+        const KnnRangeResult cpu = cpu_knn_range(p, nullptr, thresholds.data(), 2, nullptr);
+        EXPECT(same_range(brute_force_range(p, nullptr, thresholds), cpu), "range lattice %s %g: cpu", names[int(m)], t);
+        if (gpu.devices.empty()) continue;
+        GpuOptions options;
+        options.devices.push_back(0);
+        EXPECT(same_range(cpu, gpu_knn_range(p, nullptr, thresholds.data(), options, nullptr)), "range lattice %s %g: gpu",
+               names[int(m)], t);
+      }
+    }
+    // A point's 1-neighbourhood on the lattice: itself and its 2 to 5 axis neighbours.
+    const std::vector<double> ones(n, 1.0);
+    const KnnPoints p = prepare_points(x.data(), n, 5, KnnMetric::euclidean, 2);
+    const KnnRangeResult r = cpu_knn_range(p, nullptr, ones.data(), 2, nullptr);
+    EXPECT(r.offsets[1] - r.offsets[0] == 6 && r.index[0] == 0 && r.distance[0] == 0.0 && r.distance[1] == 1.0,
+           "range lattice: the corner's neighbourhood");
   }
   // SNN weights on a tiny graph checked by hand: 0 - 1 - 2 in a line, k = 1.
   {
