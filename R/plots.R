@@ -2,14 +2,15 @@
 
 #' Plot a feature selection
 #'
-#' Draws what each step of the selection gained (`what = "gain"`), or the running total
-#' (`what = "cumulative"`), by rank. JMI's and DISR's scores are sums over the features selected
-#' before, so they grow with the rank by construction: for them the gain of a step is the
-#' increase of the score over the step before, and the cumulative curve is the score itself.
-#' For the other criteria, whose score is what the step adds by the criterion's measure (the
-#' relevance for MIM, relevance less redundancy for mRMR, the least conditional information for
-#' CMIM...), the gain is the score and the cumulative curve the running total of the scores.
-#' A gain that falls to zero or below says the later features add little. Fixed features are
+#' Draws what each step of the selection gained by the criterion's measure (`what = "gain"`),
+#' or the cumulative score (`what = "cumulative"`), by rank. For most criteria the score is
+#' already what the step adds (the relevance for MIM, relevance less redundancy for mRMR, the
+#' least conditional information for CMIM...): the gain is the score, and the cumulative curve
+#' the running total of the scores. JMI's and DISR's scores are sums over the features selected
+#' before, so they grow with the rank by construction: their gain at rank \eqn{r > 1} is the
+#' score divided by its \eqn{r - 1} terms (for JMI the mean of \eqn{I(X,S;Y)} over the features
+#' \eqn{S} selected before, the normalised form of the criterion), and their cumulative curve is
+#' the score itself. A gain that falls says the later features add less. Fixed features are
 #' drawn as open circles; the features are named on the axis when there are few.
 #'
 #' @param x A result of [select_features()].
@@ -52,7 +53,7 @@ summed_methods <- c("jmi", "disr")
 # The gain of every step and the running total, from the scores of a selection by `method`.
 selection_gains <- function(score, method) {
   if (method %in% summed_methods) {
-    list(gain = diff(c(0, score)), cumulative = score)
+    list(gain = score / pmax(seq_along(score) - 1, 1), cumulative = score)
   } else {
     list(gain = score, cumulative = cumsum(score))
   }

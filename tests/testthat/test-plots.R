@@ -21,15 +21,21 @@ test_that("a selection plots the gain of each step, or the cumulative score", {
   expect_error(with_null_device(plot(sel, what = "total")), "should be one of")
 })
 
-test_that("JMI's and DISR's summed scores plot as their increase per step", {
+test_that("JMI's and DISR's summed scores plot as their mean term per step", {
   d <- data_informative(n = 90, p = 30, classes = 3)
   for (method in c("jmi", "disr")) {
     sel <- select_features(d$x, d$y, k = 5, method = method, backend = "cpu")
     drawn <- with_null_device(plot(sel))
     expect_identical(drawn$cumulative, sel$selection$score)
-    expect_equal(cumsum(drawn$gain), sel$selection$score)
-    expect_identical(drawn$gain[1], sel$selection$score[1])
+    expect_identical(drawn$gain, sel$selection$score / c(1, 1:4))
   }
+  # A feature that separates the classes alone gains the class entropy, and so does the second
+  # pick, paired with it; the later picks' mean terms are at most that.
+  x <- cbind(perfect = rep(0:1, 20), with_seed(6, matrix(rnorm(40 * 5), 40, 5)))
+  sel <- select_features(x, factor(rep(c("a", "b"), 20)), k = 4, nbins = 3, backend = "cpu")
+  gain <- with_null_device(plot(sel))$gain
+  expect_equal(gain[1:2], c(1, 1))
+  expect_true(all(gain[3:4] <= 1))
 })
 
 test_that("feature pairs plot as a matrix of the top features against each other", {
