@@ -111,7 +111,7 @@ plot.fsgpu_pairs <- function(x, n = 20, value = attr(x, "by"), main = NULL, ...)
   graphics::layout(matrix(1:2, 1), widths = c(1, graphics::lcm(3)))  # the key keeps its width on small devices
   margin <- max(4, min(10, max(nchar(names)) * 0.6))
   graphics::par(mar = c(margin, margin, 4, 1) + 0.1)
-  drawn <- m[, k:1, drop = FALSE]
+  drawn <- m[, rev(seq_len(k)), drop = FALSE]
   graphics::image(seq_len(k), seq_len(k), ifelse(is.na(drawn), 0, NA), col = "grey90", axes = FALSE,
                   xlab = "", ylab = "", main = main)
   graphics::image(seq_len(k), seq_len(k), pmin(pmax(drawn, scale$limits[1]), scale$limits[2]), zlim = scale$limits,
