@@ -205,14 +205,19 @@ plot.fsgpu_knn <- function(x, communities = c("louvain", "walktrap", "none"), ma
   colours <- if (is.null(membership)) "grey60" else palette[membership]
   if (is.null(layout)) layout <- igraph::layout_with_fr
   if (is.null(main))
-    main <- sprintf("%d-nearest-neighbour graph (%s)%s", k, attr(x, "metric"),
+    main <- sprintf("%d-NN graph (%s)%s", k, attr(x, "metric"),
                     if (is.null(membership)) "" else sprintf(", %d %s communities", max(membership), communities))
-  igraph::plot.igraph(g, layout = layout(g), vertex.color = colours, vertex.frame.color = NA,
-                      vertex.size = if (n > 500) 2 else if (n > 100) 4 else 8,
-                      vertex.label = if (labels) names else NA, vertex.label.cex = 0.7, vertex.label.color = "black",
-                      edge.color = grDevices::adjustcolor("grey50", alpha.f = 0.4), main = main, ...)
+  with_legend <- !is.null(membership) && isTRUE(legend)
+  args <- list(...)
+  # Room on the right for the legend, unless the caller sets the margins.
+  if (with_legend && is.null(args$margin)) args$margin <- c(0, 0, 0, if (max(membership) > 15) 0.9 else 0.5)
+  do.call(igraph::plot.igraph,
+          c(list(g, layout = layout(g), vertex.color = colours, vertex.frame.color = NA,
+                 vertex.size = if (n > 500) 2 else if (n > 100) 4 else 8,
+                 vertex.label = if (labels) names else NA, vertex.label.cex = 0.7, vertex.label.color = "black",
+                 edge.color = grDevices::adjustcolor("grey50", alpha.f = 0.4), main = main), args))
   if (is.null(membership)) return(invisible(NULL))
-  if (isTRUE(legend)) community_legend(membership, palette)
+  if (with_legend) community_legend(membership, palette)
   invisible(stats::setNames(as.integer(membership), names))
 }
 
@@ -229,7 +234,7 @@ community_legend <- function(membership, palette) {
   if (length(shown) < length(sizes)) text <- c(text, sprintf("%d more", length(sizes) - length(shown)))
   graphics::legend("topright", legend = text, title = "community (points)", pch = 19,
                    col = c(palette[shown], if (length(shown) < length(sizes)) NA), pt.cex = 1.2, cex = 0.75,
-                   bty = "n", ncol = if (length(text) > 15) 2 else 1, inset = c(-0.02, 0), xpd = TRUE)
+                   bty = "n", ncol = if (length(text) > 15) 2 else 1, xpd = TRUE)
 }
 
 #' Manhattan plot of an interaction search
