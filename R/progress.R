@@ -10,7 +10,8 @@
 #'
 #' In interactive sessions the fraction done is shown as a progress bar of the cli package (when
 #' it is installed), which appears only for jobs that last more than about two seconds (cli's
-#' `cli.progress_show_after` option) and is removed when the job ends. `quiet = TRUE` shows no
+#' `cli.progress_show_after` option) and is removed when the job ends. It shows the percentage
+#' done and an estimate of the time left before the job's name. `quiet = TRUE` shows no
 #' bar and suppresses the job's messages (such as a note about constant rows or unlabelled
 #' objects); `suppressMessages()` silences the messages alone. [mi_scores()], [cmi_scores()] and
 #' [jmi_scores()], one pass each, take `quiet` too, for their messages and for the bar of a
@@ -60,10 +61,17 @@ job_progress <- function(job, quiet, envir = parent.frame()) {
     return(list(update = function(done) handler(job, done), interval = interval, finish = function() handler(job, 1)))
   }
   if (!interactive() || !requireNamespace("cli", quietly = TRUE)) return(NULL)
-  bar <- cli::cli_progress_bar(job, total = 100, clear = TRUE, .envir = envir)
-  list(update = function(done) cli::cli_progress_update(set = floor(100 * done), id = bar, .envir = envir),
+  # The bar, percentage and ETA come first, so that a console narrower than the line cuts the
+  # job's name, not them (cli's default puts the name first). The fraction done is counted in
+  # steps of 1/10,000, so the ETA (cli's: elapsed time x the fraction left / the fraction done)
+  # shows from 0.01% on.
+  bar <- cli::cli_progress_bar(job, total = progress_steps, clear = TRUE, .envir = envir,
+                               format = "{cli::pb_bar} {cli::pb_percent} | ETA: {cli::pb_eta} | {cli::pb_name}")
+  list(update = function(done) cli::cli_progress_update(set = floor(progress_steps * done), id = bar, .envir = envir),
        interval = interval, finish = function() cli::cli_progress_done(id = bar, .envir = envir))
 }
+
+progress_steps <- 10000
 
 progress_done <- function(progress) {
   if (!is.null(progress)) progress$finish()
