@@ -56,13 +56,16 @@ ref_topdown <- function(v, cls, method, tol = 1e-9) {
   list(cuts = candidates[chosen], criterion = if (k > 1) global else 0)
 }
 
-# R discretization's CACC (disc.Topdown(method = 2), version 1.0-1.1) as its results show it, for
-# the test that pins where it departs from the paper: its criterion divides chi2 by ln(k + 1) for
-# a scheme of k intervals where the paper (and discretization's own manual page of cacc()) divide
-# by ln k; this rule reproduces its 35 cuts on ALL's 723_s_at (issue 21). The rest is the paper's loop as discretization runs it: plain
-# midpoints, the first candidate of strictly largest criterion, exact comparisons, the first
-# S - 1 cuts forced, at most n - 1 cuts. (Its chiSq() replaces zero expected counts by 0.1;
-# intervals between observed values are never empty, so that never happens here.)
+# R discretization's CACC (disc.Topdown(method = 2), version 1.0-1.1), for the test that pins
+# where it departs from the paper. Its cacc() takes the logarithm of one more than the rows of its
+# table (nr <- dim(tb)[1] + 1), and findBest() tabulates intervals in rows, so it divides chi2 by
+# ln(k + 1) for a scheme of k intervals where the paper (and discretization's own manual page of
+# cacc()) divide by ln k; this rule reproduces its 35 cuts on ALL's 723_s_at (issue 21). The
+# rest is the paper's loop as its topdown() and findBest() run it: plain midpoints, the first
+# candidate of strictly largest criterion, exact comparisons, the first S - 1 cuts forced, at
+# most n - 1 cuts. (Its chiSq() replaces zero expected counts by 0.1: intervals between
+# observed values are never empty, so that never happens; where every candidate scores 0 its
+# findBest() stops with an error, this stops.)
 ref_discretization_cacc <- function(v, cls) {
   o <- order(v)
   v <- v[o]

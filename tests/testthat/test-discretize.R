@@ -249,7 +249,7 @@ test_that("CACC on ALL's 723_s_at follows the paper, with or without a tie toler
 
 test_that("CACC divides chi2 by ln k, where R discretization divides by ln(k + 1)", {
   # Tsai, Lee and Yang (2008) define cacc = sqrt(y / (y + M)) with y = chi2 / ln k for a scheme of
-  # k intervals, as discretization's own manual page of cacc() says; its cuts are those of
+  # k intervals, as discretization's own manual page of cacc() says; its code divides by
   # ln(k + 1) (helper-discretize.R), which penalises intervals less, so it keeps cutting where
   # the paper stops. Values 1..8 with classes b b a b b b b a: the forced first cut is 7.5
   # (chi2 = 24/7); the best second cut, 3.5 (chi2 = 40/9), scores 0.5795 < 0.6181 with ln 3 and
