@@ -248,3 +248,34 @@ test_that("CACC on ALL's 723_s_at follows the paper, with or without a tie toler
                                          info = paste(cl, tol))
   }
 })
+
+test_that("CACC divides chi2 by ln k, where R discretization divides by ln(k + 1)", {
+  # Tsai, Lee and Yang (2008) define cacc = sqrt(y / (y + M)) with y = chi2 / ln k for a scheme of
+  # k intervals, as discretization's own manual page of cacc() says; its code divides by
+  # ln(k + 1) (helper-discretize.R), which penalises intervals less, so it keeps cutting where
+  # the paper stops. Values 1..8 with classes b b a b b b b a: the forced first cut is 7.5
+  # (chi2 = 24/7); the best second cut, 3.5 (chi2 = 40/9), scores 0.5795 < 0.6181 with ln 3 and
+  # ln 2, so the paper stops, while with ln 4 and ln 3 it scores 0.5349 > 0.5297 and
+  # discretization goes on to the pure scheme 2.5, 3.5, 7.5.
+  x <- cbind(v = as.numeric(1:8))
+  y <- factor(c("b", "b", "a", "b", "b", "b", "b", "a"))
+  d <- discretize(x, y, method = "cacc", backend = "cpu")
+  expect_equal(d$cuts$v, 7.5)
+  expect_equal(d$cuts$v, ref_topdown(x[, 1], y, "cacc")$cuts)
+  chi2 <- 24 / 7
+  expect_equal(d$features$criterion, sqrt(chi2 / log(2) / (chi2 / log(2) + 8)), tolerance = 1e-12)
+  expect_equal(ref_discretization_cacc(x[, 1], y), c(2.5, 3.5, 7.5))
+  # issue 21's probe: B-cell ALL, BCR/ABL against NEG (as in the README), 27 cuts by the paper
+  # and 35 by discretization's rule
+  skip_if_not_installed("ALL")
+  skip_if_not_installed("Biobase")
+  all <- new.env()
+  utils::data("ALL", package = "ALL", envir = all)
+  b <- substr(all$ALL$BT, 1, 1) == "B" & all$ALL$mol.biol %in% c("BCR/ABL", "NEG")
+  v <- Biobase::exprs(all$ALL)["723_s_at", b]
+  yb <- droplevels(all$ALL$mol.biol[b])
+  got <- discretize(cbind(p = v), yb, method = "cacc", backend = "cpu", quiet = TRUE)$cuts$p
+  expect_length(got, 27)
+  expect_equal(got, ref_topdown(unname(v), yb, "cacc")$cuts)
+  expect_length(ref_discretization_cacc(v, yb), 35)
+})
