@@ -86,7 +86,13 @@
 #' [tempdir()]: set `TMPDIR` to a disk with room for the largest upload) and stored under
 #' server-chosen names in the store, outside any served directory; only their extension, from a
 #' fixed list, comes from the user's file name. Size limits are enforced by the server before
-#' the body is read. Every download checks the token or the owner. No user input reaches a
+#' the body is read. Memory: httpuv's I/O thread queues the chunks of a request body for R's
+#' main thread without backpressure; at network speeds of 1 Gbit/s R keeps up (a 2 GB upload
+#' at 100 MB/s raised the web process's peak memory from 260 to 394 MB), but a client on the
+#' same host sending at full loopback speed can make up to about 1.2 GB wait in memory. Behind a
+#' proxy, let it stream request bodies (nginx: `proxy_request_buffering off`), so that uploads
+#' arrive at the client's network speed. Every
+#' download checks the token or the owner. No user input reaches a
 #' shell, `eval()` or a file path. The web process checks the first lines of an upload with the
 #' package's strict readers (a cheap pass; it never computes); an error further into a large file
 #' fails the job with the reader's message.

@@ -1,16 +1,21 @@
 # The service's web layer: the JSON API and the page, on httpuv. It never computes: it checks
 # requests, streams uploads to disk, queues jobs in the store and serves finished files.
 #
-# Uploads and memory. httpuv (1.6) does not hold a request body in memory: its I/O thread hands
-# each chunk read from the socket (tens of kB) to R's main thread, which appends it to an
-# anonymous temporary file (file(open = "w+b") in tempdir()); the app then reads the body from
-# that file through req$rook.input. The multipart parser below reads it in 1 MB pieces and
-# writes each file part to the store, so the web process holds a few MB at any time, whatever
-# the size of the upload. Size limits are enforced before the body is read: onHeaders() answers
-# 413 when Content-Length is past the limit (and 411 to a POST without Content-Length, such as
-# a chunked one, whose size cannot be known in advance: curl and browsers always send it for
-# files), and httpuv's parser never reads past Content-Length. The spool file lives in
-# tempdir(): set TMPDIR to a disk with room for the largest upload.
+# Uploads and memory. httpuv (1.6) does not keep a request body in one buffer: its I/O thread
+# hands each chunk read from the socket (64 kB) to R's main thread through a callback queue,
+# and R appends it to an anonymous temporary file (file(open = "w+b") in tempdir()); the app
+# then reads the body from that file through req$rook.input. The multipart parser below reads
+# it in 1 MB pieces and writes each file part to the store. What httpuv lacks is backpressure:
+# its I/O thread keeps reading while chunks wait in the queue, so a client that sends faster
+# than R writes (measured: a 2 GB upload over the loopback at full speed) makes the queue hold
+# the difference in memory (peak RSS 1.47 GB over a 260 MB baseline); at the speed of a 1 Gbit/s
+# network (100 MB/s) R keeps up and the peak was 394 MB. Bounding it at any speed needs a
+# receiver that stops reading the socket while the disk is behind (a streaming front in C++);
+# behind a proxy, let it stream bodies at the client's speed (see ?serve). Size limits are enforced before the body is
+# read: onHeaders() answers 413 when Content-Length is past the limit (and 411 to a POST
+# without Content-Length, such as a chunked one, whose size cannot be known in advance: curl
+# and browsers always send it for files), and httpuv's parser never reads past Content-Length.
+# The spool file lives in tempdir(): set TMPDIR to a disk with room for the largest upload.
 
 service_json <- function(x, status = 200L, headers = list()) {
   list(status = as.integer(status),
