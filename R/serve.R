@@ -248,11 +248,11 @@ serve_spawn_worker <- function(state, i, devices) {
   log <- file.path(state$store$dir, "logs", sprintf("worker-%d.log", i))
   code <- paste("a <- commandArgs(TRUE);",
                 "fsgpu::serve_worker(a[1], db = if (nzchar(a[2])) a[2], devices = if (nzchar(a[3])) as.integer(a[3]),",
-                "id = a[4], poll = as.numeric(a[5]))")
+                "id = a[4], poll = as.numeric(a[5]), parent = as.integer(a[6]))")
   process <- processx::process$new(
     file.path(R.home("bin"), "Rscript"),
     c("-e", code, state$store$dir, if (is.null(state$db)) "" else state$db, if (is.null(devices)) "" else as.character(devices),
-      id, as.character(state$poll)),
+      id, as.character(state$poll), as.character(Sys.getpid())),
     stdout = log, stderr = "2>&1", cleanup = TRUE,
     env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep)))
   list(id = id, index = i, devices = devices, process = process)

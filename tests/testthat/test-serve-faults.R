@@ -131,3 +131,17 @@ test_that("a file bad past the lines checked at submission fails its job with th
   r <- serve_submit(s, serve_toy_csv(), "select", k = 2)
   expect_identical(serve_wait(s, r$body$id, r$body$token)$status, "done")
 })
+
+test_that("workers stop when the server that started them is killed", {
+  skip_without_service()
+  skip_on_cran()
+  store <- tempfile("store-")
+  s <- serve_background(store, workers = 1)
+  con <- store_db(store)
+  on.exit(DBI::dbDisconnect(con))
+  wait_until(function() nrow(DBI::dbGetQuery(con, "SELECT pid FROM workers")) == 1L, what = "the worker")
+  pid <- DBI::dbGetQuery(con, "SELECT pid FROM workers")$pid
+  s$process$kill()  # SIGKILL: serve() gets no chance to stop its workers
+  wait_until(function() !isTRUE(tools::pskill(pid, 0L)), timeout = 30, what = "the orphaned worker to stop")
+  expect_false(isTRUE(tools::pskill(pid, 0L)))
+})
