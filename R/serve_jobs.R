@@ -330,7 +330,12 @@ write_then_rename <- function(path, write) {
   tmp <- file.path(dirname(path), paste0(".tmp-", basename(path)))
   on.exit(unlink(tmp))
   write(tmp)
-  if (!file.rename(tmp, path)) stop("cannot rename ", tmp, call. = FALSE)
+  why <- "rename failed"
+  done <- withCallingHandlers(file.rename(tmp, path), warning = function(w) {
+    why <<- conditionMessage(w)
+    invokeRestart("muffleWarning")
+  })
+  if (!done) stop(why, call. = FALSE)
   invisible(path)
 }
 

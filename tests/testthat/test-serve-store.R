@@ -292,3 +292,19 @@ test_that("a SQLite store on NFS or SMB is refused; a local one is not", {
   expect_silent(fsgpu:::check_sqlite_filesystem("/sharedness/store", mounts))
   expect_silent(fsgpu:::check_sqlite_filesystem("/home/store", mounts))
 })
+
+test_that("a job whose results cannot be written fails alone, with a clear error and no partial files", {
+  s <- new_store()
+  on.exit(fsgpu:::store_close(s))
+  a <- queue_toy(s, now = 1, params = list(k = 2L, method = "jmi"))
+  b <- queue_toy(s, now = 2, params = list(k = 2L, method = "jmi"))
+  # as a full disk would: the results of a cannot be put in place
+  dir.create(file.path(fsgpu:::job_dir(s, a$id), "result.json"))
+  fsgpu::serve_worker(s$dir, id = "inproc", max_jobs = 2, poll = 0.1)
+  ja <- fsgpu:::job_get(s, a$id)
+  expect_identical(ja$status, "failed")
+  expect_match(ja$error, "^cannot write the results")
+  expect_false(file.exists(file.path(fsgpu:::job_dir(s, a$id), "result.csv")))
+  expect_length(list.files(fsgpu:::job_dir(s, a$id), pattern = "^\\.tmp", all.files = TRUE), 0L)
+  expect_identical(fsgpu:::job_get(s, b$id)$status, "done")
+})
