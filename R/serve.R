@@ -85,8 +85,11 @@
 #' it for other hosts). Uploads are streamed to disk (httpuv spools a request body to a file in
 #' [tempdir()]: set `TMPDIR` to a disk with room for the largest upload) and stored under
 #' server-chosen names in the store, outside any served directory; only their extension, from a
-#' fixed list, comes from the user's file name. Size limits are enforced by the server before
-#' the body is read. Memory: httpuv's I/O thread queues the chunks of a request body for R's
+#' fixed list, comes from the user's file name. Size limits are enforced by the server from the
+#' request's Content-Length: a body past the limit is refused unread when the client waits for
+#' `100 Continue` (curl does for large files) or exceeds the limit by more than 16 MB, and is
+#' otherwise read to disk and then refused (so that the client sees the 413 instead of a reset
+#' connection); uploads without a Content-Length are refused (411). Memory: httpuv's I/O thread queues the chunks of a request body for R's
 #' main thread without backpressure; at network speeds of 1 Gbit/s R keeps up (a 2 GB upload
 #' at 100 MB/s raised the web process's peak memory from 260 to 394 MB), but a client on the
 #' same host sending at full loopback speed can make up to about 1.2 GB wait in memory. Behind a

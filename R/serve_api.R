@@ -12,7 +12,9 @@
 # network (100 MB/s) R keeps up and the peak was 394 MB. Bounding it at any speed needs a
 # receiver that stops reading the socket while the disk is behind (a streaming front in C++);
 # behind a proxy, let it stream bodies at the client's speed (see ?serve). Size limits are enforced before the body is
-# read: onHeaders() answers 413 when Content-Length is past the limit (and 411 to a POST
+# read: onHeaders() answers 413 when Content-Length is past the limit by more than 16 MB, or the
+# client waits for 100 Continue (below that, the body is read to disk and then refused, so that
+# the client sees the 413 rather than a reset connection), and 411 to a POST
 # without Content-Length, such as a chunked one, whose size cannot be known in advance: curl
 # and browsers always send it for files), and httpuv's parser never reads past Content-Length.
 # The spool file lives in tempdir(): set TMPDIR to a disk with room for the largest upload.
@@ -89,8 +91,14 @@ service_on_headers <- function(state, req) {
   }
   length <- suppressWarnings(as.numeric(length))
   if (is.na(length)) return(service_error(400L, "bad Content-Length"))
-  limit <- if (identical(req$PATH_INFO, "/api/jobs")) service_upload_limit(state, req)$limit else 65536
-  if (length > limit) return(service_error(413L, service_upload_limit(state, req)$why))
+  if (!identical(req$PATH_INFO, "/api/jobs")) return(if (length > 65536) service_error(413L, "the request is too large"))
+  limit <- service_upload_limit(state, req)
+  # Refused now, unread, when the client waits for "100 Continue" (nothing of the body is on its
+  # way) or when the excess is large. A body the client has already sent is read (to disk) and
+  # refused afterwards: closing a connection with unread data resets it, and the client might
+  # never see the 413.
+  early <- identical(tolower(req_header(req, "Expect")), "100-continue") || length > limit$limit + 16e6
+  if (length > limit$limit && early) return(service_error(413L, limit$why))
   NULL
 }
 
@@ -291,6 +299,9 @@ service_submit <- function(state, req, user) {
   s <- state$settings
   store <- state$store
   address <- req_address(req)
+  limit <- service_upload_limit(state, req)
+  declared <- suppressWarnings(as.numeric(req_header(req, "Content-Length")))
+  if (length(declared) && !is.na(declared) && declared > limit$limit) return(service_error(413L, limit$why))
   if (throttle_count(store, paste0("submit:", address), 60) >= s$submit_rate)
     return(service_error(429L, sprintf("too many submissions from this address (at most %d a minute); try again later", s$submit_rate)))
   throttle_add(store, paste0("submit:", address))
@@ -298,7 +309,6 @@ service_submit <- function(state, req, user) {
   boundary <- if (!is.null(type)) regmatches(type, regexec("^multipart/form-data;.*boundary=\"?([^\";]+)\"?", type))[[1]][2]
   if (is.null(boundary) || is.na(boundary) || nchar(boundary) > 200L)
     return(service_error(400L, "send the job as multipart/form-data (curl -F file=@data.csv -F job=select ...)"))
-  limit <- service_upload_limit(state, req)
   spool <- file.path(store$dir, "uploads", random_hex(12L))
   dir.create(spool)
   on.exit(unlink(spool, recursive = TRUE))

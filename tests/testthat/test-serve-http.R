@@ -10,7 +10,7 @@ setup_server <- function() {
     store <<- tempfile("store-")
     dir.create(store)
     writeLines("admins: root1", file.path(store, "config.dcf"))
-    server <<- serve_background(store, workers = 1, anonymous_upload = 5e6, submit_rate = 1000)
+    server <<- serve_background(store, workers = 1, anonymous_upload = 5e6, user_quota = 1e5, submit_rate = 1000)
   }
   server
 }
@@ -127,9 +127,12 @@ test_that("bad uploads get the reader's message before anything is queued; overs
   expect_match(serve_submit(s, exe, "select")$body$error, "cannot tell the format")
   big <- tempfile(fileext = ".csv")
   writeBin(as.raw(rep(65, 6e6)), big)  # past 5e6 bytes, the limit of this server
-  # refused from the headers, before the body is sent (a client that sends the body at once
-  # may see the connection closed under it instead: the server reads none of it)
+  # refused from the headers, before the body is sent
   r <- serve_submit(s, big, "select", headers = c(Expect = "100-continue"))
+  expect_identical(r$status, 413L)
+  # a client that sends its body at once gets the 413 after the server has read it (an excess
+  # below 16 MB; past that the connection is closed unread)
+  r <- serve_submit(s, big, "select", headers = c(Expect = ""))
   expect_identical(r$status, 413L)
   expect_match(r$body$error, "larger than")
   expect_identical(length(list.files(file.path(store, "jobs"))), n_before)
@@ -149,7 +152,7 @@ test_that("accounts: register, log in, own jobs, quota, logout; others see 404; 
   bob <- session(serve_request(api("register"), "POST", json = list(username = "bob", password = "password-b")))
   me <- serve_request(api("me"), cookie = alice)$body
   expect_identical(me$user, "alice")
-  expect_equal(me$quota_bytes, 2e10)
+  expect_equal(me$quota_bytes, 1e5)
   expect_false(me$admin)
   # the CSRF guard
   expect_identical(serve_submit(s, serve_toy_csv(), "select", cookie = alice)$status, 201L)
@@ -164,6 +167,10 @@ test_that("accounts: register, log in, own jobs, quota, logout; others see 404; 
   expect_length(serve_request(api("jobs"), cookie = bob)$body, 0L)
   expect_identical(serve_request(api("jobs"))$status, 401L)
   expect_gt(serve_request(api("me"), cookie = alice)$body$used_bytes, 0)
+  # past the quota (1e5 bytes on this server): 413, whatever the anonymous limit
+  r <- serve_submit(s, serve_toy_csv(n = 2000), "select", cookie = alice)
+  expect_identical(r$status, 413L)
+  expect_match(r$body$error, "left of your quota")
   expect_identical(serve_request(api("admin/queue"), cookie = alice)$status, 404L)
   root <- session(serve_request(api("register"), "POST", json = list(username = "root1", password = "password-r")))
   q <- serve_request(api("admin/queue"), cookie = root)
