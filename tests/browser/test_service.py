@@ -122,6 +122,13 @@ class Browser:
         self.d.save_screenshot(os.path.join(self.screens, name + ".png"))
         self.d.set_window_size(*WIDE)
 
+    def fetch_json(self, path):
+        """A GET from the page (with its cookie), parsed."""
+        return self.d.execute_async_script(
+            "var done = arguments[arguments.length - 1];"
+            "fetch(arguments[0], {credentials: 'same-origin'}).then(function (r) { return r.json(); })"
+            ".then(done, function () { done(null); });", path)
+
     def fetch_status(self, path):
         """The HTTP status of a GET from the page (with its cookie, without a token)."""
         return self.d.execute_async_script(
@@ -133,7 +140,7 @@ class Browser:
 class Test:
     def __init__(self, args):
         self.args = args
-        self.report = {"checks": [], "jobs": {}, "table": {}, "downloads": {}}
+        self.report = {"checks": [], "jobs": {}, "table": {}, "downloads": {}, "job_json": {}}
         self.downloads = os.path.join(args.out, "downloads")
         os.makedirs(self.downloads, exist_ok=True)
         if args.screens:
@@ -304,6 +311,7 @@ class Test:
         self.check(len(rows) > 0, "the interaction table has rows (%d)" % len(rows))
         self.report["table"]["interactions"] = {"columns": head, "rows": rows}
         self.report["downloads"]["interactions"] = self.download("#dl-csv", "interactions.csv")
+        self.report["job_json"]["interactions"] = b.fetch_json("/api/jobs/" + ids["interactions"])
         b.find("#plot-img", 60)
         b.shot("08-result-interactions", full=True)
 
@@ -321,6 +329,7 @@ class Test:
         b.shot("10-result-select-jmi-narrow", size=NARROW, full=True)
         self.sort_check(head)
         self.report["downloads"]["select"] = self.download("#dl-csv", "select.csv")
+        self.report["job_json"]["select"] = b.fetch_json("/api/jobs/" + ids["select"])
         self.report["downloads"]["script"] = self.download("#dl-script", "select-script.R")
 
         # My jobs lists both

@@ -30,6 +30,24 @@
       "(epistasis), with p-values, as MDFS does."
   };
 
+  // Plain words for the R names of the choices; the value sent stays the R name.
+  var CHOICE_TEXT = {
+    jmi: "joint mutual information (recommended)", mim: "each feature on its own", mrmr: "max relevance, min redundancy",
+    mifs: "MIFS", cife: "CIFE", condred: "conditional redundancy", betagamma: "beta-gamma", icap: "ICAP",
+    cmim: "conditional MI maximisation", disr: "double input symmetrical relevance", cmi: "conditional MI",
+    jmim: "JMI maximin", njmim: "normalised JMI maximin",
+    caim: "class-attribute interdependence (CAIM)", cacc: "class-attribute contingency (CACC)", ameva: "Ameva",
+    mdlp: "minimum description length (Fayyad-Irani)", equal_width: "equal width", equal_freq: "equal frequency",
+    pearson: "1 - Pearson correlation", spearman: "1 - Spearman correlation", cosine: "1 - cosine similarity",
+    euclidean: "Euclidean distance", manhattan: "Manhattan distance",
+    joint: "I(Y; Xi, Xj): what the pair says together", interaction: "interaction information (synergy)",
+    holm: "Holm", hochberg: "Hochberg", hommel: "Hommel", bonferroni: "Bonferroni",
+    BH: "Benjamini-Hochberg (false discovery rate)", BY: "Benjamini-Yekutieli", fdr: "false discovery rate (BH)",
+    none: "no adjustment",
+    knn: "each point and its k neighbours", mutual: "only mutual neighbours", snn: "shared nearest neighbours",
+    samples: "samples (rows of the file)", features: "features (columns)"
+  };
+
   // ---------------------------------------------------------------------------------------
   // Small helpers
 
@@ -105,17 +123,36 @@
     return fmtTime(v);
   }
 
-  function fmtCell(v) {
+  // decimals: for a table column, the digits that show its largest values to 4 significant ones.
+  function fmtCell(v, decimals) {
     if (v === null || v === undefined) return {text: "NA", na: true};
     if (typeof v === "number") {
-      if (Number.isInteger(v)) return {text: String(v)};
+      if (Number.isInteger(v) && decimals === undefined) return {text: String(v)};
       var a = Math.abs(v);
-      var text = a !== 0 && (a < 1e-3 || a >= 1e6) ? v.toExponential(3) : String(Number(v.toPrecision(5)));
+      if (a !== 0 && (a < 1e-3 || a >= 1e9)) return {text: v.toExponential(2), title: String(v)};
+      var text = decimals === undefined ? String(Number(v.toPrecision(5))) : v.toFixed(decimals);
       return {text: text, title: String(v)};
     }
     if (typeof v === "boolean") return {text: v ? "TRUE" : "FALSE"};
     if (typeof v === "object") return {text: JSON.stringify(v)};
     return {text: String(v)};
+  }
+
+  function columnDecimals(values) {
+    var big = 0, whole = true;
+    values.forEach(function (v) {
+      if (typeof v !== "number" || !isFinite(v)) return;
+      if (!Number.isInteger(v)) whole = false;
+      if (Math.abs(v) >= 1e-3) big = Math.max(big, Math.abs(v));
+    });
+    if (whole) return undefined;
+    if (big === 0) return 3;
+    return Math.max(0, Math.min(6, 3 - Math.floor(Math.log10(big))));
+  }
+
+  function sentence(text) {
+    text = String(text || "").trim();
+    return text && !/[.!?]$/.test(text) ? text + "." : text;
   }
 
   function jobTitle(job) {
@@ -304,7 +341,7 @@
         " to keep results until you delete them."));
     }
     var holder = el("div", {class: "loading"}, "Loading the job types…");
-    v.root.appendChild(holder);
+    v.root.appendChild(el("div", {class: "new-layout"}, holder, howItWorks()));
     loadJobtypes().then(function (types) {
       if (visit !== state.visit) return;
       holder.replaceWith(jobForm(types));
@@ -313,6 +350,21 @@
       clear(holder);
       alertBox(holder, "The job types could not be loaded: " + e.message);
     });
+  }
+
+  function howItWorks() {
+    return el("aside", {class: "how card", "aria-labelledby": "how-title"},
+      el("h2", {id: "how-title"}, "How it works"),
+      el("ol", null,
+         el("li", null, "Upload your table: samples in rows, features in columns, and a class column."),
+         el("li", null, "Choose the analysis. The settings start at the R function's defaults."),
+         el("li", null, "Watch it wait in the queue and run. You may close the page meanwhile."),
+         el("li", null, "Read the result: a table you can sort, a plot, and files to download, including an " +
+            "R script that reproduces it.")),
+      el("h3", null, "A data file looks like this"),
+      el("pre", {class: "example"}, "gene_A,gene_B,tissue\n2.31,0.12,tumour\n1.02,0.35,normal\n2.97,0.09,tumour"),
+      el("p", {class: "help"}, "Mistakes in the file (a missing value, a typo in a number) are reported with the " +
+         "line and column, before anything runs. ", el("a", {href: "#/help"}, "More help")));
   }
 
   function jobKeys(types) {
@@ -330,8 +382,8 @@
           var ext = x.extensions || x.ext;
           return String(x.name || x.format || "") + (ext ? " (" + [].concat(ext).join(", ") + ")" : "");
         }
-        return String(x);
-      }).join("; ");
+        return /^[a-z0-9]+$/i.test(String(x)) ? "." + x : String(x);
+      }).join(", ");
     }
     if (typeof f === "object") {
       return Object.keys(f).map(function (k) {
@@ -359,8 +411,23 @@
                   fileInput, fileList);
     var formats = formatList(types);
     var classInput = el("input", {type: "text", id: "class", name: "class", autocomplete: "off",
-                                  placeholder: "the last column", "aria-describedby": "class-help",
+                                  placeholder: "class, or the last column", "aria-describedby": "class-help",
                                   value: draft.values["class"] || ""});
+    var phenoInput = el("input", {type: "text", id: "phenotype", name: "phenotype", autocomplete: "off",
+                                  placeholder: "its last column", "aria-describedby": "phenotype-help",
+                                  value: draft.values.phenotype || ""});
+    var classField = el("div", {class: "field"},
+      el("label", {for: "class"}, "Class column ", el("span", {class: "optional"}, "(optional)")),
+      classInput,
+      el("p", {class: "help", id: "class-help"},
+         "The name (or number) of the column that holds the classes. Leave it empty to use the column " +
+         "named \"class\", or else the last column."));
+    var phenoField = el("div", {class: "field", hidden: true},
+      el("label", {for: "phenotype"}, "Phenotype column ", el("span", {class: "optional"}, "(optional)")),
+      phenoInput,
+      el("p", {class: "help", id: "phenotype-help"},
+         "PLINK: the column of the phenotype file to use as the class. Leave it empty for its last column " +
+         "(without a phenotype file, the .fam file's phenotype is used)."));
     form.appendChild(el("fieldset", {class: "step"},
       el("legend", null, el("span", {class: "step-no"}, "1"), "Your data"),
       drop,
@@ -370,11 +437,7 @@
          "(.gz, .bz2, .xz). For genotypes, choose the PLINK .bed, .bim and .fam files together " +
          "with a phenotype file.",
          formats ? el("span", {class: "formats"}, " Accepted: " + formats + ".") : null),
-      el("div", {class: "field"},
-         el("label", {for: "class"}, "Class column ", el("span", {class: "optional"}, "(optional)")),
-         classInput,
-         el("p", {class: "help", id: "class-help"},
-            "The name of the column that holds the classes. Leave it empty when the class is the last column."))));
+      classField, phenoField));
 
     function showFiles() {
       clear(fileList);
@@ -383,6 +446,9 @@
                                 el("span", {class: "file-size"}, fmtBytes(f.size))));
       });
       drop.classList.toggle("has-files", fileInput.files.length > 0);
+      var plink = Array.prototype.some.call(fileInput.files, function (f) { return /\.bed$/i.test(f.name); });
+      phenoField.hidden = !plink;
+      classField.hidden = plink;
     }
     fileInput.addEventListener("change", showFiles);
     ["dragenter", "dragover"].forEach(function (t) {
@@ -424,7 +490,7 @@
          "that comes with the result uses the same values. The defaults are a good start."),
       paramBox,
       el("button", {type: "button", class: "btn btn-quiet btn-small", onclick: function () {
-        draft.values = {"class": classInput.value};
+        draft.values = {"class": classInput.value, phenotype: phenoInput.value};
         renderParams();
       }}, "Reset to the defaults")));
 
@@ -462,7 +528,8 @@
       var data = new FormData();
       Array.prototype.forEach.call(fileInput.files, function (f) { data.append("file", f, f.name); });
       data.append("job", draft.job);
-      if (classInput.value.trim()) data.append("class", classInput.value.trim());
+      if (!classField.hidden && classInput.value.trim()) data.append("class", classInput.value.trim());
+      if (!phenoField.hidden && phenoInput.value.trim()) data.append("phenotype", phenoInput.value.trim());
       types[draft.job].params.forEach(function (p) {
         var input = form.elements["p-" + p.name];
         if (!input) return;
@@ -495,9 +562,10 @@
     var input;
     if (p.type === "choice" && Array.isArray(p.choices)) {
       input = el("select", {id: id, name: id, "aria-describedby": helpId});
-      if (def === null || def === undefined) input.appendChild(el("option", {value: ""}, "(automatic)"));
+      if (def === null || def === undefined) input.appendChild(el("option", {value: ""}, "none"));
       p.choices.forEach(function (c) {
-        input.appendChild(el("option", {value: String(c)}, String(c)));
+        var words = CHOICE_TEXT[c];
+        input.appendChild(el("option", {value: String(c)}, words && words !== c ? c + ": " + words : String(c)));
       });
       input.value = saved !== undefined ? saved : (def === null || def === undefined ? "" : String(def));
     } else if (p.type === "bool") {
@@ -511,12 +579,12 @@
                            placeholder: def === null || def === undefined ? "automatic" : null,
                            value: saved !== undefined ? saved : (def === null || def === undefined ? "" : String(def))});
     }
-    var defText = def === null || def === undefined ? "automatic" : String(def);
+    var defText = def === null || def === undefined ? (p.type === "choice" ? "none" : "automatic") : String(def);
     return el("div", {class: "field" + (p.type === "bool" ? " field-check" : "")},
       el("label", {for: id}, el("code", null, p.name),
          p.label ? el("span", {class: "param-label"}, " " + p.label) : null),
       input,
-      el("p", {class: "help", id: helpId}, p.help ? String(p.help) + " " : "",
+      el("p", {class: "help", id: helpId}, p.help ? sentence(p.help) + " " : "",
          el("span", {class: "default"}, "Default: " + defText + ".")));
   }
 
@@ -574,16 +642,17 @@
     var visit = state.visit;
     var token = tokenFor(id);
     var statusBox = el("section", {class: "card status-card", id: "job-status", "aria-live": "polite"});
-    var infoBox = el("section", {class: "card info-card", id: "job-info"});
     var resultBox = el("section", {class: "result", id: "job-result"});
-    v.root.appendChild(el("div", {class: "job-grid"}, statusBox, infoBox));
+    var infoBox = el("section", {class: "card info-card", id: "job-info"});
+    v.root.appendChild(statusBox);
     v.root.appendChild(resultBox);
+    v.root.appendChild(infoBox);
     var shown = null;   // the status whose result is on the page
 
     function poll() {
       api("GET", "/api/jobs/" + encodeURIComponent(id), {token: token}).then(function (job) {
         if (visit !== state.visit) return;
-        v.h1.textContent = jobTitle(job.job);
+        v.h1.textContent = jobTitle(job.job) + (Array.isArray(job.files) && job.files.length ? ": " + job.files.join(", ") : "");
         document.title = jobTitle(job.job) + " · fsgpu";
         drawStatus(statusBox, job, token);
         drawInfo(infoBox, job);
@@ -700,19 +769,19 @@
     fact("Device", job.device);
     fact("Time", job.seconds !== null && job.seconds !== undefined ? fmtSeconds(job.seconds) : null);
     fact("Job id", el("code", {id: "job-id"}, String(job.id)));
-    box.appendChild(el("h2", null, "Details"));
-    box.appendChild(dl);
+    var facts = el("div", null, el("h2", null, "Details"), dl);
+    var settings = null;
     var params = job.params && typeof job.params === "object" ? Object.keys(job.params) : [];
     if (params.length) {
-      box.appendChild(el("h3", null, "Settings"));
       var pl = el("dl", {class: "facts params-used"});
       params.forEach(function (k) {
         var val = job.params[k];
         pl.appendChild(el("dt", null, el("code", null, k)));
-        pl.appendChild(el("dd", null, val === null ? "automatic" : Array.isArray(val) ? val.join(", ") : String(val)));
+        pl.appendChild(el("dd", null, val === null ? "default" : Array.isArray(val) ? val.join(", ") : String(val)));
       });
-      box.appendChild(pl);
+      settings = el("div", null, el("h2", null, "Settings"), pl);
     }
+    box.appendChild(el("div", {class: "info-grid"}, facts, settings));
   }
 
   function drawResult(box, job, token, visit) {
@@ -769,6 +838,9 @@
     var numeric = columns.map(function (c, j) {
       return all.every(function (r) { return r[j] === null || typeof r[j] === "number"; });
     });
+    var decimals = columns.map(function (c, j) {
+      return numeric[j] ? columnDecimals(all.map(function (r) { return r[j]; })) : undefined;
+    });
     var sortCol = -1, sortDir = 1, shown = PAGE_ROWS, filter = "";
     var wrap = el("div", {class: "table-wrap"});
     var caption = el("p", {class: "table-caption", id: "table-caption", "aria-live": "polite"});
@@ -823,7 +895,7 @@
       rows.slice(0, shown).forEach(function (r) {
         var tr = el("tr");
         r.forEach(function (v, j) {
-          var c = fmtCell(v);
+          var c = fmtCell(v, decimals[j]);
           tr.appendChild(el("td", {class: (numeric[j] ? "num" : "") + (c.na ? " na" : ""), title: c.title || null},
                             c.text));
         });
@@ -1113,6 +1185,6 @@
 
   window.addEventListener("hashchange", route);
   document.addEventListener("DOMContentLoaded", function () {
-    loadMe().then(route);
+    Promise.all([loadMe(), loadJobtypes().catch(function () { return null; })]).then(route);
   });
 })();
