@@ -20,7 +20,8 @@ DEB_PACKAGES = r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-matrix \
   r-cran-testthat r-cran-knitr r-cran-rmarkdown r-cran-cli r-cran-igraph \
   r-cran-roxygen2 r-bioc-summarizedexperiment r-bioc-all r-bioc-biocneighbors \
   r-bioc-bluster r-bioc-biocparallel r-bioc-s4vectors r-bioc-singlecellexperiment r-bioc-delayedarray \
-  r-bioc-hdf5array r-bioc-biocstyle r-bioc-scran r-cran-batchtools pandoc cmake
+  r-bioc-hdf5array r-bioc-biocstyle r-bioc-scran r-cran-batchtools pandoc cmake \
+  chromium chromium-driver python3-selenium
 
 # The R builds share src/ (objects are built in place): one target at a time.
 # Each R CMD INSTALL compiles with $(JOBS) jobs of its own.
