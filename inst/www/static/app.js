@@ -1090,7 +1090,7 @@
                                    {heartbeat: fmtAgo}));
         box.appendChild(el("h2", null, "Queue"));
         box.appendChild(plainTable(q.jobs || [], "admin-queue", "The queue is empty.",
-                                   {created: fmtTime, started: fmtTime, heartbeat: fmtAgo,
+                                   {created: fmtTime, started: fmtTime, heartbeat: fmtAgo, status: badge,
                                     progress: function (p) { return p === null || p === undefined ? "" : Math.round(100 * p) + "%"; },
                                     id: function (id) { return el("code", null, String(id)); }}));
         state.timer = setTimeout(refresh, 3 * POLL_MS);
