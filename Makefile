@@ -2,6 +2,7 @@
 #
 #   make demo    install what is missing, build, run inst/scripts/demo.R
 #   make test    the same build, a CPU-only build, the C++ and R test suites
+#   make serve   the same build, then the web service (?fsgpu::serve) on 127.0.0.1:8080
 #
 # Other targets: deps, install, install-cpu, cpptest, check, document, rdev, fuzz, clean.
 # Nothing is installed system-wide except Debian packages (deps): the package goes
@@ -21,12 +22,13 @@ DEB_PACKAGES = r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-matrix \
   r-cran-roxygen2 r-bioc-summarizedexperiment r-bioc-all r-bioc-biocneighbors \
   r-bioc-bluster r-bioc-biocparallel r-bioc-s4vectors r-bioc-singlecellexperiment r-bioc-delayedarray \
   r-bioc-hdf5array r-bioc-biocstyle r-bioc-scran r-cran-batchtools pandoc cmake \
-  chromium chromium-driver python3-selenium
+  r-cran-httpuv r-cran-jsonlite r-cran-rsqlite r-cran-dbi r-cran-sodium r-cran-processx r-cran-callr \
+  r-cran-curl r-cran-rpostgresql postgresql curl chromium chromium-driver python3-selenium
 
 # The R builds share src/ (objects are built in place): one target at a time.
 # Each R CMD INSTALL compiles with $(JOBS) jobs of its own.
 .NOTPARALLEL:
-.PHONY: all deps install install-cpu demo test cpptest check document rdev fuzz clean
+.PHONY: all deps install install-cpu demo serve test cpptest check document rdev fuzz clean
 
 all: install
 
@@ -58,6 +60,12 @@ install-cpu: deps
 
 demo: install
 	R_LIBS=$(LIB) $(RSCRIPT) inst/scripts/demo.R
+
+# the web service on the embedded default (SQLite in ./fsgpu-store, 127.0.0.1:8080); Ctrl-C stops
+STORE = fsgpu-store
+PORT = 8080
+serve: install
+	R_LIBS=$(LIB) $(RSCRIPT) exec/fsgpu serve --store $(STORE) --port $(PORT)
 
 # C++ core tests (tests/cpp, CMake + CTest); writes "passed failed" to build/cpp/counts
 cpptest:
