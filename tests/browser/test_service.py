@@ -385,7 +385,7 @@ class Test:
     def sort_check(self, head):
         """Clicking a numeric column sorts the rows, twice reverses them."""
         b = self.b
-        col = next((j for j, h in enumerate(head) if h in ("score", "rank")), None)
+        col = next((j for j, h in enumerate(head) if h == "index"), None)
         if col is None:
             return
         th = b.d.find_elements(By.CSS_SELECTOR, "#data-table thead th")[col]
@@ -412,7 +412,7 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--screens", help="where to write the screenshots (none by default)")
     p.add_argument("--k", type=int, default=10)
-    p.add_argument("--interactions", default='{"dimensions": 2, "divisions": 1, "discretizations": 1}',
+    p.add_argument("--interactions", default='{"dimensions": 2, "divisions": 1, "discretizations": 30}',
                    help="the interaction search's settings (JSON)")
     p.add_argument("--user", default="ada")
     p.add_argument("--password", default="correct horse battery staple")

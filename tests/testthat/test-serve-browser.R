@@ -76,9 +76,9 @@ test_that("the web page works in a real browser: register, submit, watch, downlo
   on.exit(unlink(dir, recursive = TRUE), add = TRUE)
   data <- browser_data_file(dir)
   skip_if(is.null(data), "the microarray data of ../shared/data are not here (set FSGPU_DATA)")
-  bad <- file.path(dir, "breast_colon_typo.csv")
+  bad <- file.path(dir, "breast_colon_broken.csv")
   lines <- readLines(data)
-  lines[4] <- sub(",[^,]*,", ",12.5.3,", lines[4])  # a typo in the second column of line 4
+  lines[4] <- sub(",[^,]*,", ",", lines[4])  # line 4 lost a field
   writeLines(lines, bad)
   small <- file.path(dir, "small.csv")
   utils::write.csv(utils::read.csv(data, check.names = FALSE)[, c(1:20, 401)], small, row.names = FALSE)
@@ -96,8 +96,8 @@ test_that("the web page works in a real browser: register, submit, watch, downlo
   expect_true(all(vapply(report$checks, function(c) isTRUE(c$ok), TRUE)), info = run$stdout)
   expect_gte(length(report$checks), 15)
 
-  # The bad upload's message names the file, the line and the column.
-  expect_match(report$bad_upload_error, "breast_colon_typo.csv", fixed = TRUE)
+  # The bad upload's message names the file and the line.
+  expect_match(report$bad_upload_error, "breast_colon_broken.csv", fixed = TRUE)
   expect_match(report$bad_upload_error, "line 4")
 
   # The downloaded CSV files are the R functions' results on the same file.

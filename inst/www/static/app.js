@@ -7,6 +7,8 @@
   var POLL_MS = 1000;
   var PAGE_ROWS = 100;
   var STORE_KEY = "fsgpu.jobs";
+  // Parameters of every job that name columns of the upload: asked for with the data (step 1).
+  var DATA_PARAMS = ["class", "phenotype"];
 
   var state = {
     me: null,          // GET /api/me
@@ -333,7 +335,8 @@
                  "you find it again under My jobs.");
     var visit = state.visit;
     if (!signedIn()) {
-      var quota = state.me && state.me.quota_bytes ? " (uploads up to " + fmtBytes(state.me.quota_bytes) + ")" : "";
+      var limit = state.me && state.me.upload_limit;
+      var quota = limit ? " (uploads up to " + fmtBytes(limit) + ")" : "";
       v.root.appendChild(el("p", {class: "note"},
         "You are not signed in: your job is kept for 48 hours", quota,
         " and only this browser can open it. ",
@@ -363,8 +366,8 @@
             "R script that reproduces it.")),
       el("h3", null, "A data file looks like this"),
       el("pre", {class: "example"}, "gene_A,gene_B,tissue\n2.31,0.12,tumour\n1.02,0.35,normal\n2.97,0.09,tumour"),
-      el("p", {class: "help"}, "Mistakes in the file (a missing value, a typo in a number) are reported with the " +
-         "line and column, before anything runs. ", el("a", {href: "#/help"}, "More help")));
+      el("p", {class: "help"}, "A file that cannot be read (a line with too few or too many values, say) is " +
+         "refused before anything runs, with the line where the problem is. ", el("a", {href: "#/help"}, "More help")));
   }
 
   function jobKeys(types) {
@@ -377,6 +380,10 @@
     var f = types.formats;
     if (!f) return null;
     if (Array.isArray(f)) {
+      // ".csv.gz" and the like go without saying: compression is explained next to the list
+      f = f.filter(function (x) {
+        return !(typeof x === "string" && /\.(gz|bz2|xz)$/.test(x) && f.indexOf(x.replace(/\.(gz|bz2|xz)$/, "")) >= 0);
+      });
       return f.map(function (x) {
         if (x && typeof x === "object") {
           var ext = x.extensions || x.ext;
@@ -499,7 +506,9 @@
       var t = types[draft.job];
       clear(paramLegend);
       append(paramLegend, [el("span", {class: "step-no"}, "3"), "Settings for " + (t.title || draft.job)]);
-      t.params.forEach(function (p) { paramBox.appendChild(paramField(p, draft)); });
+      t.params.forEach(function (p) {
+        if (DATA_PARAMS.indexOf(p.name) < 0) paramBox.appendChild(paramField(p, draft));
+      });
     }
     renderParams();
 
@@ -532,7 +541,7 @@
       if (!phenoField.hidden && phenoInput.value.trim()) data.append("phenotype", phenoInput.value.trim());
       types[draft.job].params.forEach(function (p) {
         var input = form.elements["p-" + p.name];
-        if (!input) return;
+        if (!input || DATA_PARAMS.indexOf(p.name) >= 0) return;
         var value = p.type === "bool" ? (input.checked ? "true" : "false") : String(input.value).trim();
         if (value !== "") data.append(p.name, value);
       });
@@ -692,7 +701,7 @@
     clear(box);
     box.appendChild(el("div", {class: "status-line"}, badge(job.status),
                        el("span", {class: "status-text", id: "status-text"}, statusSentence(job))));
-    if (job.status === "running" || job.status === "queued") {
+    if (job.status === "running") {
       var p = Math.max(0, Math.min(1, Number(job.progress) || 0));
       box.appendChild(el("div", {class: "progress-row"},
         el("progress", {id: "job-progress", max: "1", value: String(p), "aria-label": "Progress"}),
@@ -776,6 +785,7 @@
       var pl = el("dl", {class: "facts params-used"});
       params.forEach(function (k) {
         var val = job.params[k];
+        if (val === null && DATA_PARAMS.indexOf(k) >= 0) return;
         pl.appendChild(el("dt", null, el("code", null, k)));
         pl.appendChild(el("dd", null, val === null ? "default" : Array.isArray(val) ? val.join(", ") : String(val)));
       });
@@ -1135,9 +1145,11 @@
     r.appendChild(el("pre", {class: "example"},
       "gene_A,gene_B,gene_C,status\n2.31,0.12,7.80,tumour\n1.02,0.35,6.11,normal\n2.97,0.09,8.02,tumour"));
     r.appendChild(el("p", null, "Tab-separated files, ARFF (Weka) and LibSVM files work the same way, also " +
-      "compressed (.gz, .bz2, .xz). Missing values and text in a numeric column are errors: the message names " +
-      "the file, the line and the column, so you can fix it. Genotypes: upload the PLINK .bed, .bim and .fam " +
-      "files and a phenotype file together."));
+      "compressed (.gz, .bz2, .xz). A file that cannot be read, such as a line with more or fewer values than " +
+      "the first, is refused at once with a message that names the file and the line, so you can fix it. " +
+      "A column that holds any text is taken as categories (as a factor in R). Missing values (empty cells, " +
+      "NA) stop most analyses with a message that names the feature. Genotypes: upload the PLINK .bed, .bim " +
+      "and .fam files and a phenotype file together."));
     r.appendChild(el("h2", null, "The analyses"));
     var dl = el("dl", {class: "facts help-jobs"});
     var keys = state.jobtypes ? jobKeys(state.jobtypes) : Object.keys(JOB_TEXT);
