@@ -111,8 +111,9 @@ class Browser:
         """A screenshot (PNG) of the window at size, or of the whole page when full."""
         if not self.screens:
             return
-        self.d.set_window_size(*size)
-        time.sleep(0.3)
+        if size != WIDE:
+            self.d.set_window_size(*size)
+            time.sleep(0.3)
         if full:
             height = self.d.execute_script(
                 "return Math.max(document.body.scrollHeight, document.documentElement.scrollHeight);")
@@ -281,6 +282,22 @@ class Test:
         b.shot("04-form-interactions", full=True)
         ids = {"interactions": self.submit()}
         self.check(b.exists("#job-status .badge"), "the job page shows the job's status")
+        # Watch it start (the screenshot only if we catch it running: a fast machine may not let us).
+        caught = False
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            s = b.text("#job-status .badge")
+            if s == "Running" and b.exists("#job-progress"):
+                shown = time.time() + 2   # a moment for the progress to move off 0
+                while time.time() < shown and b.exists("#job-progress") and \
+                        float(b.d.find_element(By.ID, "job-progress").get_attribute("value") or 0) == 0:
+                    time.sleep(0.1)
+                b.shot("07-job-running")
+                caught = True
+            if s != "Waiting":
+                break
+            time.sleep(0.1)
+        self.report["caught_running"] = caught
         self.new_form("select", [a.data], {"method": "jmi", "k": a.k})
         b.shot("05-form-select-jmi", full=True)
         ids["select"] = self.submit()
@@ -291,21 +308,8 @@ class Test:
             b.shot("06-job-queued")
         self.report["jobs"] = ids
 
-        # Watch the interaction search run (the screenshot only if we catch it running).
         b.go("#/job/" + ids["interactions"])
         b.find("#job-status .badge")
-        caught = False
-        deadline = time.time() + 300
-        while time.time() < deadline:
-            s = b.text("#job-status .badge")
-            if s == "Running" and not caught:
-                time.sleep(0.5)
-                b.shot("07-job-running")
-                caught = True
-            if s not in ("Waiting", "Running"):
-                break
-            time.sleep(0.2)
-        self.report["caught_running"] = caught
         self.wait_done()
         head, rows = self.table()
         self.check(len(rows) > 0, "the interaction table has rows (%d)" % len(rows))
@@ -412,7 +416,7 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--screens", help="where to write the screenshots (none by default)")
     p.add_argument("--k", type=int, default=10)
-    p.add_argument("--interactions", default='{"dimensions": 2, "divisions": 1, "discretizations": 30}',
+    p.add_argument("--interactions", default='{"dimensions": 2, "divisions": 1, "discretizations": 30, "contrast": false}',
                    help="the interaction search's settings (JSON)")
     p.add_argument("--user", default="ada")
     p.add_argument("--password", default="correct horse battery staple")

@@ -2,7 +2,7 @@
 # worker) and tests/browser/test_service.py, which drives headless Chromium through Selenium
 # (Debian's chromium, chromium-driver and python3-selenium). The downloaded CSV files must be
 # what the R functions give on the same file. Skips when any of these is missing.
-# FSGPU_SCREENSHOTS=DIR keeps the screenshots of the main pages there.
+# FSGPU_SCREENSHOTS=DIR (an absolute path) keeps the screenshots of the main pages there.
 
 browser_python <- function() {
   for (p in c("/usr/bin/python3", Sys.which("python3"))) {
@@ -113,8 +113,11 @@ test_that("the web page works in a real browser: register, submit, watch, downlo
   expect_identical(unlist(lapply(shown$rows, `[[`, match("feature", unlist(shown$columns)))),
                    as.data.frame(sel)$feature)
 
+  # The search runs without contrast variables: those are drawn from R's random numbers, not
+  # from `seed`, so only a search without them is reproducible from the job's parameters.
   p <- report$job_json$interactions$params
   expect_false(is.null(p$seed))
+  expect_false(p$contrast)
   found <- find_interactions(d$x, d$y, dimensions = p$dimensions, divisions = p$divisions,
                              discretizations = p$discretizations, contrast = p$contrast, p_adjust = p$p_adjust,
                              seed = p$seed, quiet = TRUE)

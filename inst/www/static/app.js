@@ -574,11 +574,12 @@
       if (def === null || def === undefined) input.appendChild(el("option", {value: ""}, "none"));
       p.choices.forEach(function (c) {
         var words = CHOICE_TEXT[c];
-        input.appendChild(el("option", {value: String(c)}, words && words !== c ? c + ": " + words : String(c)));
+        var plain = words && words.toLowerCase() !== String(c).toLowerCase();
+        input.appendChild(el("option", {value: String(c)}, plain ? c + ": " + words : String(c)));
       });
       input.value = saved !== undefined ? saved : (def === null || def === undefined ? "" : String(def));
     } else if (p.type === "bool") {
-      input = el("input", {type: "checkbox", id: id, name: id, "aria-describedby": helpId,
+      input = el("input", {type: "checkbox", id: id, name: id,
                            checked: saved !== undefined ? !!saved : !!def});
     } else {
       var numeric = p.type === "int" || p.type === "number";
@@ -589,12 +590,19 @@
                            value: saved !== undefined ? saved : (def === null || def === undefined ? "" : String(def))});
     }
     var defText = def === null || def === undefined ? (p.type === "choice" ? "none" : "automatic") : String(def);
-    return el("div", {class: "field" + (p.type === "bool" ? " field-check" : "")},
+    if (p.type === "bool") defText = def ? "ticked" : "not ticked";
+    var help = el("p", {class: "help", id: helpId}, p.help ? sentence(p.help) + " " : "",
+                  el("span", {class: "default"}, "Default: " + defText + "."));
+    if (p.type === "bool") {
+      return el("div", {class: "field field-check"},
+        el("span", {class: "field-name", "aria-hidden": "true"}, el("code", null, p.name)),
+        el("div", {class: "check-row"}, input,
+           el("label", {for: id}, el("span", {class: "sr-only"}, p.name + ": "), help)));
+    }
+    return el("div", {class: "field"},
       el("label", {for: id}, el("code", null, p.name),
          p.label ? el("span", {class: "param-label"}, " " + p.label) : null),
-      input,
-      el("p", {class: "help", id: helpId}, p.help ? sentence(p.help) + " " : "",
-         el("span", {class: "default"}, "Default: " + defText + ".")));
+      input, help);
   }
 
   // XMLHttpRequest, not fetch, to show the progress of a large upload.
