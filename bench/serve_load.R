@@ -142,6 +142,9 @@ run_load <- function() {
     }, fail = function(msg) later(0.25, probe))
   }
 
+  # the same requests on an idle server first: the baseline
+  idle <- vapply(1:50, function(i) unname(curl::curl_fetch_memory(paste0(url, "/api/me"))$times["total"]), 0)
+
   start <- Sys.time()
   last_done <- start
   for (client in seq_len(n_clients)) next_job(client)
@@ -203,8 +206,15 @@ run_load <- function() {
     h <- curl::new_handle(url = paste0(url, "/api/jobs"))
     curl::handle_setform(h, file = curl::form_file(big, "text/csv"), job = "select")
     curl::handle_setheaders(h, "X-Fsgpu" = "1")
+    # sent through the multi interface, so that the server's memory can be read while it streams
+    res <- NULL
+    rss_max <- rss_before
     t0 <- Sys.time()
-    res <- curl::curl_fetch_memory(paste0(url, "/api/jobs"), handle = h)
+    curl::multi_add(h, pool = pool, done = function(r) res <<- r, fail = function(msg) stop("the upload failed: ", msg))
+    while (is.null(res)) {
+      curl::multi_run(timeout = 0.25, pool = pool)
+      rss_max <- max(rss_max, vm("VmRSS"))
+    }
     seconds <- as.numeric(difftime(Sys.time(), t0, units = "secs"))
     hwm_after <- vm("VmHWM")
     body <- jsonlite::fromJSON(rawToChar(res$content))
@@ -214,7 +224,7 @@ run_load <- function() {
       curl::curl_fetch_memory(paste0(url, "/api/jobs/", body$id), handle = d)
     }
     upload <- list(bytes = size, status = res$status_code, seconds = seconds, mb_s = size / 1e6 / seconds,
-                   hwm_before = hwm_before, hwm_after = hwm_after, rss_before = rss_before,
+                   hwm_before = hwm_before, hwm_after = hwm_after, rss_before = rss_before, rss_max = rss_max,
                    error = if (res$status_code != 201L) body$error else NULL)
     unlink(big)
   }
@@ -250,18 +260,25 @@ run_load <- function() {
     "| request | n | errors | p50 (ms) | p95 (ms) | max (ms) |", "|---|---:|---:|---:|---:|---:|",
     sprintf("| %s | %d | %d | %.1f | %.1f | %.1f |", latency$request, latency$n, latency$errors, latency$p50_ms,
             latency$p95_ms, latency$max_ms),
+    sprintf("| GET /api/me, idle server, one at a time (baseline) | %d | 0 | %.1f | %.1f | %.1f |", length(idle),
+            1000 * q(idle, 0.5), 1000 * q(idle, 0.95), 1000 * max(idle)),
+    "",
+    sprintf("%d requests in %.1f s while busy: %.0f requests/s. The web process is one R thread: a request waits for the ones before it, so the times above are mostly queueing behind the other %d clients (each with a request always in flight, polling every 0.2 s; the page polls once a second).",
+            nrow(busy), wall, nrow(busy) / wall, n_clients - 1L),
     "")
   if (!is.null(upload)) {
     lines <- c(lines, "## A large upload", "",
       sprintf("One generated CSV file of %s (2,000-row block repeated; 100 numeric columns and a class) as `POST /api/jobs` (multipart, curl), timed until the server's answer (HTTP %d%s); the job was then cancelled.",
               mb(upload$bytes), upload$status, if (is.null(upload$error)) "" else paste(":", upload$error)),
       "",
-      "| bytes | seconds | MB/s | web process peak RSS before | after |", "|---:|---:|---:|---:|---:|",
-      sprintf("| %.0f | %.2f | %.1f | %s | %s |", upload$bytes, upload$seconds, upload$mb_s, mb(upload$hwm_before),
-              mb(upload$hwm_after)),
+      "| bytes | seconds | MB/s | web RSS before | web RSS max during (4 samples/s) | web peak RSS (VmHWM) before | after |",
+      "|---:|---:|---:|---:|---:|---:|---:|",
+      sprintf("| %.0f | %.2f | %.1f | %s | %s | %s | %s |", upload$bytes, upload$seconds, upload$mb_s, mb(upload$rss_before),
+              mb(upload$rss_max), mb(upload$hwm_before), mb(upload$hwm_after)),
       "",
-      sprintf("Peak resident memory (VmHWM) of the web process (pid %d, the R process that runs `serve()`; the workers are other processes) grew by %s during the upload of %s.",
-              web_pid, mb(upload$hwm_after - upload$hwm_before), mb(upload$bytes)),
+      sprintf("The web process (pid %d, the R process that runs `serve()`; the workers are other processes): resident memory %s before the upload, at most %s while it streamed in (%+.0f MB for a %s upload); its lifetime peak (VmHWM) went from %s to %s.",
+              web_pid, mb(upload$rss_before), mb(upload$rss_max), (upload$rss_max - upload$rss_before) / 1e6, mb(upload$bytes),
+              mb(upload$hwm_before), mb(upload$hwm_after)),
       "")
   }
   dir.create(dirname(out), showWarnings = FALSE, recursive = TRUE)

@@ -658,7 +658,7 @@
     var v = view("Job", null);
     var visit = state.visit;
     var token = tokenFor(id);
-    var statusBox = el("section", {class: "card status-card", id: "job-status", "aria-live": "polite"});
+    var statusBox = el("section", {class: "card status-card", id: "job-status", "aria-label": "Status"});
     var resultBox = el("section", {class: "result", id: "job-result"});
     var infoBox = el("section", {class: "card info-card", id: "job-info"});
     v.root.appendChild(statusBox);
@@ -705,16 +705,31 @@
     poll();
   }
 
+  // Rebuilt when the status changes; while it runs only the numbers and texts change, so that
+  // a screen reader announces the status sentence (a live region) and not every percent.
   function drawStatus(box, job, token) {
+    var p = Math.max(0, Math.min(1, Number(job.progress) || 0));
+    var sentence = statusSentence(job);
+    if (box.getAttribute("data-status") === job.status) {
+      var text = box.querySelector("#status-text");
+      if (text.textContent !== sentence) text.textContent = sentence;
+      var bar = box.querySelector("#job-progress");
+      if (bar) {
+        bar.value = p;
+        box.querySelector(".progress-pct").textContent = Math.round(100 * p) + "%";
+        box.querySelector(".progress-msg").textContent = job.message ? String(job.message) : "";
+      }
+      return;
+    }
     clear(box);
+    box.setAttribute("data-status", job.status);
     box.appendChild(el("div", {class: "status-line"}, badge(job.status),
-                       el("span", {class: "status-text", id: "status-text"}, statusSentence(job))));
+                       el("span", {class: "status-text", id: "status-text", role: "status"}, sentence)));
     if (job.status === "running") {
-      var p = Math.max(0, Math.min(1, Number(job.progress) || 0));
       box.appendChild(el("div", {class: "progress-row"},
         el("progress", {id: "job-progress", max: "1", value: String(p), "aria-label": "Progress"}),
         el("span", {class: "progress-pct"}, Math.round(100 * p) + "%")));
-      if (job.message) box.appendChild(el("p", {class: "progress-msg"}, String(job.message)));
+      box.appendChild(el("p", {class: "progress-msg"}, job.message ? String(job.message) : ""));
     }
     if (job.status === "failed" && job.error) {
       alertBox(box, "The job stopped with this error:", "error", String(job.error)).id = "job-error";
