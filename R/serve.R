@@ -58,7 +58,7 @@
 #' Anonymous jobs are reached only through their token (256 random bits; the store keeps its
 #' SHA-256 hash), may upload `anonymous_upload` bytes (2 GB) and are deleted
 #' `anonymous_hours` (48) after they finish. Registered users (passwords hashed with
-#' libsodium's Argon2id) see their own jobs, have `user_quota` bytes (20 GB) of uploads and
+#' libsodium's scrypt, `sodium::password_store()`) see their own jobs, have `user_quota` bytes (20 GB) of uploads and
 #' results and keep their jobs until they delete them. A janitor deletes expired jobs and their
 #' files every `janitor_interval` seconds. Every limit is a setting: an argument of `serve()`
 #' (in `...`), else a field of the file `config.dcf` in the store (e.g. `user_quota: 5e10`,

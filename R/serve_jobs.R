@@ -249,9 +249,11 @@ with_user_name <- function(file, name, expr) {
   tryCatch(expr, error = function(e) stop(gsub(file, clean_file_name(name), conditionMessage(e), fixed = TRUE), call. = FALSE))
 }
 
-# The arguments of the R call, besides the data: the parameters as the function takes them.
-service_call_args <- function(job, params) {
+# The arguments of the R call, besides the data: the parameters as the function takes them
+# (PLINK genotypes, already in three levels, take no discretizations).
+service_call_args <- function(job, params, plink = FALSE) {
   p <- params
+  if (plink && job == "interactions") p$divisions <- p$discretizations <- p$seed <- NULL
   switch(job,
     select = list(k = p$k, method = p$method, nbins = p$nbins, discretize = p$discretize),
     pairs = list(top = p$top, with = if (!is.null(p$with)) trimws(strsplit(p$with, ",", fixed = TRUE)[[1]]),
@@ -264,7 +266,7 @@ service_call_args <- function(job, params) {
 
 # Calls the job's public R function on the input, as a user would.
 service_call <- function(job, input, params, backend = "auto", devices = NULL) {
-  args <- Filter(Negate(is.null), service_call_args(job, params))
+  args <- Filter(Negate(is.null), service_call_args(job, params, plink = inherits(input$x, "fsgpu_genotypes")))
   data <- switch(job,
     knn = list(x = if (params$points == "features") t(as.matrix(input$x)) else input$x),
     discretize = list(x = input$x, y = if (!params$method %in% unsupervised_discretize_methods) input$y),
@@ -304,7 +306,7 @@ service_script <- function(id, job, files, params) {
       else c("y <- plink$samples$phenotype", "y[y %in% c(\"-9\", \"0\", \"NA\")] <- NA",
              "data <- list(x = plink$genotypes, y = factor(y))"))
   }
-  args <- Filter(Negate(is.null), service_call_args(job, params))
+  args <- Filter(Negate(is.null), service_call_args(job, params, plink = !"data" %in% files$role && job == "interactions"))
   arg_text <- if (length(args)) paste0(", ", paste(names(args), vapply(args, function(a) paste(deparse(if (is.integer(a)) as.numeric(a) else a), collapse = ""), ""),
                                                   sep = " = ", collapse = ", ")) else ""
   data_args <- switch(job,

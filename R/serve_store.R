@@ -298,7 +298,11 @@ worker_remove <- function(store, id) store_execute(store, "DELETE FROM workers W
 
 user_name_ok <- function(name) is.character(name) && length(name) == 1L && grepl("^[A-Za-z0-9._-]{3,40}$", name)
 
-# Creates a user; the password is hashed with libsodium's Argon2id (sodium::password_store).
+# Passwords are hashed by libsodium through sodium::password_store(): scrypt, memory-hard, with
+# a random salt, in libsodium's "$7$" string. (Argon2 was asked for, but sodium 1.2.1's
+# argon2() cannot run on Debian's libsodium: it asks Argon2i for Argon2id's interactive
+# operation limit, 2, below Argon2i's minimum of 3, and always fails with "pwhash failed".)
+# Creates a user with the hash of the password.
 user_create <- function(store, name, password, now = unclass(Sys.time())) {
   if (!user_name_ok(name)) stop("the user name must be 3 to 40 letters, digits, '.', '_' or '-'", call. = FALSE)
   if (!is.character(password) || length(password) != 1L || nchar(password, "bytes") < 8L || nchar(password, "bytes") > 1024L)
