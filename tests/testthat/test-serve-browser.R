@@ -1,7 +1,8 @@
 # The web page in a real browser: a server on a free loopback port (temporary store, one
-# worker) and tests/browser/test_service.py, which drives headless Chromium through Selenium
-# (Debian's chromium, chromium-driver and python3-selenium). The downloaded CSV files must be
-# what the R functions give on the same file. Skips when any of these is missing.
+# worker; serve_background() of helper-serve.R) and tests/browser/test_service.py, which
+# drives headless Chromium through Selenium (Debian's chromium, chromium-driver and
+# python3-selenium). The downloaded CSV files must be what the R functions give on the same
+# file. Skips when any of these is missing.
 # FSGPU_SCREENSHOTS=DIR (an absolute path) keeps the screenshots of the main pages there.
 
 browser_python <- function() {
@@ -31,39 +32,9 @@ browser_data_file <- function(dir) {
   file
 }
 
-start_server <- function(store, workers = 1L) {
-  port <- httpuv::randomPort(host = "127.0.0.1")
-  srv <- callr::r_bg(function(store, port, workers) fsgpu::serve(store = store, host = "127.0.0.1", port = port,
-                                                                 workers = workers),
-                     args = list(store = store, port = port, workers = workers), libpath = .libPaths(),
-                     stdout = file.path(store, "..", "server.log"), stderr = "2>&1", supervise = TRUE)
-  url <- sprintf("http://127.0.0.1:%d", port)
-  deadline <- Sys.time() + 90
-  repeat {
-    up <- tryCatch(curl::curl_fetch_memory(paste0(url, "/api/me"))$status_code == 200L, error = function(e) FALSE)
-    if (up) break
-    if (!srv$is_alive() || Sys.time() > deadline) {
-      log <- paste(readLines(file.path(store, "..", "server.log"), warn = FALSE), collapse = "\n")
-      srv$kill_tree()
-      stop("the server did not start:\n", log, call. = FALSE)
-    }
-    Sys.sleep(0.25)
-  }
-  list(process = srv, url = url)
-}
-
-stop_server <- function(server) {
-  p <- server$process
-  if (p$is_alive()) {
-    p$interrupt()
-    p$wait(15000)
-  }
-  if (p$is_alive()) p$kill_tree()
-}
-
 test_that("the web page works in a real browser: register, submit, watch, download, log out", {
   skip_on_cran()
-  for (pkg in c("callr", "processx", "curl", "httpuv", "jsonlite")) skip_if_not_installed(pkg)
+  skip_without_service()
   skip_if_not(nzchar(Sys.which("chromium")) || nzchar(Sys.which("chromium-browser")), "chromium is not installed")
   skip_if_not(nzchar(Sys.which("chromedriver")), "chromedriver is not installed")
   python <- browser_python()
@@ -83,8 +54,8 @@ test_that("the web page works in a real browser: register, submit, watch, downlo
   small <- file.path(dir, "small.csv")
   utils::write.csv(utils::read.csv(data, check.names = FALSE)[, c(1:20, 401)], small, row.names = FALSE)
 
-  server <- start_server(file.path(dir, "store"))
-  on.exit(stop_server(server), add = TRUE, after = FALSE)
+  server <- serve_background(file.path(dir, "store"), workers = 1)
+  on.exit(serve_stop_background(server), add = TRUE, after = FALSE)
   out <- file.path(dir, "out")
   screens <- Sys.getenv("FSGPU_SCREENSHOTS")
   args <- c(script, "--url", server$url, "--data", data, "--bad", bad, "--small", small, "--out", out,
@@ -103,9 +74,7 @@ test_that("the web page works in a real browser: register, submit, watch, downlo
   # The downloaded CSV files are the R functions' results on the same file.
   d <- read_features(data)
   same_csv <- function(downloaded, result) {
-    expected <- tempfile(fileext = ".csv")
-    utils::write.csv(as.data.frame(result), expected, row.names = FALSE)
-    expect_identical(readLines(downloaded), readLines(expected))
+    expect_identical(paste(readLines(downloaded), collapse = "\n"), serve_expected_csv(result))
   }
   sel <- select_features(d$x, d$y, k = 10, method = "jmi", quiet = TRUE)
   same_csv(file.path(out, "select.csv"), sel)
