@@ -32,6 +32,18 @@
       "(epistasis), with p-values, as MDFS does."
   };
 
+  // How to read each job's table, in a sentence.
+  var RESULT_TEXT = {
+    select: "The features in the order they were selected. The score is the criterion's value when the " +
+      "feature joined (for JMI, in bits: it grows with each feature, as it sums over the ones before).",
+    pairs: "The best pairs of features first, with what they say about the class together.",
+    discretize: "One row per feature: the cut points of its intervals.",
+    knn: "One row per link between a point and one of its nearest neighbours, with their distance.",
+    interactions: "One row per variable: its largest information gain over all tuples searched, and its " +
+      "p-value before and after the multiple-testing adjustment. relevant is TRUE when the adjusted p-value " +
+      "is below 0.05. Click p_value to see the strongest first."
+  };
+
   // Plain words for the R names of the choices; the value sent stays the R name.
   var CHOICE_TEXT = {
     jmi: "joint mutual information (recommended)", mim: "each feature on its own", mrmr: "max relevance, min redundancy",
@@ -839,23 +851,27 @@
     var figure = el("figure", {class: "plot card", id: "plot", hidden: true});
     var tableBox = el("div", {class: "card table-card", id: "result-table"},
                       el("p", {class: "loading"}, "Loading the table…"));
-    box.appendChild(el("div", {class: "result-grid"}, tableBox, figure));
+    box.appendChild(el("div", {class: "result-grid"}, figure, tableBox));
 
     api("GET", base + "/plot.png", {token: token, raw: true}).then(function (res) {
       return res.blob();
     }).then(function (blob) {
       if (visit !== state.visit) return;
-      var img = el("img", {src: URL.createObjectURL(blob), id: "plot-img",
+      var src = URL.createObjectURL(blob);
+      var img = el("img", {src: src, id: "plot-img",
                            alt: "The package's plot of the result of this " + jobTitle(job.job).toLowerCase() + "."});
-      figure.appendChild(img);
-      figure.appendChild(el("figcaption", null, "The plot that R's plot() draws for this result."));
+      figure.appendChild(el("a", {href: src, target: "_blank", rel: "noopener", title: "Open the plot on its own"}, img));
+      figure.appendChild(el("figcaption", null, "The plot that R's plot() draws for this result. ",
+                            el("button", {type: "button", class: "btn btn-small btn-quiet", id: "dl-plot",
+                                          onclick: function (e) { download(base + "/plot.png", stem + ".png", token, e.currentTarget); }},
+                               "Download the plot (PNG)")));
       figure.hidden = false;
     }, function () { /* no plot for this job */ });
 
     api("GET", base + "/result.json", {token: token}).then(function (res) {
       if (visit !== state.visit) return;
       clear(tableBox);
-      tableBox.appendChild(resultTable(res, rows));
+      tableBox.appendChild(resultTable(res, rows, RESULT_TEXT[job.job]));
     }, function (e) {
       if (visit !== state.visit) return;
       clear(tableBox);
@@ -864,7 +880,7 @@
   }
 
   // A sortable, filterable table of result.json ({columns, rows, total}).
-  function resultTable(res, totalRows) {
+  function resultTable(res, totalRows, about) {
     var columns = (res && res.columns) || [];
     var all = (res && res.rows) || [];
     var total = res && res.total !== undefined ? res.total : (totalRows !== undefined ? totalRows : all.length);
@@ -956,6 +972,7 @@
     draw();
     return el("div", null,
               el("div", {class: "table-tools"}, el("h3", null, "Table"), search),
+              about ? el("p", {class: "about"}, about) : null,
               el("p", {class: "help"}, "Click a column name to sort by it; click again to reverse."),
               caption, wrap, more);
   }
