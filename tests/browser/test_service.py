@@ -308,6 +308,14 @@ class Test:
             b.shot("06-job-queued")
         self.report["jobs"] = ids
 
+        # The first user is the server's administrator (serve(admins = )): the queue and workers.
+        b.wait_for(lambda d: d.find_element(By.ID, "nav-admin").is_displayed(), what="the administrator's link")
+        b.go("#/admin")
+        b.find("#admin-workers")
+        workers = b.d.find_elements(By.CSS_SELECTOR, "#admin-workers tbody tr")
+        self.check(len(workers) >= 1, "the administrator sees the workers (%d)" % len(workers))
+        b.shot("06b-admin-queue-workers")
+
         b.go("#/job/" + ids["interactions"])
         b.find("#job-status .badge")
         self.wait_done()
@@ -352,6 +360,10 @@ class Test:
                        what="'Job not found'")
             self.check(b.fetch_status("/api/jobs/" + i) == 404, "logged out: the %s job answers 404" % job)
         self.register(a.user + "2", a.password + "2")
+        self.check(not b.d.find_element(By.ID, "nav-admin").is_displayed(), "another user has no administrator's link")
+        b.go("#/admin")
+        b.wait_for(lambda d: "for administrators" in d.find_element(By.ID, "admin").text, what="the refusal")
+        self.check("for administrators" in b.text("#admin"), "another user is refused the queue view")
         for job, i in ids.items():
             b.go("#/job/" + i)
             b.wait_for(lambda d: "Job not found" in d.find_element(By.CSS_SELECTOR, "#view h1").text,

@@ -54,12 +54,12 @@ test_that("the web page works in a real browser: register, submit, watch, downlo
   small <- file.path(dir, "small.csv")
   utils::write.csv(utils::read.csv(data, check.names = FALSE)[, c(1:20, 401)], small, row.names = FALSE)
 
-  server <- serve_background(file.path(dir, "store"), workers = 1)
+  server <- serve_background(file.path(dir, "store"), workers = 1, admins = "ada")
   on.exit(serve_stop_background(server), add = TRUE, after = FALSE)
   out <- file.path(dir, "out")
   screens <- Sys.getenv("FSGPU_SCREENSHOTS")
   args <- c(script, "--url", server$url, "--data", data, "--bad", bad, "--small", small, "--out", out,
-            "--k", "10", if (nzchar(screens)) c("--screens", normalizePath(screens, mustWork = FALSE)))
+            "--k", "10", "--user", "ada", if (nzchar(screens)) c("--screens", normalizePath(screens, mustWork = FALSE)))
   run <- processx::run(python, args, error_on_status = FALSE, timeout = 900, stderr_to_stdout = TRUE)
   if (run$status == 77L) skip(paste("the browser cannot start here:", run$stdout))
   expect_identical(run$status, 0L, info = run$stdout)

@@ -681,7 +681,7 @@
     function poll() {
       api("GET", "/api/jobs/" + encodeURIComponent(id), {token: token}).then(function (job) {
         if (visit !== state.visit) return;
-        v.h1.textContent = jobTitle(job.job) + (Array.isArray(job.files) && job.files.length ? ": " + job.files.join(", ") : "");
+        v.h1.textContent = jobTitle(job.job) + filesTitle(job.files);
         document.title = jobTitle(job.job) + " · fsgpu";
         drawStatus(statusBox, job, token);
         drawInfo(infoBox, job);
@@ -757,6 +757,13 @@
                              "Delete the job and its files"));
     }
     box.appendChild(actions);
+  }
+
+  // ": data.csv", or for a PLINK set ": hapmap (4 files)".
+  function filesTitle(files) {
+    if (!Array.isArray(files) || !files.length) return "";
+    if (files.length === 1) return ": " + files[0];
+    return ": " + String(files[0]).replace(/\.[^.]*$/, "") + " (" + files.length + " files)";
   }
 
   function statusSentence(job) {
@@ -1140,7 +1147,7 @@
                                    {heartbeat: fmtAgo}));
         box.appendChild(el("h2", null, "Queue"));
         box.appendChild(plainTable(q.jobs || [], "admin-queue", "The queue is empty.",
-                                   {created: fmtTime, started: fmtTime, heartbeat: fmtAgo, status: badge,
+                                   {created: fmtTime, started: fmtTime, heartbeat: fmtAgo, status: badge, job: jobTitle,
                                     progress: function (p) { return p === null || p === undefined ? "" : Math.round(100 * p) + "%"; },
                                     id: function (id) { return el("code", null, String(id)); }}));
         state.timer = setTimeout(refresh, 3 * POLL_MS);
@@ -1165,7 +1172,7 @@
       var tr = el("tr");
       keys.forEach(function (k) {
         var v = it[k];
-        tr.appendChild(el("td", null, formats[k] ? formats[k](v) : fmtCell(v).text));
+        tr.appendChild(el("td", null, v === null || v === undefined ? "" : formats[k] ? formats[k](v) : fmtCell(v).text));
       });
       body.appendChild(tr);
     });
