@@ -45,7 +45,7 @@ service_job_types <- function() {
                     "Multiple-testing adjustment of the p-values"),
       service_param("top", "int", NULL, min = 1, max = 1e7, help = "Keep only this many of the best variables"),
       service_param("seed", "int", NULL, min = 0, max = 2147483647,
-                    help = "The discretizations' seed; default: one chosen at submission and recorded")))
+                    help = "The seed of the discretizations and of set.seed() for the contrast variables; default: one chosen at submission and recorded")))
   )
 }
 
@@ -275,6 +275,8 @@ service_call <- function(job, input, params, backend = "auto", devices = NULL) {
   # the worker's administrator
   bpparam <- getOption("fsgpu.service_bpparam")
   if (!is.null(bpparam) && job %in% c("pairs", "knn", "interactions")) args$BPPARAM <- bpparam
+  # the contrast variables of find_interactions() are drawn from R's generator
+  if (job == "interactions") set.seed(params$seed)
   fun <- get(service_job_types()[[job]]$`function`, envir = asNamespace("fsgpu"))
   do.call(fun, c(Filter(Negate(is.null), data), args, list(backend = backend, devices = devices)))
 }
@@ -284,7 +286,7 @@ service_call <- function(job, input, params, backend = "auto", devices = NULL) {
 service_table <- function(result) {
   table <- as.data.frame(result)
   for (j in seq_along(table))
-    if (is.list(table[[j]])) table[[j]] <- vapply(table[[j]], function(v) paste(format(v, digits = 15), collapse = ";"), "")
+    if (is.list(table[[j]])) table[[j]] <- vapply(table[[j]], function(v) paste(as.character(v), collapse = ";"), "")
   table
 }
 
@@ -315,9 +317,10 @@ service_script <- function(id, job, files, params) {
     "data$x, data$y")
   c(sprintf("# Reproduces job %s of the fsgpu service (fsgpu %s).", id, utils::packageVersion("fsgpu")),
     "library(fsgpu)", read,
+    if (job == "interactions") sprintf("set.seed(%d)", params$seed),
     sprintf("result <- %s(%s%s)", service_job_types()[[job]]$`function`, data_args, arg_text),
     "table <- as.data.frame(result)",
-    "table[] <- lapply(table, function(v) if (is.list(v)) vapply(v, function(e) paste(format(e, digits = 15), collapse = \";\"), \"\") else v)",
+    "table[] <- lapply(table, function(v) if (is.list(v)) vapply(v, function(e) paste(as.character(e), collapse = \";\"), \"\") else v)",
     "write.csv(table, \"result.csv\", row.names = FALSE)")
 }
 

@@ -78,25 +78,28 @@ check_sqlite_filesystem <- function(dir) {
   invisible()
 }
 
-# Statements are written with ? placeholders; PostgreSQL numbers them.
-store_sql <- function(store, sql) {
-  if (store$kind != "postgresql") return(sql)
+# Statements are written with ? placeholders. For PostgreSQL they are numbered, and a missing
+# value (NA) becomes a literal NULL, since RPostgreSQL would send the text "NA".
+store_statement <- function(store, sql, params) {
+  params <- unname(params)
+  if (store$kind != "postgresql" || !length(params)) return(list(sql = sql, params = params))
   parts <- strsplit(paste0(sql, " "), "?", fixed = TRUE)[[1]]
-  n <- length(parts) - 1L
-  if (!n) return(sql)
-  paste0(paste0(parts[-length(parts)], "$", seq_len(n), collapse = ""), parts[length(parts)])
+  if (length(parts) - 1L != length(params)) stop("internal error: placeholders and parameters differ", call. = FALSE)
+  missing <- vapply(params, function(p) length(p) == 1L && is.na(p), logical(1))
+  numbers <- cumsum(!missing)
+  holes <- ifelse(missing, "NULL", paste0("$", numbers))
+  sql <- paste0(paste0(parts[-length(parts)], holes, collapse = ""), parts[length(parts)])
+  list(sql = sql, params = params[!missing])
 }
 
 store_query <- function(store, sql, ...) {
-  params <- list(...)
-  sql <- store_sql(store, sql)
-  if (length(params)) DBI::dbGetQuery(store$con, sql, params = unname(params)) else DBI::dbGetQuery(store$con, sql)
+  st <- store_statement(store, sql, list(...))
+  if (length(st$params)) DBI::dbGetQuery(store$con, st$sql, params = st$params) else DBI::dbGetQuery(store$con, st$sql)
 }
 
 store_execute <- function(store, sql, ...) {
-  params <- list(...)
-  sql <- store_sql(store, sql)
-  if (length(params)) DBI::dbExecute(store$con, sql, params = unname(params)) else DBI::dbExecute(store$con, sql)
+  st <- store_statement(store, sql, list(...))
+  if (length(st$params)) DBI::dbExecute(store$con, st$sql, params = st$params) else DBI::dbExecute(store$con, st$sql)
 }
 
 store_tables <- c(

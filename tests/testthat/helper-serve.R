@@ -42,7 +42,7 @@ serve_background <- function(store, workers = 1, ...) {
   }, args = list(store = store, port = port, workers = workers, libs = libs, settings = list(...)),
   stdout = file.path(tempdir(), sprintf("serve-%d.log", port)), stderr = "2>&1", supervise = TRUE)
   url <- sprintf("http://127.0.0.1:%d", port)
-  for (i in 1:300) {
+  for (i in 1:900) {
     ok <- tryCatch(curl::curl_fetch_memory(paste0(url, "/api/jobtypes"))$status_code == 200L, error = function(e) FALSE)
     if (ok) break
     if (!p$is_alive()) stop("the server did not start: ", paste(readLines(file.path(tempdir(), sprintf("serve-%d.log", port))), collapse = "\n"))
@@ -61,9 +61,9 @@ serve_stop_background <- function(server) {
 
 # An HTTP request; returns list(status, json or text, headers).
 serve_request <- function(url, method = "GET", token = NULL, form = NULL, json = NULL, cookie = NULL, csrf = !is.null(cookie),
-                          raw = FALSE) {
+                          raw = FALSE, headers = NULL) {
   h <- curl::new_handle()
-  headers <- c(if (!is.null(token)) c(Authorization = paste("Bearer", token)),
+  headers <- c(headers, if (!is.null(token)) c(Authorization = paste("Bearer", token)),
                if (!is.null(cookie)) c(Cookie = paste0("fsgpu_session=", cookie)),
                if (csrf) c(`X-Fsgpu` = "1"))
   if (!is.null(json)) {
@@ -74,16 +74,17 @@ serve_request <- function(url, method = "GET", token = NULL, form = NULL, json =
   if (method != "GET") curl::handle_setopt(h, customrequest = method)
   if (length(headers)) curl::handle_setheaders(h, .list = as.list(headers))
   r <- curl::curl_fetch_memory(url, handle = h)
-  text <- rawToChar(r$content)
   type <- curl::parse_headers_list(r$headers)[["content-type"]]
-  body <- if (!raw && !is.null(type) && startsWith(type, "application/json")) jsonlite::fromJSON(text, simplifyVector = FALSE) else text
+  if (is.null(type)) type <- ""
+  body <- if (grepl("^(text/|application/json)", type)) rawToChar(r$content) else r$content
+  if (!raw && startsWith(type, "application/json")) body <- jsonlite::fromJSON(body, simplifyVector = FALSE)
   list(status = r$status_code, body = body, headers = curl::parse_headers_list(r$headers))
 }
 
-serve_submit <- function(server, file, job, ..., cookie = NULL) {
+serve_submit <- function(server, file, job, ..., cookie = NULL, headers = NULL) {
   form <- c(lapply(file, curl::form_file), list(job = job), lapply(list(...), as.character))
   names(form)[seq_along(file)] <- "file"
-  serve_request(paste0(server$url, "/api/jobs"), "POST", form = form, cookie = cookie)
+  serve_request(paste0(server$url, "/api/jobs"), "POST", form = form, cookie = cookie, headers = headers)
 }
 
 # Polls a job until it leaves the queue and the running state.

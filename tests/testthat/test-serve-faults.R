@@ -1,0 +1,123 @@
+# Faults lose nothing: a worker killed mid-job, a server restarted mid-queue, two workers racing
+# for the jobs, a file that is bad past the lines the web process checks.
+
+store_db <- function(store) DBI::dbConnect(RSQLite::SQLite(), file.path(store, "fsgpu.sqlite"))
+
+wait_until <- function(condition, timeout = 120, what = "the condition") {
+  t0 <- Sys.time()
+  while (!isTRUE(condition())) {
+    if (as.numeric(Sys.time() - t0, units = "secs") > timeout) stop("timed out waiting for ", what)
+    Sys.sleep(0.2)
+  }
+  invisible(TRUE)
+}
+
+# A job that runs for a while on two cores: all 3-tuples of 260 variables.
+heavy_csv <- function() {
+  set.seed(5)
+  d <- data.frame(matrix(round(stats::rnorm(300 * 260), 2), 300, 260))
+  d$class <- rep(c("a", "b"), 150)
+  f <- tempfile(fileext = ".csv")
+  utils::write.csv(d, f, row.names = FALSE)
+  f
+}
+
+test_that("a worker killed mid-job (kill -9) is noticed, its job re-queued and run again; cancel stops it", {
+  skip_without_service()
+  skip_on_cran()
+  store <- tempfile("store-")
+  s <- serve_background(store, workers = 1)
+  on.exit(serve_stop_background(s))
+  job <- serve_submit(s, heavy_csv(), "interactions", dimensions = 3, contrast = "false")$body
+  url <- paste0(s$url, "/api/jobs/", job$id)
+  wait_until(function() {
+    j <- serve_request(url, token = job$token)$body
+    j$status == "running" && j$progress > 0
+  }, what = "the job to run")
+  con <- store_db(store)
+  on.exit(DBI::dbDisconnect(con), add = TRUE)
+  worker <- DBI::dbGetQuery(con, "SELECT w.id, w.pid FROM workers w JOIN jobs j ON j.worker = w.id WHERE j.id = ?",
+                            params = list(job$id))
+  expect_identical(nrow(worker), 1L)
+  tools::pskill(worker$pid, tools::SIGKILL)
+  # noticed: the job goes back to the queue and a new worker takes it (a second attempt)
+  wait_until(function() serve_request(url, token = job$token)$body$attempts == 2L, what = "the second attempt")
+  j <- serve_request(url, token = job$token)$body
+  expect_true(j$status %in% c("queued", "running"))
+  expect_false(worker$id %in% DBI::dbGetQuery(con, "SELECT id FROM workers")$id)
+  wait_until(function() serve_request(url, token = job$token)$body$status == "running", what = "the re-run")
+  # cancelled at its next progress update
+  expect_identical(serve_request(url, "DELETE", token = job$token)$body$status, "cancelling")
+  wait_until(function() serve_request(url, token = job$token)$body$status == "cancelled", timeout = 60, what = "the cancellation")
+  expect_false(file.exists(file.path(store, "jobs", job$id, "result.csv")))
+  expect_identical(serve_request(paste0(url, "/result.csv"), token = job$token)$status, 409L)
+})
+
+test_that("a server restarted mid-queue runs the queued jobs; nothing is lost", {
+  skip_without_service()
+  skip_on_cran()
+  store <- tempfile("store-")
+  s <- serve_background(store, workers = 0)
+  file <- serve_toy_csv()
+  jobs <- lapply(1:3, function(k) serve_submit(s, file, "select", k = k)$body)
+  serve_stop_background(s)
+  s <- serve_background(store, workers = 1)
+  on.exit(serve_stop_background(s))
+  data <- read_features(file)
+  for (k in 1:3) {
+    done <- serve_wait(s, jobs[[k]]$id, jobs[[k]]$token)
+    expect_identical(done$status, "done")
+    expect_identical(done$attempts, 1L)
+    csv <- serve_request(paste0(s$url, "/api/jobs/", jobs[[k]]$id, "/result.csv"), token = jobs[[k]]$token, raw = TRUE)$body
+    expect_identical(sub("\n$", "", csv), serve_expected_csv(select_features(data$x, data$y, k = k, quiet = TRUE)))
+  }
+})
+
+test_that("two workers racing for the queue run each job exactly once", {
+  skip_without_service()
+  skip_on_cran()
+  store <- fsgpu:::store_open(tempfile("store-"))
+  on.exit(fsgpu:::store_close(store))
+  ids <- character()
+  for (i in 1:12) {
+    id <- fsgpu:::random_hex(12L)
+    dir.create(fsgpu:::job_dir(store, id))
+    serve_toy_csv(file.path(fsgpu:::job_dir(store, id), "data.csv"), seed = i)
+    files <- data.frame(name = "toy.csv", role = "data", stored = "data.csv", size = 1)
+    fsgpu:::job_insert(store, id, "select", list(k = 2L), files, now = i)
+    ids <- c(ids, id)
+  }
+  libs <- .libPaths()
+  workers <- lapply(c("racer-a", "racer-b"), function(name) callr::r_bg(function(dir, name, libs) {
+    .libPaths(libs)
+    fsgpu::serve_worker(dir, id = name, poll = 0.05, idle_exit = 3)
+  }, args = list(dir = store$dir, name = name, libs = libs), supervise = TRUE))
+  for (w in workers) w$wait(120000)
+  for (w in workers) expect_identical(w$get_exit_status(), 0L)
+  jobs <- fsgpu:::store_query(store, "SELECT id, status, attempts, worker FROM jobs")
+  expect_setequal(jobs$id, ids)
+  expect_true(all(jobs$status == "done"))
+  expect_true(all(jobs$attempts == 1L))
+  expect_true(all(jobs$worker %in% c("racer-a", "racer-b")))
+})
+
+test_that("a file bad past the lines checked at submission fails its job with the reader's message", {
+  skip_without_service()
+  skip_on_cran()
+  store <- tempfile("store-")
+  s <- serve_background(store, workers = 1)
+  on.exit(serve_stop_background(s))
+  file <- serve_toy_csv(file.path(tempdir(), "late_typo.csv"), n = 400)
+  lines <- readLines(file)
+  lines[350] <- paste0(lines[350], ",1")  # one field too many on line 350
+  writeLines(lines, file)
+  r <- serve_submit(s, file, "select")
+  expect_identical(r$status, 201L)
+  done <- serve_wait(s, r$body$id, r$body$token)
+  expect_identical(done$status, "failed")
+  expect_match(done$error, "late_typo.csv: line 350 has 10 fields, but the first line has 9", fixed = TRUE)
+  expect_false(grepl(store, done$error, fixed = TRUE))  # the server's names stay hidden
+  # a good job after it runs as usual
+  r <- serve_submit(s, serve_toy_csv(), "select", k = 2)
+  expect_identical(serve_wait(s, r$body$id, r$body$token)$status, "done")
+})
