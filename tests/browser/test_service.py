@@ -428,7 +428,7 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--screens", help="where to write the screenshots (none by default)")
     p.add_argument("--k", type=int, default=10)
-    p.add_argument("--interactions", default='{"dimensions": 2, "divisions": 1, "discretizations": 30, "contrast": false}',
+    p.add_argument("--interactions", default='{"dimensions": 2, "divisions": 1, "discretizations": 30}',
                    help="the interaction search's settings (JSON)")
     p.add_argument("--user", default="ada")
     p.add_argument("--password", default="correct horse battery staple")
