@@ -164,7 +164,10 @@ class Test:
         b.find("#register-password").send_keys(password)
         b.find("#register-password2").send_keys(password)
         b.find("#register-submit").click()
-        b.wait_for(lambda d: user in d.find_element(By.ID, "account").text, what="the account line")
+        b.wait_for(lambda d: user in d.find_element(By.ID, "account").text or d.find_elements(By.ID, "register-error"),
+                   what="the account line")
+        if b.exists("#register-error"):
+            raise AssertionError("registering %s failed: %s" % (user, b.text("#register-error")))
         self.check("Signed in as " + user in b.text("#account"), "registered and signed in as " + user)
 
     def login(self, user, password):
@@ -308,13 +311,14 @@ class Test:
             b.shot("06-job-queued")
         self.report["jobs"] = ids
 
-        # The first user is the server's administrator (serve(admins = )): the queue and workers.
-        b.wait_for(lambda d: d.find_element(By.ID, "nav-admin").is_displayed(), what="the administrator's link")
-        b.go("#/admin")
-        b.find("#admin-workers")
-        workers = b.d.find_elements(By.CSS_SELECTOR, "#admin-workers tbody tr")
-        self.check(len(workers) >= 1, "the administrator sees the workers (%d)" % len(workers))
-        b.shot("06b-admin-queue-workers")
+        # With --admin, the first user is the server's administrator (serve(admins = )).
+        if a.admin:
+            b.wait_for(lambda d: d.find_element(By.ID, "nav-admin").is_displayed(), what="the administrator's link")
+            b.go("#/admin")
+            b.find("#admin-workers")
+            workers = b.d.find_elements(By.CSS_SELECTOR, "#admin-workers tbody tr")
+            self.check(len(workers) >= 1, "the administrator sees the workers (%d)" % len(workers))
+            b.shot("06b-admin-queue-workers")
 
         b.go("#/job/" + ids["interactions"])
         b.find("#job-status .badge")
@@ -375,6 +379,20 @@ class Test:
         b.go("#/jobs")
         b.find("#jobs-mine")
         self.check(not b.exists("#jobs-table tbody tr"), "the other user's job list is empty")
+
+        # Cancel a long search, then delete it.
+        self.new_form("interactions", [a.data], {"dimensions": 3, "discretizations": 1})
+        cancelled = self.submit()
+        b.find("#cancel").click()
+        b.d.switch_to.alert.accept()
+        b.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#job-status .badge").text in ("Cancelled", "Finished"),
+                   120, "the cancellation")
+        self.check(b.text("#job-status .badge") == "Cancelled", "a running job is cancelled from its page")
+        b.find("#delete").click()
+        b.d.switch_to.alert.accept()
+        b.wait_for(lambda d: d.execute_script("return location.hash") == "#/jobs", what="the job list")
+        b.find("#jobs-mine")
+        self.check(b.fetch_status("/api/jobs/" + cancelled) == 404, "a deleted job is gone (404)")
         self.logout()
 
         # Anonymous: the job's token lives in this browser; My jobs lists it.
@@ -431,6 +449,7 @@ def main():
     p.add_argument("--interactions", default='{"dimensions": 2, "divisions": 1, "discretizations": 30}',
                    help="the interaction search's settings (JSON)")
     p.add_argument("--user", default="ada")
+    p.add_argument("--admin", action="store_true", help="the server has --user as its administrator")
     p.add_argument("--password", default="correct horse battery staple")
     args = p.parse_args()
     args.interactions = json.loads(args.interactions)

@@ -59,7 +59,7 @@ test_that("the web page works in a real browser: register, submit, watch, downlo
   out <- file.path(dir, "out")
   screens <- Sys.getenv("FSGPU_SCREENSHOTS")
   args <- c(script, "--url", server$url, "--data", data, "--bad", bad, "--small", small, "--out", out,
-            "--k", "10", "--user", "ada", if (nzchar(screens)) c("--screens", normalizePath(screens, mustWork = FALSE)))
+            "--k", "10", "--user", "ada", "--admin", if (nzchar(screens)) c("--screens", normalizePath(screens, mustWork = FALSE)))
   run <- processx::run(python, args, error_on_status = FALSE, timeout = 900, stderr_to_stdout = TRUE)
   if (run$status == 77L) skip(paste("the browser cannot start here:", run$stdout))
   expect_identical(run$status, 0L, info = run$stdout)
