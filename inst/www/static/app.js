@@ -546,6 +546,15 @@
         fileInput.focus();
         return;
       }
+      // The server enforces the limit; telling it here spares the user a long upload.
+      var bytes = Array.prototype.reduce.call(fileInput.files, function (n, f) { return n + f.size; }, 0);
+      var limit = state.me && state.me.upload_limit;
+      if (limit && bytes > limit) {
+        showSubmitError(errors, new ApiError(413, "The files hold " + fmtBytes(bytes) + "; " +
+          (signedIn() ? "what is left of your quota is " : "without an account the limit is ") + fmtBytes(limit) +
+          (signedIn() ? "." : ". Log in or register for more room.")));
+        return;
+      }
       var data = new FormData();
       Array.prototype.forEach.call(fileInput.files, function (f) { data.append("file", f, f.name); });
       data.append("job", draft.job);
@@ -564,6 +573,7 @@
           saveJob({id: res.id, token: res.token, job: draft.job, created: new Date().toISOString(),
                    files: Array.prototype.map.call(fileInput.files, function (f) { return f.name; })});
         }
+        loadMe();  // the quota line
         go("#/job/" + encodeURIComponent(res.id));
       }, function (err) {
         submit.disabled = false;
