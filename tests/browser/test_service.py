@@ -380,14 +380,18 @@ class Test:
         b.find("#jobs-mine")
         self.check(not b.exists("#jobs-table tbody tr"), "the other user's job list is empty")
 
-        # Cancel a long search, then delete it.
-        self.new_form("interactions", [a.data], {"dimensions": 3, "discretizations": 1})
+        # Cancel a long search (one that reports its progress often: a job stops at its next
+        # progress report), then delete it.
+        self.new_form("interactions", [a.data], {"dimensions": 2, "discretizations": 1000})
         cancelled = self.submit()
+        b.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#job-status .badge").text == "Running", 120,
+                   "the search to start")
         b.find("#cancel").click()
         b.d.switch_to.alert.accept()
         b.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#job-status .badge").text in ("Cancelled", "Finished"),
-                   120, "the cancellation")
+                   300, "the cancellation")
         self.check(b.text("#job-status .badge") == "Cancelled", "a running job is cancelled from its page")
+        b.shot("13b-job-cancelled")
         b.find("#delete").click()
         b.d.switch_to.alert.accept()
         b.wait_for(lambda d: d.execute_script("return location.hash") == "#/jobs", what="the job list")

@@ -16,7 +16,8 @@
     visit: 0,          // bumped on every route change; stale async work checks it
     timer: null,       // the current view's polling timer
     flash: null,       // a one-time message for the next view
-    draft: null        // the new-analysis form's choices, kept while the user looks elsewhere
+    draft: null,       // the new-analysis form's choices, kept while the user looks elsewhere
+    cancelling: {}     // ids of running jobs whose cancellation was asked for
   };
 
   // Short explanations for biologists; the server's own title and help come first where it has them.
@@ -732,6 +733,9 @@
   function drawStatus(box, job, token) {
     var p = Math.max(0, Math.min(1, Number(job.progress) || 0));
     var sentence = statusSentence(job);
+    if (job.status === "running" && state.cancelling[job.id]) {
+      sentence = "Cancelling: the job stops at its next progress step.";
+    }
     if (box.getAttribute("data-status") === job.status) {
       var text = box.querySelector("#status-text");
       if (text.textContent !== sentence) text.textContent = sentence;
@@ -759,6 +763,7 @@
     var actions = el("div", {class: "actions"});
     if (active(job.status)) {
       actions.appendChild(el("button", {type: "button", class: "btn btn-danger", id: "cancel",
+                                        disabled: !!state.cancelling[job.id],
                                         onclick: function (e) { removeJob(job, token, e.target, false); }},
                              "Cancel the job"));
     } else {
@@ -800,7 +805,8 @@
                             : "Cancel this job?";
     if (!window.confirm(question)) return;
     button.disabled = true;
-    api("DELETE", "/api/jobs/" + encodeURIComponent(job.id), {token: token}).then(function () {
+    api("DELETE", "/api/jobs/" + encodeURIComponent(job.id), {token: token}).then(function (res) {
+      if (res && res.status === "cancelling") state.cancelling[job.id] = true;
       if (finished) {
         forgetJob(job.id);
         state.flash = "The job was deleted.";
