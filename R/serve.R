@@ -86,7 +86,13 @@
 #' [tempdir()]: set `TMPDIR` to a disk with room for the largest upload) and stored under
 #' server-chosen names in the store, outside any served directory; only their extension, from a
 #' fixed list, comes from the user's file name. Size limits are enforced by the server before
-#' the body is read. Every download checks the token or the owner. No user input reaches a
+#' the body is read. Memory: httpuv's I/O thread queues the chunks of a request body for R's
+#' main thread without backpressure; at network speeds of 1 Gbit/s R keeps up (a 2 GB upload
+#' at 100 MB/s raised the web process's peak memory from 260 to 394 MB), but a client on the
+#' same host sending at full loopback speed can make up to about 1.2 GB wait in memory. Behind a
+#' proxy, let it stream request bodies (nginx: `proxy_request_buffering off`), so that uploads
+#' arrive at the client's network speed. Every
+#' download checks the token or the owner. No user input reaches a
 #' shell, `eval()` or a file path. The web process checks the first lines of an upload with the
 #' package's strict readers (a cheap pass; it never computes); an error further into a large file
 #' fails the job with the reader's message.
@@ -242,11 +248,11 @@ serve_spawn_worker <- function(state, i, devices) {
   log <- file.path(state$store$dir, "logs", sprintf("worker-%d.log", i))
   code <- paste("a <- commandArgs(TRUE);",
                 "fsgpu::serve_worker(a[1], db = if (nzchar(a[2])) a[2], devices = if (nzchar(a[3])) as.integer(a[3]),",
-                "id = a[4], poll = as.numeric(a[5]))")
+                "id = a[4], poll = as.numeric(a[5]), parent = as.integer(a[6]))")
   process <- processx::process$new(
     file.path(R.home("bin"), "Rscript"),
     c("-e", code, state$store$dir, if (is.null(state$db)) "" else state$db, if (is.null(devices)) "" else as.character(devices),
-      id, as.character(state$poll)),
+      id, as.character(state$poll), as.character(Sys.getpid())),
     stdout = log, stderr = "2>&1", cleanup = TRUE,
     env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep)))
   list(id = id, index = i, devices = devices, process = process)

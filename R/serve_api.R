@@ -1,16 +1,21 @@
 # The service's web layer: the JSON API and the page, on httpuv. It never computes: it checks
 # requests, streams uploads to disk, queues jobs in the store and serves finished files.
 #
-# Uploads and memory. httpuv (1.6) does not hold a request body in memory: its I/O thread hands
-# each chunk read from the socket (tens of kB) to R's main thread, which appends it to an
-# anonymous temporary file (file(open = "w+b") in tempdir()); the app then reads the body from
-# that file through req$rook.input. The multipart parser below reads it in 1 MB pieces and
-# writes each file part to the store, so the web process holds a few MB at any time, whatever
-# the size of the upload. Size limits are enforced before the body is read: onHeaders() answers
-# 413 when Content-Length is past the limit (and 411 to a POST without Content-Length, such as
-# a chunked one, whose size cannot be known in advance: curl and browsers always send it for
-# files), and httpuv's parser never reads past Content-Length. The spool file lives in
-# tempdir(): set TMPDIR to a disk with room for the largest upload.
+# Uploads and memory. httpuv (1.6) does not keep a request body in one buffer: its I/O thread
+# hands each chunk read from the socket (64 kB) to R's main thread through a callback queue,
+# and R appends it to an anonymous temporary file (file(open = "w+b") in tempdir()); the app
+# then reads the body from that file through req$rook.input. The multipart parser below reads
+# it in 1 MB pieces and writes each file part to the store. What httpuv lacks is backpressure:
+# its I/O thread keeps reading while chunks wait in the queue, so a client that sends faster
+# than R writes (measured: a 2 GB upload over the loopback at full speed) makes the queue hold
+# the difference in memory (peak RSS 1.47 GB over a 260 MB baseline); at the speed of a 1 Gbit/s
+# network (100 MB/s) R keeps up and the peak was 394 MB. Bounding it at any speed needs a
+# receiver that stops reading the socket while the disk is behind (a streaming front in C++);
+# behind a proxy, let it stream bodies at the client's speed (see ?serve). Size limits are enforced before the body is
+# read: onHeaders() answers 413 when Content-Length is past the limit (and 411 to a POST
+# without Content-Length, such as a chunked one, whose size cannot be known in advance: curl
+# and browsers always send it for files), and httpuv's parser never reads past Content-Length.
+# The spool file lives in tempdir(): set TMPDIR to a disk with room for the largest upload.
 
 service_json <- function(x, status = 200L, headers = list()) {
   list(status = as.integer(status),
@@ -330,13 +335,15 @@ service_submit <- function(state, req, user) {
 # parts are written to files in `dir` under server-chosen names (part-1, part-2, ...), text
 # fields are kept (64 kB at most each). More than `limit` bytes of files is an error of class
 # fsgpu_too_large. Returns list(fields = named list of strings, files = list of
-# list(field, filename, path)).
+# list(field, filename, path)). The buffer is read from an offset (`pos`), so that each byte
+# is copied a bounded number of times whatever the size of the part.
 parse_multipart <- function(input, boundary, dir, limit, chunk = 2^20) {
   delim <- charToRaw(paste0("\r\n--", boundary))
   nd <- length(delim)
   crlf2 <- charToRaw("\r\n\r\n")
   # the body starts with "--boundary": a CRLF in front makes every delimiter look the same
   buf <- c(charToRaw("\r\n"), input$read(chunk))
+  pos <- 1L
   eof <- FALSE
   more <- function() {
     if (eof) return(FALSE)
@@ -345,31 +352,39 @@ parse_multipart <- function(input, boundary, dir, limit, chunk = 2^20) {
       eof <<- TRUE
       return(FALSE)
     }
-    buf <<- c(buf, piece)
+    buf <<- c(if (pos <= length(buf)) buf[pos:length(buf)], piece)
+    pos <<- 1L
     TRUE
   }
+  avail <- function() length(buf) - pos + 1L
+  find <- function(pattern) {
+    if (avail() < length(pattern)) return(integer())
+    grepRaw(pattern, buf, offset = pos, fixed = TRUE)
+  }
+  bytes <- function(n) buf[pos:(pos + n - 1L)]
   bad <- function(why) stop("malformed multipart body: ", why, call. = FALSE)
+  dashes <- charToRaw("--")
   fields <- list()
   files <- list()
   file_bytes <- 0
   # the preamble, up to the first delimiter
   repeat {
-    at <- grepRaw(delim, buf, fixed = TRUE)
+    at <- find(delim)
     if (length(at)) break
-    if (length(buf) > 65536L || !more()) bad("no boundary")
+    if (avail() > 65536L || !more()) bad("no boundary")
   }
-  buf <- buf[-seq_len(at[1] + nd - 1L)]
+  pos <- at[1] + nd
   repeat {
-    while (length(buf) < 2L) if (!more()) bad("truncated")
-    if (buf[1] == as.raw(0x2d) && buf[2] == as.raw(0x2d)) break  # "--": the closing delimiter
+    while (avail() < 2L) if (!more()) bad("truncated")
+    if (identical(bytes(2L), dashes)) break  # the closing delimiter
     # the part's headers
     repeat {
-      end <- grepRaw(crlf2, buf, fixed = TRUE)
+      end <- find(crlf2)
       if (length(end)) break
-      if (length(buf) > 16384L || !more()) bad("part headers too long or truncated")
+      if (avail() > 16384L || !more()) bad("part headers too long or truncated")
     }
-    head <- rawToChar(buf[seq_len(end[1] - 1L)])
-    buf <- buf[-seq_len(end[1] + 3L)]
+    head <- rawToChar(buf[pos:(end[1] - 1L)])
+    pos <- end[1] + 4L
     disposition <- regmatches(head, regexec("(?i)content-disposition:[^\r\n]*", head, perl = TRUE))[[1]]
     if (!length(disposition)) bad("a part without Content-Disposition")
     name <- regmatches(disposition, regexec("[; ]name=\"([^\"]*)\"", disposition))[[1]][2]
@@ -385,22 +400,21 @@ parse_multipart <- function(input, boundary, dir, limit, chunk = 2^20) {
     }
     # the part's content, up to the next delimiter
     repeat {
-      at <- grepRaw(delim, buf, fixed = TRUE)
-      take <- if (length(at)) at[1] - 1L else max(0L, length(buf) - nd)
+      at <- find(delim)
+      take <- if (length(at)) at[1] - pos else max(0L, avail() - nd + 1L)
       if (take > 0L) {
-        piece <- buf[seq_len(take)]
         if (is_file) {
           file_bytes <- file_bytes + take
           if (file_bytes > limit) {
             close(out)
             stop(structure(class = c("fsgpu_too_large", "error", "condition"), list(message = "too large", call = NULL)))
           }
-          writeBin(piece, out)
+          writeBin(bytes(take), out)
         } else {
           if (length(value) + take > 65536L) stop(sprintf("the form field '%s' is too long", name), call. = FALSE)
-          value <- c(value, piece)
+          value <- c(value, bytes(take))
         }
-        buf <- buf[-seq_len(take)]
+        pos <- pos + take
       }
       if (length(at)) break
       if (!more()) {
@@ -408,7 +422,7 @@ parse_multipart <- function(input, boundary, dir, limit, chunk = 2^20) {
         bad("truncated")
       }
     }
-    buf <- buf[-seq_len(nd)]
+    pos <- pos + nd
     if (is_file) {
       close(out)
       if (nzchar(filename)) files[[length(files) + 1L]] <- list(field = name, filename = filename, path = path)
@@ -419,8 +433,8 @@ parse_multipart <- function(input, boundary, dir, limit, chunk = 2^20) {
       fields[[name]] <- text
     }
     # after a delimiter: CRLF and the next part, or "--"
-    while (length(buf) < 2L) if (!more()) bad("truncated")
-    if (buf[1] == as.raw(0x0d) && buf[2] == as.raw(0x0a)) buf <- buf[-(1:2)]
+    while (avail() < 2L) if (!more()) bad("truncated")
+    if (identical(bytes(2L), charToRaw("\r\n"))) pos <- pos + 2L
   }
   list(fields = fields, files = files)
 }

@@ -62,9 +62,9 @@ connect_postgresql <- function(url) {
 # memory between the processes: a local disk, or a cluster file system that provides both
 # (Lustre with flock, GPFS, CephFS). NFS and SMB are refused: their locks are often broken or
 # absent, and WAL's shared memory does not work across hosts at all.
-check_sqlite_filesystem <- function(dir) {
-  if (!file.exists("/proc/mounts")) return(invisible())
-  mounts <- tryCatch(utils::read.table("/proc/mounts", colClasses = "character", comment.char = "", quote = "")[, 2:3],
+check_sqlite_filesystem <- function(dir, mounts = "/proc/mounts") {
+  if (!file.exists(mounts)) return(invisible())
+  mounts <- tryCatch(utils::read.table(mounts, colClasses = "character", comment.char = "", quote = "")[, 2:3],
                      error = function(e) NULL)
   if (is.null(mounts)) return(invisible())
   points <- gsub("\\\\040", " ", mounts[[1]])

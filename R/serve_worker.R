@@ -23,6 +23,9 @@
 #' @param poll Seconds between looks at an empty queue.
 #' @param max_jobs Stop after this many jobs (default: never; tests use it).
 #' @param idle_exit Stop when the queue is empty for this many seconds (default: never).
+#' @param parent The process id of the [serve()] that started this worker: the worker stops
+#'   (between jobs) when that process is gone, even if it was killed without a chance to stop
+#'   its workers. `NULL` for workers started by hand.
 #' @return `NULL`, invisibly, when it stops.
 #' @seealso [serve()].
 #' @examples
@@ -33,7 +36,7 @@
 #'   serve_worker(store, idle_exit = 1)
 #' @export
 serve_worker <- function(store = "fsgpu-store", db = NULL, devices = NULL, id = NULL, poll = 1, max_jobs = Inf,
-                         idle_exit = Inf) {
+                         idle_exit = Inf, parent = NULL) {
   for (p in c("sodium", "jsonlite")) if (!requireNamespace(p, quietly = TRUE)) stop("the service needs the ", p, " package", call. = FALSE)
   s <- store_open(store, db)
   if (is.null(id)) id <- sprintf("%s-%d-%s", Sys.info()[["nodename"]], Sys.getpid(), random_hex(3L))
@@ -48,6 +51,7 @@ serve_worker <- function(store = "fsgpu-store", db = NULL, devices = NULL, id = 
   done <- 0
   idle_since <- unclass(Sys.time())
   while (done < max_jobs) {
+    if (!is.null(parent) && !isTRUE(tools::pskill(parent, 0L))) break
     job <- job_claim(s, id)
     if (is.null(job)) {
       worker_beat(s, id)

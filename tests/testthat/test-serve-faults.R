@@ -46,6 +46,16 @@ test_that("a worker killed mid-job (kill -9) is noticed, its job re-queued and r
   expect_true(j$status %in% c("queued", "running"))
   expect_false(worker$id %in% DBI::dbGetQuery(con, "SELECT id FROM workers")$id)
   wait_until(function() serve_request(url, token = job$token)$body$status == "running", what = "the re-run")
+  # Ctrl-C of the server stops its workers and puts the running job back in the queue, without
+  # counting the attempt; the next start runs it again
+  serve_stop_background(s)
+  row <- DBI::dbGetQuery(con, "SELECT status, attempts, worker FROM jobs WHERE id = ?", params = list(job$id))
+  expect_identical(row$status, "queued")
+  expect_identical(row$attempts, 1L)
+  expect_identical(nrow(DBI::dbGetQuery(con, "SELECT * FROM workers")), 0L)
+  s <- serve_background(store, workers = 1)
+  url <- paste0(s$url, "/api/jobs/", job$id)
+  wait_until(function() serve_request(url, token = job$token)$body$status == "running", what = "the run after the restart")
   # cancelled at its next progress update
   expect_identical(serve_request(url, "DELETE", token = job$token)$body$status, "cancelling")
   wait_until(function() serve_request(url, token = job$token)$body$status == "cancelled", timeout = 60, what = "the cancellation")
@@ -120,4 +130,18 @@ test_that("a file bad past the lines checked at submission fails its job with th
   # a good job after it runs as usual
   r <- serve_submit(s, serve_toy_csv(), "select", k = 2)
   expect_identical(serve_wait(s, r$body$id, r$body$token)$status, "done")
+})
+
+test_that("workers stop when the server that started them is killed", {
+  skip_without_service()
+  skip_on_cran()
+  store <- tempfile("store-")
+  s <- serve_background(store, workers = 1)
+  con <- store_db(store)
+  on.exit(DBI::dbDisconnect(con))
+  wait_until(function() nrow(DBI::dbGetQuery(con, "SELECT pid FROM workers")) == 1L, what = "the worker")
+  pid <- DBI::dbGetQuery(con, "SELECT pid FROM workers")$pid
+  s$process$kill()  # SIGKILL: serve() gets no chance to stop its workers
+  wait_until(function() !isTRUE(tools::pskill(pid, 0L)), timeout = 30, what = "the orphaned worker to stop")
+  expect_false(isTRUE(tools::pskill(pid, 0L)))
 })

@@ -282,3 +282,13 @@ test_that("a worker runs queued jobs as the R functions do and records where and
   eval(parse(text = script), new.env())
   expect_identical(readLines("result.csv"), readLines(out))
 })
+
+test_that("a SQLite store on NFS or SMB is refused; a local one is not", {
+  skip_without_service()
+  mounts <- tempfile()
+  writeLines(c("/dev/vda / ext4 rw 0 0", "server:/export /shared nfs4 rw 0 0", "//host/share /smb cifs rw 0 0"), mounts)
+  expect_error(fsgpu:::check_sqlite_filesystem("/shared/fsgpu-store", mounts), "nfs4 file system.*PostgreSQL")
+  expect_error(fsgpu:::check_sqlite_filesystem("/smb/x", mounts), "cifs")
+  expect_silent(fsgpu:::check_sqlite_filesystem("/sharedness/store", mounts))
+  expect_silent(fsgpu:::check_sqlite_filesystem("/home/store", mounts))
+})
