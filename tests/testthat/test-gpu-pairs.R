@@ -186,12 +186,12 @@ test_that("GPU on a SummarizedExperiment equals the CPU", {
 test_that("features of more than 64 levels are refused by the GPU pair search", {
   skip_unless_gpu_pairs()
   case <- gpu_pairs_categorical(400, 70, 4, 3, seed = 91)
-  case$x[, 12] <- with_seed(93, sample(rep_len(0:64, 400)))  # 65 levels
-  expect_error(pairs_on("gpu", case, top = 10), "up to 64 levels, not 65")
-  expect_error(pairs_on("gpu", case, output = "matrix"), "up to 64 levels")
-  expect_error(mi_matrix(case$x, backend = "gpu"), "up to 64 levels")
+  case$x[, 12] <- with_seed(93, sample(rep_len(0:64, 400)))  # 65 levels, kept as categories
+  expect_error(pairs_on("gpu", case, top = 10, categorical = TRUE), "up to 64 levels, not 65")
+  expect_error(pairs_on("gpu", case, output = "matrix", categorical = TRUE), "up to 64 levels")
+  expect_error(mi_matrix(case$x, backend = "gpu", categorical = TRUE), "up to 64 levels")
   # The CPU takes them.
-  expect_identical(nrow(pairs_on("cpu", case, top = 10)), 10L)
+  expect_identical(nrow(pairs_on("cpu", case, top = 10, categorical = TRUE)), 10L)
   # Numeric data with more than 64 bins likewise; 64 levels are fine.
   num <- gpu_pairs_numeric(500, 80, 3, seed = 92, nbins = 100)
   expect_error(pairs_on("gpu", num, top = 10), "up to 64 levels")
@@ -208,12 +208,12 @@ test_that("backend = 'auto' takes the GPU, or the CPU for features of more than 
   expect_identical(attr(auto, "backend"), "gpu")
   expect_identical(pairs_frame(auto), pairs_frame(pairs_on("cpu", case, top = 50)))
   expect_identical(attr(mi_matrix(case$x, backend = "auto"), "backend"), "gpu")
-  case$x[, 12] <- with_seed(95, sample(rep_len(0:64, 400)))  # 65 levels
-  auto <- pairs_on("auto", case, top = 50)
+  case$x[, 12] <- with_seed(95, sample(rep_len(0:64, 400)))  # 65 levels, kept as categories
+  auto <- pairs_on("auto", case, top = 50, categorical = TRUE)
   expect_identical(attr(auto, "backend"), "cpu")
-  expect_identical(pairs_frame(auto), pairs_frame(pairs_on("cpu", case, top = 50)))
-  m <- mi_matrix(case$x, backend = "auto")
+  expect_identical(pairs_frame(auto), pairs_frame(pairs_on("cpu", case, top = 50, categorical = TRUE)))
+  m <- mi_matrix(case$x, backend = "auto", categorical = TRUE)
   expect_identical(attr(m, "backend"), "cpu")
-  expect_identical(strip_attributes(m), strip_attributes(mi_matrix(case$x, backend = "cpu")))
-  expect_identical(attr(pairs_on("auto", case, output = "matrix"), "backend"), "cpu")
+  expect_identical(strip_attributes(m), strip_attributes(mi_matrix(case$x, backend = "cpu", categorical = TRUE)))
+  expect_identical(attr(pairs_on("auto", case, output = "matrix", categorical = TRUE), "backend"), "cpu")
 })
