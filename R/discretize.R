@@ -135,8 +135,17 @@ discretize.SummarizedExperiment <- function(x, class = NULL, method = "caim", as
     input <- prepare_se_input(x, class, assay, allow_missing = TRUE)
     fit <- if (isTRUE(input$delayed)) delayed_discretize(input, method, nbins, na, backend, threads, devices, quiet)
            else run_discretize(input, method, nbins, na, backend, threads, devices, quiet)
+    fit$assay <- input$assay  # predict() and discretize = on an SE read the same assay
     with_notes(fit, input$notes)
   })
+}
+
+# A discretization fitted on one assay of a SummarizedExperiment cuts that assay's values: another
+# assay (counts against logcounts, say) would be cut at the wrong places without a word.
+check_same_assay <- function(fit, input) {
+  if (is.null(fit$assay) || is.null(input$assay) || identical(fit$assay, input$assay)) return(invisible())
+  stop(sprintf("the discretization was fitted on %s, and this job reads %s: give assay = %s", assay_label(fit$assay),
+               assay_label(input$assay), deparse(fit$assay)), call. = FALSE)
 }
 
 check_discretize_method <- function(method) {
@@ -222,8 +231,9 @@ run_discretize <- function(input, method, nbins, na, backend, threads, devices, 
 #' @param type `"codes"`: an integer matrix of interval numbers (samples x features);
 #'   `"factor"`: a data frame of factors whose levels name the intervals.
 #' @param threads CPU threads.
-#' @param assay For a `SummarizedExperiment`: the assay (by default `"logcounts"` when there
-#'   is one, else the first).
+#' @param assay For a `SummarizedExperiment`: the assay. By default the assay the
+#'   discretization was fitted on, when it was fitted on a `SummarizedExperiment`; else
+#'   `"logcounts"` when there is one, else the first.
 #' @param ... Unused.
 #' @return Interval codes of `newdata` as chosen by `type`.
 #' @export
@@ -232,7 +242,7 @@ predict.fsgpu_discretization <- function(object, newdata, type = c("codes", "fac
   check_dots_empty(...)
   type <- match.arg(type)
   input <- if (methods::is(newdata, "SummarizedExperiment")) {
-    prepare_se_input(newdata, NULL, assay, allow_missing = TRUE)
+    prepare_se_input(newdata, NULL, if (is.null(assay)) object$assay else assay, allow_missing = TRUE)
   } else {
     check_numeric_columns(newdata, "newdata")
     normalise_x(newdata, "newdata")
@@ -316,15 +326,22 @@ as.data.frame.fsgpu_discretization <- function(x, ...) {
 
 # Interval codes in place of the numeric (double) columns of a prepared input, for the jobs'
 # `discretize =` argument: a method name (fitted here, on the input's class when supervised) or
-# a fitted discretization (applied to the features of the same names). Integer, logical and
+# a fitted discretization (applied to the features of the same names). By now integer columns
+# that are to be binned are doubles (resolve_columns()); the categorical ones, logical and
 # factor columns stay categories. The input gains `discretization`.
 apply_discretization <- function(input, discretize, nbins, backend, threads, devices, quiet = FALSE) {
+  if (inherits(discretize, "fsgpu_discretization")) check_same_assay(discretize, input)
   if (isTRUE(input$delayed)) return(delayed_codes(input, discretize, nbins, backend, threads, devices, quiet))
   if (is.null(discretize)) return(input)
   numeric <- numeric_column_indices(input)
   if (inherits(discretize, "fsgpu_discretization")) {
     missing <- setdiff(input$feature_names[numeric], names(discretize$cuts))
-    if (length(missing)) stop("the discretization has no cut points for ", quote_list(missing), call. = FALSE)
+    if (length(missing)) {
+      stop("the discretization has no cut points for ", quote_list(missing),
+           if (any(input$kinds[match(missing, input$feature_names)] %in% "double"))
+             "; categorical = (their names) keeps integer columns as categories",
+           call. = FALSE)
+    }
     if (!is.null(nbins)) stop("nbins has no use with a fitted discretization", call. = FALSE)
     fit <- discretize
     sub <- subset_features(input, numeric)
@@ -337,7 +354,10 @@ apply_discretization <- function(input, discretize, nbins, backend, threads, dev
     if (is.null(input$classes) && !method %in% unsupervised_discretize_methods)
       stop(sprintf("discretize = \"%s\" needs a class; without one use \"equal_width\" or \"equal_freq\"", method),
            call. = FALSE)
-    if (!length(numeric)) return(input)
+    if (!length(numeric)) {
+      message(sprintf("discretize = \"%s\" has nothing to cut: every feature is a category", method))
+      return(input)
+    }
     sub <- subset_features(input, numeric)
     fit <- run_discretize(sub, method, if (method %in% unsupervised_discretize_methods) nbins else {
       if (!is.null(nbins)) stop(sprintf("nbins is for equal-width binning; discretize = \"%s\" chooses its own intervals",

@@ -68,6 +68,7 @@ prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, bin
     if (!is.null(binning)) binning$roles <- column_roles(binning$categorical, NULL, input$feature_names)
     input$binning <- binning
     input$notes <- label
+    input$assay <- assay
     return(input)
   }
   # Matrix::t keeps sparse assays sparse; anything else is realised first.
@@ -79,6 +80,7 @@ prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, bin
                   arg_y = sprintf("colData column '%s'", class), allow_missing = allow_missing, binning = binning)
   }
   input$notes <- c(label, input$notes)
+  input$assay <- assay
   input
 }
 
@@ -218,11 +220,12 @@ binning_request <- function(nbins, discretize, categorical) {
 }
 
 #' An integer column with more distinct values than this is binned when no bins were asked
-#' for: 10, or the default number of bins when that is larger (above 1,000 samples), so that
-#' counts and codes with few levels stay categories and intensities or wide counts do not
-#' become one category per value.
+#' for: 10, or the default number of bins when that is larger (above 1,000 samples), and at
+#' most half the samples, so that counts and codes with few levels stay categories and
+#' intensities or wide counts do not become one category per value (with 10 samples, 10
+#' values would make every feature a perfect, meaningless classifier).
 #' @noRd
-integer_level_limit <- function(n_samples) max(10L, default_nbins(n_samples))
+integer_level_limit <- function(n_samples) min(max(10L, default_nbins(n_samples)), max(1L, n_samples %/% 2L))
 
 #' Whether the whole numbers v have more than `limit` distinct values (NA not counted). A
 #' range narrower than `limit` cannot hold more; a range up to 4 values a sample is counted by

@@ -248,7 +248,7 @@ read_delimited <- function(file, class = NULL, sep = NULL, header = TRUE, id = N
   default <- which(tolower(names(data)) == "class")
   if (length(default) != 1L) default <- ncol(data)
   j <- class_index(data, class, default = default, file)
-  ids <- id_index(data, id, j, file)
+  ids <- id_index(data, id, j, file, chosen = c(categorical, numeric))
   features <- setdiff(seq_along(data), c(j, ids))
   x <- reader_columns(data[, features, drop = FALSE], roles[features])
   if (length(ids)) rownames(x) <- as.character(data[[ids]])
@@ -358,8 +358,9 @@ column_index <- function(data, which, default, file, arg) {
 
 # The index of the sample ID column (integer(0) for none): `id`, or by default the first column
 # other than the class (index `class`) when its values are all different and it is text or
-# named as IDs are. At least one feature must be left.
-id_index <- function(data, id, class, file) {
+# named as IDs are, and the user did not name it in `categorical` or `numeric` (`chosen`). At
+# least one feature must be left.
+id_index <- function(data, id, class, file, chosen = NULL) {
   if (isFALSE(id)) return(integer())
   if (!is.null(id)) {
     j <- column_index(data, id, NULL, file, "id")
@@ -374,6 +375,8 @@ id_index <- function(data, id, class, file) {
   j <- setdiff(seq_along(data), class)[1L]
   if (length(data) - length(class) < 2L) return(integer())
   v <- data[[j]]
+  if ((is.character(chosen) && names(data)[j] %in% chosen) || (is.numeric(chosen) && j %in% chosen))
+    return(integer())
   named <- grepl("^(id|samples?|sample[._ ]?(id|name))?$", names(data)[j], ignore.case = TRUE)
   if (anyNA(v) || anyDuplicated(v) || !(named || is.factor(v) || is.character(v))) return(integer())
   message(sprintf("%s: taking column '%s' as the sample IDs (the row names of x); id = FALSE keeps it as a feature",

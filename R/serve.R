@@ -146,8 +146,10 @@
 #' }
 #' @export
 serve <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, workers = NULL, db = NULL, ...) {
+  umask <- Sys.umask()  # store_open() makes what the service writes private; the session gets its own back
+  on.exit(Sys.umask(umask))
   service <- serve_start(store, host = host, port = port, workers = workers, db = db, ...)
-  on.exit(serve_stop(service))
+  on.exit(serve_stop(service), add = TRUE, after = FALSE)
   cat(sprintf("fsgpu service: the web page at %s/\n               the API at %s/api/ (see ?fsgpu::serve)\n               store %s, %d worker%s; Ctrl-C stops\n",
               service$url, service$url, service$store$dir, length(service$workers), if (length(service$workers) == 1) "" else "s"))
   repeat {
@@ -250,14 +252,17 @@ serve_spawn_worker <- function(state, i, devices) {
   id <- sprintf("%s-w%d-%s", Sys.info()[["nodename"]], i, random_hex(3L))
   log <- file.path(state$store$dir, "logs", sprintf("worker-%d.log", i))
   code <- paste("a <- commandArgs(TRUE);",
-                "fsgpu::serve_worker(a[1], db = if (nzchar(a[2])) a[2], devices = if (nzchar(a[3])) as.integer(a[3]),",
+                "db <- Sys.getenv('FSGPU_SERVE_DB');",
+                "fsgpu::serve_worker(a[1], db = if (nzchar(db)) db, devices = if (nzchar(a[3])) as.integer(a[3]),",
                 "id = a[4], poll = as.numeric(a[5]), parent = as.integer(a[6]))")
   process <- processx::process$new(
     file.path(R.home("bin"), "Rscript"),
-    c("-e", code, state$store$dir, if (is.null(state$db)) "" else state$db, if (is.null(devices)) "" else as.character(devices),
+    c("-e", code, state$store$dir, "", if (is.null(devices)) "" else as.character(devices),
       id, as.character(state$poll), as.character(Sys.getpid())),
     stdout = log, stderr = "2>&1", cleanup = TRUE,
-    env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep)))
+    # the database URL may hold a password: not on the command line, which every user can read
+    env = c("current", R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep),
+            FSGPU_SERVE_DB = if (is.null(state$db)) "" else state$db))
   list(id = id, index = i, devices = devices, process = process)
 }
 

@@ -131,6 +131,12 @@ service_route <- function(state, req) {
   # which a cross-site form cannot send.
   if (!is.null(user) && method %in% c("POST", "DELETE", "PUT", "PATCH") && !identical(req_header(req, "X-Fsgpu"), "1"))
     return(service_error(403L, "a request with a session cookie must carry the header X-Fsgpu: 1"))
+  # Without a cookie too, for the requests that set one: a cross-site form could otherwise log a
+  # browser into another account (login CSRF). JSON bodies need no header: a cross-site page
+  # cannot send one without a CORS preflight, which this server never grants.
+  if (method == "POST" && path %in% c("/api/login", "/api/register", "/api/logout") &&
+      !identical(req_header(req, "X-Fsgpu"), "1") && !startsWith(tolower(c(req_header(req, "Content-Type"), "")[1]), "application/json"))
+    return(service_error(403L, "log in with a JSON body or the header X-Fsgpu: 1"))
   if (method %in% c("GET", "HEAD") && path %in% c("/", "/index.html")) return(service_page(state))
   if (!startsWith(path, "/api/")) return(service_not_found())
   parts <- strsplit(substring(path, 6L), "/", fixed = TRUE)[[1]]

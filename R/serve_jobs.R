@@ -135,6 +135,38 @@ clean_file_name <- function(name) {
   if (!nzchar(name) || grepl("^\\.+$", name)) "file" else substr(name, 1L, 200L)
 }
 
+# The first n lines of a connection (with `until`, a pattern: n lines past the first line that
+# matches it, as an ARFF file's @data), reading it in bytes: a line longer than `max_line` (16
+# MB) is refused, naming the file and the line, and no more than `max_total` is read. A small
+# compressed file can hold a line of gigabytes, which readLines() would build in the web process.
+read_head_lines <- function(con, n, name, until = NULL, max_line = 16e6, max_total = 64e6) {
+  lines <- character()
+  carry <- raw()
+  total <- 0
+  last <- function() {
+    at <- if (is.null(until)) 0L else grep(until, lines, ignore.case = TRUE)[1]
+    if (is.na(at)) Inf else at + n
+  }
+  while (length(lines) < last() && total < max_total) {
+    chunk <- readBin(con, "raw", n = 1048576L)
+    if (!length(chunk)) break
+    total <- total + length(chunk)
+    bytes <- c(carry, chunk)
+    ends <- which(bytes == as.raw(10L))
+    if (length(ends)) {
+      text <- rawToChar(bytes[seq_len(ends[length(ends)] - 1L)])
+      lines <- c(lines, sub("\r$", "", strsplit(text, "\n", fixed = TRUE)[[1]]))
+      carry <- bytes[-seq_len(ends[length(ends)])]
+    } else {
+      carry <- bytes
+    }
+    if (length(carry) > max_line)
+      stop(sprintf("%s: line %d is longer than %s", name, length(lines) + 1L, format_bytes(max_line)), call. = FALSE)
+  }
+  if (length(carry) && length(lines) < last()) lines <- c(lines, rawToChar(carry))  # a last line without a newline
+  utils::head(lines, min(last(), length(lines)))
+}
+
 # The cheap check the web process makes before queueing (it must not compute): the first lines
 # of a data file, decompressed, read by the package's own strict reader (the same messages with
 # file, line and column), the class column found; the magic bytes and first lines of a PLINK
@@ -156,18 +188,8 @@ service_validate <- function(dir, files, params, head_lines = 200L) {
     lines <- tryCatch({
       con <- gzfile(stored, "rb")
       on.exit(close(con), add = TRUE)
-      first <- readLines(con, n = head_lines, warn = FALSE)
-      if (format == "arff") {
-        # the header of an ARFF file may be long: read on to @data and a few lines past it
-        while (!any(grepl("^\\s*@data", first, ignore.case = TRUE))) {
-          more <- readLines(con, n = 10000L, warn = FALSE)
-          if (!length(more) || sum(nchar(first, "bytes")) > 64e6) break
-          first <- c(first, more)
-        }
-        at <- grep("^\\s*@data", first, ignore.case = TRUE)[1]
-        if (!is.na(at)) first <- first[seq_len(min(length(first), at + head_lines))]
-      }
-      first
+      # an ARFF file's header may be long: the lines past @data are the ones to check
+      read_head_lines(con, head_lines, name, until = if (format == "arff") "^\\s*@data")
     }, error = function(e) stop(sprintf("%s: cannot read or decompress the file (%s)", name, conditionMessage(e)), call. = FALSE),
     warning = function(w) stop(sprintf("%s: cannot read or decompress the file (%s)", name, conditionMessage(w)), call. = FALSE))
     if (!length(lines)) stop(name, ": the file is empty", call. = FALSE)

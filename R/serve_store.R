@@ -12,9 +12,13 @@ store_open <- function(dir, db = NULL) {
   if (!is.character(dir) || length(dir) != 1L || is.na(dir) || !nzchar(dir)) stop("store must be a directory path", call. = FALSE)
   for (p in c("DBI", if (is.null(db)) "RSQLite" else "RPostgreSQL"))
     if (!requireNamespace(p, quietly = TRUE)) stop(sprintf("the service needs the %s package", p), call. = FALSE)
+  # The store holds uploads, results and password hashes: readable by its owner alone, and so is
+  # everything this process writes from now on.
+  Sys.umask("077")
   dir.create(file.path(dir, "jobs"), recursive = TRUE, showWarnings = FALSE)
   dir.create(file.path(dir, "uploads"), showWarnings = FALSE)
   if (!dir.exists(file.path(dir, "jobs"))) stop(sprintf("cannot create the store directory '%s'", dir), call. = FALSE)
+  suppressWarnings(Sys.chmod(file.path(dir, c("", "jobs", "uploads")), "0700", use_umask = FALSE))
   dir <- normalizePath(dir, mustWork = TRUE)
   store <- new.env(parent = emptyenv())
   store$dir <- dir

@@ -265,3 +265,38 @@ test_that("the golub microarray file (integer intensities) gives the double answ
   expect_identical(sel$selection, select_features(x, y, k = 20, nbins = 8, backend = "cpu")$selection)
   expect_identical(sel$selection$feature[1], "M23197_at")  # CD33, the textbook marker of AML
 })
+
+test_that("with few samples, integer columns with more values than half the samples are binned", {
+  set.seed(5)
+  y <- rep(c("a", "b"), each = 5)
+  x <- matrix(sample(1:1000, 10 * 6), 10, 6, dimnames = list(NULL, paste0("p", 1:6)))
+  x[, 4] <- x[, 4] + 2000L * (y == "b")
+  expect_message(got <- select_features(x, y, k = 2, backend = "cpu"), "more than 5 distinct values")
+  want <- select_features(`storage.mode<-`(x, "double"), y, k = 2, backend = "cpu")
+  expect_identical(got$selection, want$selection)
+  expect_identical(got$selection$feature[1], "p4")
+})
+
+test_that("a discretization fitted on one assay is not applied to another", {
+  skip_if_not_installed("SummarizedExperiment")
+  set.seed(6)
+  counts <- matrix(rpois(30 * 40, 20), 30, 40, dimnames = list(paste0("g", 1:30), NULL))
+  counts[1, 21:40] <- counts[1, 21:40] + 60L
+  se <- SummarizedExperiment::SummarizedExperiment(list(counts = counts, logcounts = log2(counts + 1)),
+                                                   colData = data.frame(cl = rep(c("u", "v"), each = 20)))
+  fit <- discretize(se, "cl", assay = "counts", method = "mdlp", backend = "cpu", quiet = TRUE)
+  expect_identical(fit$assay, "counts")
+  # predict() reads the assay the cuts were fitted on unless told otherwise.
+  expect_identical(predict(fit, se), predict(fit, se, assay = "counts"))
+  expect_false(identical(predict(fit, se), predict(fit, se, assay = "logcounts")))
+  expect_error(select_features(se, "cl", k = 2, discretize = fit, backend = "cpu", quiet = TRUE),
+               "fitted on assay 'counts', and this job reads assay 'logcounts': give assay = \"counts\"")
+  expect_identical(select_features(se, "cl", k = 2, discretize = fit, assay = "counts", backend = "cpu",
+                                   quiet = TRUE)$selection$feature[1], "g1")
+})
+
+test_that("discretize = with nothing to cut says so", {
+  df <- data.frame(a = c(1.5, 2.5, 3.5, 4.5), b = c(1L, 2L, 1L, 2L))
+  expect_message(select_features(df, c("x", "x", "y", "y"), k = 1, discretize = "mdlp", categorical = TRUE,
+                                 backend = "cpu"), "nothing to cut")
+})

@@ -453,3 +453,12 @@ test_that("a stray huge index in a small LibSVM file needs n_features", {
   writeLines(c("1 1:0.5 2000000000:1", "0 2:1"), f)
   expect_error(read_libsvm(f), "give n_features")
 })
+
+test_that("a column named in numeric = or categorical = is never taken as the sample IDs", {
+  tf <- tempfile(fileext = ".csv")
+  on.exit(unlink(tf))
+  writeLines(c("id,a,class", "s1,1.5,x", "s2,2.5,y", "s3,3.5,x", "s4,4.5,y"), tf)
+  expect_message(read_delimited(tf), "taking column 'id' as the sample IDs")
+  kept <- read_delimited(tf, categorical = "id")
+  expect_true("id" %in% colnames(kept$x))
+})

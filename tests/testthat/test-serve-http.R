@@ -180,6 +180,11 @@ test_that("accounts: register, log in, own jobs, quota, logout; others see 404; 
   expect_identical(serve_request(api("logout"), "POST", cookie = alice)$status, 200L)
   expect_null(serve_request(api("me"), cookie = alice)$body$user)
   expect_identical(serve_request(api(paste0("jobs/", id)), cookie = alice)$status, 404L)
+  # login CSRF: a cross-site form (no JSON, no X-Fsgpu) cannot log a browser into an account
+  expect_identical(serve_request(api("login"), "POST", form = list(username = "alice", password = "password-a"))$status,
+                   403L)
+  expect_identical(serve_request(api("register"), "POST", form = list(username = "mallory", password = "password-m"))$status,
+                   403L)
   # login, and its throttle
   r <- serve_request(api("login"), "POST", json = list(username = "alice", password = "password-a"))
   expect_identical(r$status, 200L)

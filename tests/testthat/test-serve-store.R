@@ -308,3 +308,36 @@ test_that("a job whose results cannot be written fails alone, with a clear error
   expect_length(list.files(fsgpu:::job_dir(s, a$id), pattern = "^\\.tmp", all.files = TRUE), 0L)
   expect_identical(fsgpu:::job_get(s, b$id)$status, "done")
 })
+
+test_that("the pre-queue check reads a bounded number of bytes: a huge line is refused, not built", {
+  f <- tempfile(fileext = ".csv.gz")
+  on.exit(unlink(f))
+  con <- gzfile(f, "wb")
+  writeLines("a,b,class", con)
+  line <- strrep("1", 1e6)
+  for (i in 1:20) cat(line, file = con)  # one line of 20 MB, compressed to a few kB
+  close(con)
+  con <- gzfile(f, "rb")
+  on.exit(close(con), add = TRUE)
+  expect_error(fsgpu:::read_head_lines(con, 200L, "bomb.csv"), "bomb.csv: line 2 is longer than 16 MB")
+  # n lines past a pattern, in pieces of any size
+  g <- tempfile()
+  writeLines(c("@relation r", sprintf("@attribute a%d numeric", 1:5000), "@data", sprintf("%d", 1:500)), g)
+  con2 <- file(g, "rb")
+  got <- fsgpu:::read_head_lines(con2, 10L, "x.arff", until = "^\\s*@data")
+  close(con2)
+  expect_identical(length(got), 5002L + 10L)
+  expect_identical(got[5003], "1")
+})
+
+test_that("the store and what the service writes are readable by their owner alone", {
+  skip_on_os("windows")
+  dir <- tempfile("store-")
+  old <- Sys.umask()
+  on.exit({ Sys.umask(old); unlink(dir, recursive = TRUE) })
+  s <- fsgpu:::store_open(dir)
+  on.exit(fsgpu:::store_close(s), add = TRUE, after = FALSE)
+  expect_identical(format(file.mode(dir)), "700")
+  writeLines("x", file.path(dir, "jobs", "f"))
+  expect_identical(format(file.mode(file.path(dir, "jobs", "f"))), "600")
+})
