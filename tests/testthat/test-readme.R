@@ -24,7 +24,7 @@ test_that("every R block of the README runs in a fresh session", {
     result <- tryCatch(callr::r(function(file) {
       source(file, local = new.env())
       TRUE
-    }, args = list(file), libpath = .libPaths(), wd = tempdir()),
+    }, args = list(file), libpath = .libPaths(), wd = tempdir(), timeout = 600),  # a block that never ends fails
     error = function(e) conditionMessage(e))
     expect(isTRUE(result), sprintf("README block %d (lines %s...) failed: %s", i, blocks[[i]][1], result))
     unlink(file)
