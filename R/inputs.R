@@ -126,7 +126,8 @@ assay_label <- function(assay) if (is.character(assay)) sprintf("assay '%s'", as
 #' @noRd
 with_notes <- function(result, notes) {
   if (!length(notes)) return(result)
-  if (is.list(result) && !is.data.frame(result) && inherits(result[["run"]], "fsgpu_backend_used")) {
+  # .subset2: an igraph object is a list whose [[ looks up vertices
+  if (is.list(result) && !is.data.frame(result) && inherits(.subset2(result, "run"), "fsgpu_backend_used")) {
     result$run$notes <- c(result$run$notes, notes)
   } else if (inherits(attr(result, "run"), "fsgpu_backend_used")) {
     attr(result, "run")$notes <- c(attr(result, "run")$notes, notes)
@@ -221,11 +222,13 @@ binning_request <- function(nbins, discretize, categorical) {
 
 #' An integer column with more distinct values than this is binned when no bins were asked
 #' for: 10, or the default number of bins when that is larger (above 1,000 samples), and at
-#' most half the samples, so that counts and codes with few levels stay categories and
-#' intensities or wide counts do not become one category per value (with 10 samples, 10
-#' values would make every feature a perfect, meaningless classifier).
+#' most half the samples (but at least 4), so that counts and codes with few levels stay
+#' categories and intensities or wide counts do not become one category per value (with 10
+#' samples, 10 values would make every feature a perfect, meaningless classifier).
 #' @noRd
-integer_level_limit <- function(n_samples) min(max(10L, default_nbins(n_samples)), max(1L, n_samples %/% 2L))
+integer_level_limit <- function(n_samples) {
+  as.integer(min(max(10, default_nbins(n_samples)), max(4, n_samples %/% 2)))
+}
 
 #' Whether the whole numbers v have more than `limit` distinct values (NA not counted). A
 #' range narrower than `limit` cannot hold more; a range up to 4 values a sample is counted by

@@ -61,7 +61,8 @@
 #'     \item binned, as double columns are, when bins are asked for: `nbins` or `discretize`
 #'       given;
 #'     \item otherwise binned when it has more distinct values than 10 (or than the default
-#'       number of bins when that is larger, above 1,000 samples), or than half the samples,
+#'       number of bins when that is larger, above 1,000 samples), or than half the samples
+#'       (and 4),
 #'       with one message naming such columns;
 #'     \item otherwise a category (each value a level), as genotype codes 0/1/2 or small
 #'       counts are.

@@ -155,6 +155,7 @@ test_that("SummarizedExperiment input: features are rows, samples columns", {
   # the first assay by default (there is no logcounts), named in the notes of the run record
   expected <- prepare_input(d$x, d$y)
   expected$notes <- "assay 'counts'"
+  expected$assay <- "counts"
   expect_identical(prepare_se_input(se, "type"), expected)
   expect_identical(prepare_se_input(se, "type", assay = "counts"), expected)
   expect_identical(prepare_se_input(se, "type", assay = 1)$notes, "assay 'counts'")

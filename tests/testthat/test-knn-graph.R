@@ -127,3 +127,16 @@ test_that("bad input gets clear errors; constant rows are reported", {
   expect_true(all(nn$distance[4, ] == 1))
   expect_output(print(knn_graph(data_knn(), k = 2, backend = "cpu")), "Exact 2-nearest neighbours of 80 points")
 })
+
+test_that("knn_graph() of a SummarizedExperiment gives an igraph graph (its [[ is not a list's)", {
+  skip_if_not_installed("SummarizedExperiment")
+  skip_if_not_installed("igraph")
+  set.seed(8)
+  se <- SummarizedExperiment::SummarizedExperiment(list(exprs = matrix(rnorm(40 * 6), 40, 6,
+                                                                       dimnames = list(paste0("g", 1:40), NULL))))
+  for (snn in c(FALSE, TRUE)) {
+    g <- knn_graph(se, k = 4, snn = snn, output = "igraph", backend = "cpu")
+    expect_true(inherits(g, "igraph"))
+    expect_identical(igraph::vcount(g), 40L)
+  }
+})
