@@ -22,12 +22,15 @@
 #'     optionally a phenotype file with the columns FID, IID and phenotypes), `job` (`select`,
 #'     `pairs`, `discretize`, `knn`, `interactions`) and the job's parameters, named and
 #'     defaulted as in R (`GET /api/jobtypes` lists them); `class` names the class column of
-#'     a CSV/TSV/ARFF file (default: a column named `class`, else the last). Answers `201`
+#'     a CSV/TSV/ARFF file (default: a column named `class`, else the last) and `id` its
+#'     sample ID column, which names the samples in the results (default: found as
+#'     [read_delimited()] finds it; `none` for none). Answers `201`
 #'     `{"id", "token", "status": "queued"}`; `400` for bad parameters or a bad file (with the
 #'     strict readers' message: file, line, column), before anything is queued; `413` past the
 #'     size limit, `411` without a Content-Length, `429` past the rate limit.}
 #'   \item{`GET /api/jobs/{id}`}{`status` (`queued`, `running`, `done`, `failed`,
-#'     `cancelled`), `progress` (0 to 1), `message`, `error`, `device`, `seconds`,
+#'     `cancelled`), `progress` (0 to 1), `message`, `error`, `device` (while running, the
+#'     worker's GPU or CPU; when finished, where the job ran), `seconds`,
 #'     `queue_position`, `created`, `started`, `finished` (UTC), `params`, `files`,
 #'     `attempts` and, when done, `result` (`rows`, `columns`).}
 #'   \item{`GET /api/jobs/{id}/result.csv`}{`write.csv(as.data.frame(result), row.names =
@@ -35,13 +38,16 @@
 #'     `result.json` (the first 5,000 rows: `columns`, `rows`, `total`), `result.rds` (the R
 #'     object), `script.R` (reproduces the result with fsgpu) and `plot.png` (the result's
 #'     plot; 404 for jobs without one). `409` while the job is not done.}
-#'   \item{`DELETE /api/jobs/{id}`}{cancels a queued or running job (a running one stops at
-#'     its next progress update) or deletes a finished one with its files.}
+#'   \item{`DELETE /api/jobs/{id}`}{cancels a queued or running job (a running one stops
+#'     within about a second: its worker kills the process computing it) or deletes a finished one
+#'     with its files.}
 #'   \item{`GET /api/jobs`}{the logged-in user's jobs, newest first (`401` without a session).}
 #'   \item{`POST /api/register`, `POST /api/login`, `POST /api/logout`}{JSON or form
 #'     `username`, `password`; set or clear the `fsgpu_session` cookie (HttpOnly,
 #'     SameSite=Strict). Failed logins are throttled per address and per user (`429`).}
-#'   \item{`GET /api/me`}{`user`, `quota_bytes`, `used_bytes`, `upload_limit`, `admin`.}
+#'   \item{`GET /api/me`}{`user`, `quota_bytes`, `used_bytes`, `upload_limit` (what this
+#'     user, or an anonymous one, may upload now), `admin`, and the service's limits (see
+#'     below): `anonymous_upload`, `anonymous_hours`, `user_quota`.}
 #'   \item{`GET /api/admin/queue`}{for the administrators (setting `admins`): the queued and
 #'     running jobs and the workers.}
 #' }
@@ -101,8 +107,9 @@
 #' fails the job with the reader's message.
 #'
 #' @section Workers, other hosts and clusters:
-#' Each worker is a separate R process that loads fsgpu once and runs one job at a time; the
-#' web process never computes and stays responsive. With GPUs, `workers = NULL` (the default)
+#' Each worker is a separate R process that runs one job at a time in a child R process (both
+#' load fsgpu once; the child is replaced only after a cancellation, which kills it, or a
+#' crash); the web process never computes and stays responsive. With GPUs, `workers = NULL` (the default)
 #' starts one worker per GPU, each with `devices` set to its GPU; without, one worker. A worker
 #' killed mid-job (even `kill -9`) is noticed and its job re-queued, up to `max_attempts`, then
 #' failed with the reason; a full disk or a corrupt upload fails that job alone with a clear

@@ -152,7 +152,10 @@ service_route <- function(state, req) {
     "GET me" = service_json(list(user = user, quota_bytes = if (!is.null(user)) state$settings$user_quota,
                                  used_bytes = if (!is.null(user)) user_used_bytes(store, user),
                                  upload_limit = service_upload_limit(state, req)$limit,
-                                 admin = !is.null(user) && user %in% state$settings$admins)),
+                                 admin = !is.null(user) && user %in% state$settings$admins,
+                                 anonymous_upload = state$settings$anonymous_upload,
+                                 anonymous_hours = state$settings$anonymous_hours,
+                                 user_quota = state$settings$user_quota)),
     "GET admin/queue" = if (!is.null(user) && user %in% state$settings$admins) service_admin_queue(state) else service_not_found(),
     service_not_found())
 }

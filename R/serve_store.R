@@ -200,7 +200,17 @@ job_claim <- function(store, worker, now = unclass(Sys.time())) {
 job_report <- function(store, id, worker, progress, message = NA_character_, now = unclass(Sys.time())) {
   store_execute(store, "UPDATE jobs SET progress = ?, message = ?, heartbeat = ? WHERE id = ? AND worker = ? AND status = 'running'",
                 progress, message, now, id, worker)
-  store_execute(store, "UPDATE workers SET heartbeat = ? WHERE id = ?", now, worker)
+  job_check(store, id, worker, heartbeat = TRUE, now = now)
+}
+
+# Whether a running job was cancelled (or taken from this worker), the question job_report()
+# and the worker watching a job ask; with `heartbeat`, records the worker's and the job's
+# heartbeat first.
+job_check <- function(store, id, worker, heartbeat = FALSE, now = unclass(Sys.time())) {
+  if (heartbeat) {
+    store_execute(store, "UPDATE jobs SET heartbeat = ? WHERE id = ? AND worker = ? AND status = 'running'", now, id, worker)
+    store_execute(store, "UPDATE workers SET heartbeat = ? WHERE id = ?", now, worker)
+  }
   row <- store_query(store, "SELECT status, cancel, worker FROM jobs WHERE id = ?", id)
   !nrow(row) || row$cancel[1] == 1L || row$status[1] != "running" || !identical(row$worker[1], worker)
 }
@@ -219,7 +229,7 @@ job_finish <- function(store, id, worker, status, error = NA_character_, device 
   invisible(TRUE)
 }
 
-# Cancels a queued or running job (a running one stops at its next progress update), or deletes
+# Cancels a queued or running job (a running one is stopped by its worker within about a second), or deletes
 # a finished one with its files. Returns the new status ("deleted" for a deletion).
 job_cancel_or_delete <- function(store, id, retention = 48 * 3600, now = unclass(Sys.time())) {
   job <- job_get(store, id)
@@ -246,8 +256,8 @@ job_delete <- function(store, id) {
 
 # Jobs whose worker stopped (no heartbeat for `timeout` seconds, or a local worker process found
 # dead: `workers` names them) go back to the queue, unless they have had `max_attempts`: then
-# they fail with the reason. Returns the ids re-queued and failed.
-job_requeue_stale <- function(store, timeout, max_attempts, workers = character(), now = unclass(Sys.time())) {
+# they fail with the reason (`reason`, or that the worker stopped). Returns the ids re-queued and failed.
+job_requeue_stale <- function(store, timeout, max_attempts, workers = character(), reason = NULL, now = unclass(Sys.time())) {
   stale <- store_query(store, "SELECT id, worker, attempts, heartbeat, cancel FROM jobs WHERE status = 'running' AND heartbeat < ?",
                        now - timeout)
   if (length(workers)) {
@@ -258,7 +268,7 @@ job_requeue_stale <- function(store, timeout, max_attempts, workers = character(
   out <- list(requeued = character(), failed = character())
   for (i in seq_len(nrow(stale))) {
     s <- stale[i, ]
-    why <- sprintf("its worker (%s) stopped while running it", s$worker)
+    why <- if (is.null(reason)) sprintf("its worker (%s) stopped while running it", s$worker) else reason
     if (s$cancel == 1L) {
       n <- store_execute(store, "UPDATE jobs SET status = 'cancelled', finished = ? WHERE id = ? AND status = 'running' AND worker = ?",
                          now, s$id, s$worker)

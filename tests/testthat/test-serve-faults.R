@@ -22,7 +22,7 @@ heavy_csv <- function() {
   f
 }
 
-test_that("a worker killed mid-job (kill -9) is noticed, its job re-queued and run again; cancel stops it", {
+test_that("a worker killed mid-job (kill -9) is noticed, its job re-queued and run again; cancel stops it at once", {
   skip_without_service()
   skip_on_cran()
   store <- tempfile("store-")
@@ -56,11 +56,26 @@ test_that("a worker killed mid-job (kill -9) is noticed, its job re-queued and r
   s <- serve_background(store, workers = 1)
   url <- paste0(s$url, "/api/jobs/", job$id)
   wait_until(function() serve_request(url, token = job$token)$body$status == "running", what = "the run after the restart")
-  # cancelled at its next progress update
+  # cancelled at once, before the engine reports any progress: the worker kills the process
+  # computing it, and lives on to run the next job
+  worker <- DBI::dbGetQuery(con, "SELECT w.id, w.pid FROM workers w JOIN jobs j ON j.worker = w.id WHERE j.id = ?",
+                            params = list(job$id))
+  running <- serve_request(url, token = job$token)$body
+  expect_match(running$device, "CPU|GPU")  # the worker's device, while it runs
+  t0 <- Sys.time()
   expect_identical(serve_request(url, "DELETE", token = job$token)$body$status, "cancelling")
   wait_until(function() serve_request(url, token = job$token)$body$status == "cancelled", timeout = 60, what = "the cancellation")
+  latency <- as.numeric(Sys.time() - t0, units = "secs")
+  if (nzchar(Sys.getenv("FSGPU_SERVE_TIMINGS")))
+    cat(sprintf("\ncancel: %.2f s (progress %.3f when cancelled)\n", latency, running$progress), file = stderr())
   expect_false(file.exists(file.path(store, "jobs", job$id, "result.csv")))
+  expect_length(list.files(file.path(store, "jobs", job$id), pattern = "^(\\.tmp-|result|plot|script)", all.files = TRUE), 0L)
   expect_identical(serve_request(paste0(url, "/result.csv"), token = job$token)$status, 409L)
+  expect_identical(serve_request(url, token = job$token)$body$error, "cancelled")
+  expect_true(isTRUE(tools::pskill(worker$pid, 0L)))
+  small <- serve_submit(s, serve_toy_csv(), "select", k = 2)$body
+  expect_identical(serve_wait(s, small$id, small$token)$status, "done")
+  expect_identical(DBI::dbGetQuery(con, "SELECT worker FROM jobs WHERE id = ?", params = list(small$id))$worker, worker$id)
 })
 
 test_that("a server restarted mid-queue runs the queued jobs; nothing is lost", {

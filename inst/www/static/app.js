@@ -106,6 +106,18 @@
     return (i === 0 ? String(n) : n.toFixed(n < 10 ? 1 : 0)) + " " + units[i];
   }
 
+  // The service's limits, from GET /api/me (which the page loads before its first view).
+  function keptFor() {
+    var h = state.me && state.me.anonymous_hours;
+    if (h === null || h === undefined) return "a limited time";
+    return h + (h === 1 ? " hour" : " hours");
+  }
+
+  function userQuota() {
+    var q = state.me && state.me.user_quota;
+    return q ? fmtBytes(q) : "room";
+  }
+
   function fmtSeconds(s) {
     if (s === null || s === undefined || isNaN(s)) return "";
     s = Number(s);
@@ -351,7 +363,7 @@
       var limit = state.me && state.me.upload_limit;
       var quota = limit ? " (uploads up to " + fmtBytes(limit) + ")" : "";
       v.root.appendChild(el("p", {class: "note"},
-        "You are not signed in: your job is kept for 48 hours", quota,
+        "You are not signed in: your job is kept for " + keptFor(), quota,
         " and only this browser can open it. ",
         el("a", {href: "#/login"}, "Log in or register"),
         " to keep results until you delete them."));
@@ -709,7 +721,7 @@
           clear(infoBox).hidden = true;
           statusBox.appendChild(el("p", null,
             "There is no job with this address that you may open. It may have expired (jobs without an " +
-            "account are kept for 48 hours), been deleted, or belong to another account."));
+            "account are kept for " + keptFor() + "), been deleted, or belong to another account."));
           if (token) {
             statusBox.appendChild(el("button", {type: "button", class: "btn btn-small", onclick: function () {
               forgetJob(id);
@@ -1006,7 +1018,7 @@
   function renderJobs() {
     var v = view("My jobs", signedIn()
       ? "Your jobs, newest first. They are kept until you delete them."
-      : "Jobs submitted from this browser without an account, newest first. They are kept for 48 hours.");
+      : "Jobs submitted from this browser without an account, newest first. They are kept for " + keptFor() + ".");
     var visit = state.visit;
     var mine = el("div", {id: "jobs-mine"});
     var local = el("div", {id: "jobs-local"});
@@ -1090,8 +1102,9 @@
 
   function renderLogin() {
     var v = view(signedIn() ? "Account" : "Log in or register",
-                 "With an account your jobs are kept until you delete them, you have 20 GB for uploads " +
-                 "and results, and you find your jobs from any browser. Without one, jobs are kept 48 hours.");
+                 "With an account your jobs are kept until you delete them, you have " + userQuota() + " for uploads " +
+                 "and results, and you find your jobs from any browser. Without one, jobs are kept " + keptFor() +
+                 (state.me && state.me.anonymous_upload ? " and uploads are limited to " + fmtBytes(state.me.anonymous_upload) : "") + ".");
     if (signedIn()) {
       v.root.appendChild(el("p", null, "You are signed in as ", el("strong", null, state.me.user), ". ",
                             el("a", {href: "#/jobs"}, "Your jobs")));
