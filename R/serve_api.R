@@ -344,6 +344,17 @@ service_submit <- function(state, req, user) {
   service_json(list(id = id, token = token, status = "queued"), 201L)
 }
 
+# `n` bytes of `x` from `from`: through a raw connection, a copy of memory, several times faster
+# than `x[from:(from + n - 1)]`, which builds an index of `n` integers first (the multipart
+# parser copies every byte of an upload this way).
+raw_slice <- function(x, from, n) {
+  if (n <= 0L) return(raw())
+  con <- rawConnection(x)
+  on.exit(close(con))
+  seek(con, from - 1L)
+  readBin(con, "raw", n)
+}
+
 # Reads a multipart/form-data body from `input` (a rook input stream) in 1 MB pieces: file
 # parts are written to files in `dir` under server-chosen names (part-1, part-2, ...), text
 # fields are kept (64 kB at most each). More than `limit` bytes of files is an error of class
@@ -365,7 +376,7 @@ parse_multipart <- function(input, boundary, dir, limit, chunk = 2^20) {
       eof <<- TRUE
       return(FALSE)
     }
-    buf <<- c(if (pos <= length(buf)) buf[pos:length(buf)], piece)
+    buf <<- c(if (pos <= length(buf)) raw_slice(buf, pos, length(buf) - pos + 1L), piece)
     pos <<- 1L
     TRUE
   }
@@ -374,7 +385,7 @@ parse_multipart <- function(input, boundary, dir, limit, chunk = 2^20) {
     if (avail() < length(pattern)) return(integer())
     grepRaw(pattern, buf, offset = pos, fixed = TRUE)
   }
-  bytes <- function(n) buf[pos:(pos + n - 1L)]
+  bytes <- function(n) raw_slice(buf, pos, n)
   bad <- function(why) stop("malformed multipart body: ", why, call. = FALSE)
   dashes <- charToRaw("--")
   fields <- list()
