@@ -95,12 +95,14 @@
 #' request's Content-Length: a body past the limit is refused unread when the client waits for
 #' `100 Continue` (curl does for large files) or exceeds the limit by more than 16 MB, and is
 #' otherwise read to disk and then refused (so that the client sees the 413 instead of a reset
-#' connection); uploads without a Content-Length are refused (411). Memory: httpuv's I/O thread queues the chunks of a request body for R's
-#' main thread without backpressure; at network speeds of 1 Gbit/s R keeps up (a 2 GB upload
-#' at 100 MB/s raised the web process's peak memory from 260 to 394 MB), but a client on the
-#' same host sending at full loopback speed can make up to about 1.2 GB wait in memory. Behind a
-#' proxy, let it stream request bodies (nginx: `proxy_request_buffering off`), so that uploads
-#' arrive at the client's network speed. Every
+#' connection); uploads without a Content-Length are refused (411). Memory: httpuv's I/O thread
+#' queues the chunks of a request body for R's main thread without backpressure. R takes them
+#' at a few hundred MB/s, so at network speeds of 1 Gbit/s it keeps up (a 2 GB upload at 100
+#' MB/s raised the web process's peak memory from 260 to 394 MB), but a client on the same host
+#' sending at full loopback speed can make most of the upload wait in memory at once (a 1 GB
+#' upload: about +750 MB at the peak); the memory is given back to the system when the upload
+#' has been stored. Behind a proxy, let it stream request bodies (nginx:
+#' `proxy_request_buffering off`), so that uploads arrive at the client's network speed. Every
 #' download checks the token or the owner. No user input reaches a
 #' shell, `eval()` or a file path. The web process checks the first lines of an upload with the
 #' package's strict readers (a cheap pass; it never computes); an error further into a large file

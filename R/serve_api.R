@@ -9,9 +9,16 @@
 # its I/O thread keeps reading while chunks wait in the queue, so a client that sends faster
 # than R writes (measured: a 2 GB upload over the loopback at full speed) makes the queue hold
 # the difference in memory (peak RSS 1.47 GB over a 260 MB baseline); at the speed of a 1 Gbit/s
-# network (100 MB/s) R keeps up and the peak was 394 MB. Bounding it at any speed needs a
-# receiver that stops reading the socket while the disk is behind (a streaming front in C++);
-# behind a proxy, let it stream bodies at the client's speed (see ?serve). Size limits are enforced before the body is
+# network (100 MB/s) R keeps up and the peak was 394 MB. The serve loop is not what limits R:
+# each chunk is one callback of httpuv's (an R call of onBodyData() and a writeBin()), about
+# 500 MB/s here (a bare httpuv app took a 1 GB body in 1.9 s and grew by 480 MB), and
+# later::run_now(all = TRUE) instead of httpuv::service() changed nothing
+# (bench/results/serve-load-2026-11-24.md); curl on the loopback sends faster.
+# Bounding it at any speed needs a receiver that stops reading the socket while the disk is
+# behind (a streaming front in C++); behind a proxy, let it stream bodies at the client's speed
+# (see ?serve). After a large upload, service_submit() gives the freed chunks back to the
+# system (malloc_trim), which glibc would otherwise keep for reuse: the process held about 950
+# MB after a 1 GB upload, 290 MB with it. Size limits are enforced before the body is
 # read: onHeaders() answers 413 when Content-Length is past the limit by more than 16 MB, or the
 # client waits for 100 Continue (below that, the body is read to disk and then refused, so that
 # the client sees the 413 rather than a reset connection), and 411 to a POST
@@ -312,9 +319,11 @@ service_submit <- function(state, req, user) {
   boundary <- if (!is.null(type)) regmatches(type, regexec("^multipart/form-data;.*boundary=\"?([^\";]+)\"?", type))[[1]][2]
   if (is.null(boundary) || is.na(boundary) || nchar(boundary) > 200L)
     return(service_error(400L, "send the job as multipart/form-data (curl -F file=@data.csv -F job=select ...)"))
+  # a large body passed through httpuv's queue of chunks: give that memory back afterwards
+  if (length(declared) && !is.na(declared) && declared > 64e6) on.exit(fsgpu_release_memory(), add = TRUE)
   spool <- file.path(store$dir, "uploads", random_hex(12L))
   dir.create(spool)
-  on.exit(unlink(spool, recursive = TRUE))
+  on.exit(unlink(spool, recursive = TRUE), add = TRUE)
   form <- tryCatch(parse_multipart(req$rook.input, boundary, spool, limit$limit),
                    error = function(e) e)
   if (inherits(form, "error")) {

@@ -308,3 +308,9 @@ test_that("a job whose results cannot be written fails alone, with a clear error
   expect_length(list.files(fsgpu:::job_dir(s, a$id), pattern = "^\\.tmp", all.files = TRUE), 0L)
   expect_identical(fsgpu:::job_get(s, b$id)$status, "done")
 })
+
+test_that("the memory freed after a large upload can be given back", {
+  expect_type(fsgpu:::fsgpu_release_memory(), "logical")
+  expect_identical(fsgpu:::raw_slice(as.raw(1:10), 3L, 4L), as.raw(3:6))
+  expect_identical(fsgpu:::raw_slice(as.raw(1:10), 11L, 0L), raw())
+})
