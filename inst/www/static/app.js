@@ -8,7 +8,7 @@
   var PAGE_ROWS = 100;
   var STORE_KEY = "fsgpu.jobs";
   // Parameters of every job that name columns of the upload: asked for with the data (step 1).
-  var DATA_PARAMS = ["class", "phenotype"];
+  var DATA_PARAMS = ["class", "id", "phenotype"];
 
   var state = {
     me: null,          // GET /api/me
@@ -445,6 +445,9 @@
     var classInput = el("input", {type: "text", id: "class", name: "class", autocomplete: "off",
                                   placeholder: "class, or the last column", "aria-describedby": "class-help",
                                   value: draft.values["class"] || ""});
+    var idInput = el("input", {type: "text", id: "id", name: "id", autocomplete: "off",
+                               placeholder: "found by itself", "aria-describedby": "id-help",
+                               value: draft.values.id || ""});
     var phenoInput = el("input", {type: "text", id: "phenotype", name: "phenotype", autocomplete: "off",
                                   placeholder: "its last column", "aria-describedby": "phenotype-help",
                                   value: draft.values.phenotype || ""});
@@ -454,6 +457,13 @@
       el("p", {class: "help", id: "class-help"},
          "The name (or number) of the column that holds the classes. Leave it empty to use the column " +
          "named \"class\", or else the last column."));
+    var idField = el("div", {class: "field"},
+      el("label", {for: "id"}, "Sample ID column ", el("span", {class: "optional"}, "(optional)")),
+      idInput,
+      el("p", {class: "help", id: "id-help"},
+         "The name (or number) of the column that names the samples, as in the neighbours of a kNN graph. " +
+         "Leave it empty to take the first column when it holds text or is named id, sample or sample_id; " +
+         "\"none\" for no such column."));
     var phenoField = el("div", {class: "field", hidden: true},
       el("label", {for: "phenotype"}, "Phenotype column ", el("span", {class: "optional"}, "(optional)")),
       phenoInput,
@@ -469,7 +479,7 @@
          "(.gz, .bz2, .xz). For genotypes, choose the PLINK .bed, .bim and .fam files together " +
          "with a phenotype file.",
          formats ? el("span", {class: "formats"}, " Accepted: " + formats + ".") : null),
-      classField, phenoField));
+      classField, idField, phenoField));
 
     function showFiles() {
       clear(fileList);
@@ -481,6 +491,7 @@
       var plink = Array.prototype.some.call(fileInput.files, function (f) { return /\.bed$/i.test(f.name); });
       phenoField.hidden = !plink;
       classField.hidden = plink;
+      idField.hidden = plink;
     }
     fileInput.addEventListener("change", showFiles);
     ["dragenter", "dragover"].forEach(function (t) {
@@ -522,7 +533,7 @@
          "that comes with the result uses the same values. The defaults are a good start."),
       paramBox,
       el("button", {type: "button", class: "btn btn-quiet btn-small", onclick: function () {
-        draft.values = {"class": classInput.value, phenotype: phenoInput.value};
+        draft.values = {"class": classInput.value, id: idInput.value, phenotype: phenoInput.value};
         renderParams();
       }}, "Reset to the defaults")));
 
@@ -572,6 +583,7 @@
       Array.prototype.forEach.call(fileInput.files, function (f) { data.append("file", f, f.name); });
       data.append("job", draft.job);
       if (!classField.hidden && classInput.value.trim()) data.append("class", classInput.value.trim());
+      if (!idField.hidden && idInput.value.trim()) data.append("id", idInput.value.trim());
       if (!phenoField.hidden && phenoInput.value.trim()) data.append("phenotype", phenoInput.value.trim());
       types[draft.job].params.forEach(function (p) {
         var input = form.elements["p-" + p.name];
