@@ -337,9 +337,10 @@ service_script <- function(id, job, files, params) {
 }
 
 # Writes a file through a temporary name in the same directory, then renames it, so that a
-# reader never sees a part of it.
+# reader never sees a part of it. The name has the process id: a worker's child that goes on
+# for a moment after its worker was killed never writes into the same file as the job's rerun.
 write_then_rename <- function(path, write) {
-  tmp <- file.path(dirname(path), paste0(".tmp-", basename(path)))
+  tmp <- file.path(dirname(path), sprintf(".tmp-%d-%s", Sys.getpid(), basename(path)))
   on.exit(unlink(tmp))
   write(tmp)
   why <- "rename failed"

@@ -181,16 +181,16 @@ job_queue_position <- function(store, job) {
 # Claims the oldest queued job for `worker`, atomically: one UPDATE whose WHERE rechecks the
 # status, so that two workers can never both get a job (SQLite runs it under its write lock;
 # PostgreSQL's FOR UPDATE SKIP LOCKED lets the other workers pass over the row being taken).
-# Returns the job, or NULL when none is queued.
-job_claim <- function(store, worker, now = unclass(Sys.time())) {
+# `device` is the worker's, shown while the job runs. Returns the job, or NULL when none is queued.
+job_claim <- function(store, worker, device = NA_character_, now = unclass(Sys.time())) {
   pick <- if (store$kind == "postgresql") {
     "SELECT id FROM jobs WHERE status = 'queued' ORDER BY created, id LIMIT 1 FOR UPDATE SKIP LOCKED"
   } else {
     "SELECT id FROM jobs WHERE status = 'queued' ORDER BY created, id LIMIT 1"
   }
-  got <- store_query(store, paste0("UPDATE jobs SET status = 'running', worker = ?, started = ?, heartbeat = ?, ",
+  got <- store_query(store, paste0("UPDATE jobs SET status = 'running', worker = ?, device = ?, started = ?, heartbeat = ?, ",
                                    "attempts = attempts + 1, progress = 0, message = NULL WHERE id = (", pick,
-                                   ") AND status = 'queued' RETURNING id"), worker, now, now)
+                                   ") AND status = 'queued' RETURNING id"), worker, device, now, now)
   if (!nrow(got)) return(NULL)
   job_get(store, got$id[1])
 }
@@ -229,7 +229,7 @@ job_finish <- function(store, id, worker, status, error = NA_character_, device 
   invisible(TRUE)
 }
 
-# Cancels a queued or running job (a running one is stopped by its worker within about a second), or deletes
+# Cancels a queued or running job (a running one is stopped by its worker within a second or two), or deletes
 # a finished one with its files. Returns the new status ("deleted" for a deletion).
 job_cancel_or_delete <- function(store, id, retention = 48 * 3600, now = unclass(Sys.time())) {
   job <- job_get(store, id)
@@ -277,7 +277,7 @@ job_requeue_stale <- function(store, timeout, max_attempts, workers = character(
                          sprintf("%s; the job was tried %d times", why, s$attempts), now, s$id, s$worker)
       if (n) out$failed <- c(out$failed, s$id)
     } else {
-      n <- store_execute(store, paste("UPDATE jobs SET status = 'queued', worker = NULL, progress = 0,",
+      n <- store_execute(store, paste("UPDATE jobs SET status = 'queued', worker = NULL, device = NULL, progress = 0,",
                                       "message = ? WHERE id = ? AND status = 'running' AND worker = ?"),
                          paste0("re-queued: ", why), s$id, s$worker)
       if (n) out$requeued <- c(out$requeued, s$id)
@@ -289,7 +289,7 @@ job_requeue_stale <- function(store, timeout, max_attempts, workers = character(
 # A clean stop of a worker (Ctrl-C of serve()): its job goes back to the queue without counting
 # the attempt.
 job_release <- function(store, worker) {
-  store_execute(store, paste("UPDATE jobs SET status = 'queued', worker = NULL, progress = 0, attempts = attempts - 1,",
+  store_execute(store, paste("UPDATE jobs SET status = 'queued', worker = NULL, device = NULL, progress = 0, attempts = attempts - 1,",
                              "message = 're-queued: the service stopped' WHERE status = 'running' AND worker = ?"), worker)
 }
 

@@ -16,7 +16,7 @@
 #' fsgpu) that it watches: it records a heartbeat every few seconds while a job runs, however
 #' long the engine goes without reporting progress, and while idle; a job whose worker stops
 #' beating for `heartbeat_timeout` seconds (a setting of [serve()]) is re-queued. A cancelled job
-#' stops within about a second: at its next progress update, or else when the worker
+#' stops within a second or two: at its next progress update, or else when the worker
 #' kills the child process (a new one is started for the next job). A child that dies on its own
 #' (a crash, the kernel's out-of-memory killer) puts its job back in the queue, up to
 #' `max_attempts`, as a dead worker does.
@@ -45,7 +45,8 @@ serve_worker <- function(store = "fsgpu-store", db = NULL, devices = NULL, id = 
   for (p in c("sodium", "jsonlite", "callr")) if (!requireNamespace(p, quietly = TRUE)) stop("the service needs the ", p, " package", call. = FALSE)
   s <- store_open(store, db)
   if (is.null(id)) id <- sprintf("%s-%d-%s", Sys.info()[["nodename"]], Sys.getpid(), random_hex(3L))
-  worker_register(s, id, service_worker_device(devices))
+  device <- service_worker_device(devices)
+  worker_register(s, id, device)
   child <- NULL
   # an interrupt or an error of the worker itself puts its job back in the queue
   on.exit({
@@ -58,7 +59,7 @@ serve_worker <- function(store = "fsgpu-store", db = NULL, devices = NULL, id = 
   idle_since <- unclass(Sys.time())
   while (done < max_jobs) {
     if (!is.null(parent) && !isTRUE(tools::pskill(parent, 0L))) break
-    job <- job_claim(s, id)
+    job <- job_claim(s, id, device)
     if (is.null(job)) {
       worker_beat(s, id)
       if (unclass(Sys.time()) - idle_since >= idle_exit) break
@@ -95,14 +96,14 @@ worker_supervise_job <- function(store, job, worker, devices, child, beat = 0.25
              list(dir = store$dir, db = store$db, job = job, worker = worker, devices = devices, parent = Sys.getpid()))
   last_beat <- unclass(Sys.time())
   repeat {
-    if (child$poll_process(as.integer(beat * 1000)) == "ready") {
+    if (child$poll_process(as.integer(beat * 1000)) != "timeout") {
       out <- child$read()
       if (is.null(out) || out$code == 301L) next  # a condition passed on, or a part of a message
       if (out$code == 200L) return(TRUE)
       # the child died, or the call failed outside the job's own error handling
       try(child$kill(), silent = TRUE)
       why <- if (!is.null(out$error)) conditionMessage(out$error) else out$message
-      job_requeue_stale(store, timeout = Inf, max_attempts = store_setting(store, "max_attempts"), workers = worker,
+      job_requeue_stale(store, timeout = unclass(Sys.time()), max_attempts = store_setting(store, "max_attempts"), workers = worker,
                         reason = sprintf("the R process running it stopped (%s)", why))
       return(FALSE)
     }
@@ -123,8 +124,8 @@ worker_supervise_job <- function(store, job, worker, devices, child, beat = 0.25
 }
 
 worker_remove_results <- function(dir) {
-  results <- c("result.csv", "result.json", "result.rds", "plot.png", "script.R")
-  unlink(file.path(dir, c(results, paste0(".tmp-", results))))
+  unlink(file.path(dir, c("result.csv", "result.json", "result.rds", "plot.png", "script.R")))
+  unlink(list.files(dir, pattern = "^\\.tmp-", all.files = TRUE, full.names = TRUE))
 }
 
 worker_job_bytes <- function(dir) sum(file.size(list.files(dir, full.names = TRUE, recursive = TRUE, all.files = TRUE)), na.rm = TRUE)
@@ -153,10 +154,9 @@ worker_run_job <- function(dir, db, job, worker, devices, parent = NULL) {
   }
   old <- options(fsgpu.progress_handler = handler, fsgpu.progress_interval = 0.5)
   on.exit(options(old), add = TRUE)
-  # while it runs, the job shows the worker's device (backend = "auto" may still take the CPU
-  # for a small job); when it is done, where it ran
-  running_on <- service_worker_device(devices)
-  store_execute(store, "UPDATE jobs SET device = ? WHERE id = ? AND worker = ?", running_on, job$id, worker)
+  # while it runs, the job shows the worker's device (set when it was claimed; backend = "auto"
+  # may still take the CPU for a small job); when it is done, where it ran
+  running_on <- job$device
   start <- unclass(Sys.time())
   outcome <- tryCatch({
     input <- service_read_input(dir, files, job$job, params)
@@ -173,9 +173,13 @@ worker_run_job <- function(dir, db, job, worker, devices, parent = NULL) {
     list(status = "done", device = device, result = shape)
   }, fsgpu_cancelled = function(e) list(status = "cancelled", error = "cancelled"),
   error = function(e) list(status = "failed", error = conditionMessage(e)))
+  orphaned()
+  # a job taken from this worker (its worker taken for dead, and the job re-queued) is no
+  # longer this process's to touch
+  row <- store_query(store, "SELECT status, worker FROM jobs WHERE id = ?", job$id)
+  if (!nrow(row) || row$status != "running" || !identical(row$worker, worker)) return(invisible("taken"))
   # never leave a part of the results behind
   if (outcome$status != "done") worker_remove_results(dir)
-  orphaned()
   job_finish(store, job$id, worker, outcome$status, error = if (is.null(outcome$error)) NA_character_ else outcome$error,
              device = if (is.null(outcome$device) || is.na(outcome$device)) running_on else outcome$device,
              seconds = unclass(Sys.time()) - start,
