@@ -45,8 +45,6 @@ serve_worker <- function(store = "fsgpu-store", db = NULL, devices = NULL, id = 
   for (p in c("sodium", "jsonlite", "callr")) if (!requireNamespace(p, quietly = TRUE)) stop("the service needs the ", p, " package", call. = FALSE)
   s <- store_open(store, db)
   if (is.null(id)) id <- sprintf("%s-%d-%s", Sys.info()[["nodename"]], Sys.getpid(), random_hex(3L))
-  device <- service_worker_device(devices)
-  worker_register(s, id, device)
   child <- NULL
   # an interrupt or an error of the worker itself puts its job back in the queue
   on.exit({
@@ -55,6 +53,10 @@ serve_worker <- function(store = "fsgpu-store", db = NULL, devices = NULL, id = 
     try(worker_remove(s, id), silent = TRUE)
     store_close(s)
   })
+  # only the child touches the GPUs (one CUDA context per worker), so it names the device
+  child <- worker_child()
+  device <- child$run(service_worker_device, list(devices = devices), package = TRUE)
+  worker_register(s, id, device)
   done <- 0
   idle_since <- unclass(Sys.time())
   while (done < max_jobs) {
@@ -92,8 +94,8 @@ worker_child <- function() {
 # on its own (a crash, the kernel's OOM killer) puts the job back in the queue, as a dead worker
 # would, up to max_attempts. Returns TRUE when the child can run the next job.
 worker_supervise_job <- function(store, job, worker, devices, child, beat = 0.25) {
-  child$call(function(dir, db, job, worker, devices, parent) fsgpu:::worker_run_job(dir, db, job, worker, devices, parent),
-             list(dir = store$dir, db = store$db, job = job, worker = worker, devices = devices, parent = Sys.getpid()))
+  child$call(worker_run_job, list(dir = store$dir, db = store$db, job = job, worker = worker, devices = devices,
+                                  parent = Sys.getpid()), package = TRUE)
   last_beat <- unclass(Sys.time())
   repeat {
     if (child$poll_process(as.integer(beat * 1000)) != "timeout") {
@@ -134,9 +136,9 @@ worker_job_bytes <- function(dir) sum(file.size(list.files(dir, full.names = TRU
 # records its outcome. The engines' progress handler writes the progress and the heartbeat, and
 # stops the job (an error of class fsgpu_cancelled) when it was cancelled (the worker watching
 # it kills the child at once in any case). When the worker (process `parent`) is gone, the
-# child quits without a word to the store: the job of a dead worker is re-queued.
+# child ends itself without a word to the store: the job of a dead worker is re-queued.
 worker_run_job <- function(dir, db, job, worker, devices, parent = NULL) {
-  orphaned <- function() if (!is.null(parent) && !isTRUE(tools::pskill(parent, 0L))) quit(save = "no", status = 1L, runLast = FALSE)
+  orphaned <- function() if (!is.null(parent) && !isTRUE(tools::pskill(parent, 0L))) tools::pskill(Sys.getpid(), tools::SIGKILL)
   store <- store_open(dir, db)
   on.exit(store_close(store))
   dir <- job_dir(store, job$id)
