@@ -39,7 +39,7 @@
 #'     object), `script.R` (reproduces the result with fsgpu) and `plot.png` (the result's
 #'     plot; 404 for jobs without one). `409` while the job is not done.}
 #'   \item{`DELETE /api/jobs/{id}`}{cancels a queued or running job (a running one stops
-#'     within a second or two: its worker kills the process computing it) or deletes a finished one
+#'     within half a second: its worker kills the process computing it) or deletes a finished one
 #'     with its files.}
 #'   \item{`GET /api/jobs`}{the logged-in user's jobs, newest first (`401` without a session).}
 #'   \item{`POST /api/register`, `POST /api/login`, `POST /api/logout`}{JSON or form

@@ -229,7 +229,7 @@ job_finish <- function(store, id, worker, status, error = NA_character_, device 
   invisible(TRUE)
 }
 
-# Cancels a queued or running job (a running one is stopped by its worker within a second or two), or deletes
+# Cancels a queued or running job (a running one is stopped by its worker within half a second), or deletes
 # a finished one with its files. Returns the new status ("deleted" for a deletion).
 job_cancel_or_delete <- function(store, id, retention = 48 * 3600, now = unclass(Sys.time())) {
   job <- job_get(store, id)

@@ -12,14 +12,14 @@
 #' provide); with PostgreSQL (`db =`) the queue lives in the database and the hosts share only
 #' the store directory's files.
 #'
-#' The worker loads fsgpu once and runs each job in a child R process (also loaded once, with
-#' fsgpu) that it watches: it records a heartbeat every few seconds while a job runs, however
-#' long the engine goes without reporting progress, and while idle; a job whose worker stops
-#' beating for `heartbeat_timeout` seconds (a setting of [serve()]) is re-queued. A cancelled job
-#' stops within a second or two: at its next progress update, or else when the worker
-#' kills the child process (a new one is started for the next job). A child that dies on its own
-#' (a crash, the kernel's out-of-memory killer) puts its job back in the queue, up to
-#' `max_attempts`, as a dead worker does.
+#' The worker runs each job in a child R process, started once with fsgpu loaded, and watches
+#' it: it records a heartbeat every few seconds while a job runs, however long the engine goes
+#' without reporting progress, and while idle; a job whose worker stops beating for
+#' `heartbeat_timeout` seconds (a setting of [serve()]) is re-queued. A cancelled job stops
+#' within half a second (the worker looks every 0.25 s): at its next progress update, or when
+#' the worker kills the child process (a new one is started before the next job). A child that
+#' dies on its own (a crash, the kernel's out-of-memory killer) puts its job back in the queue,
+#' up to `max_attempts`, as a dead worker does. Only the child touches the GPUs.
 #'
 #' @param store The store directory, as given to [serve()].
 #' @param db `NULL` (SQLite in the store) or the PostgreSQL URL given to [serve()].
@@ -61,6 +61,8 @@ serve_worker <- function(store = "fsgpu-store", db = NULL, devices = NULL, id = 
   idle_since <- unclass(Sys.time())
   while (done < max_jobs) {
     if (!is.null(parent) && !isTRUE(tools::pskill(parent, 0L))) break
+    # a new child (after a cancellation or a crash) is ready before the next job is claimed
+    if (is.null(child) || !child$is_alive()) child <- worker_child()
     job <- job_claim(s, id, device)
     if (is.null(job)) {
       worker_beat(s, id)
@@ -69,7 +71,6 @@ serve_worker <- function(store = "fsgpu-store", db = NULL, devices = NULL, id = 
       next
     }
     worker_beat(s, id, job$id)
-    if (is.null(child) || !child$is_alive()) child <- worker_child()
     if (!worker_supervise_job(s, job, id, devices, child)) child <- NULL
     worker_beat(s, id)
     done <- done + 1
