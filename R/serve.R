@@ -218,7 +218,7 @@ store_save_settings <- function(store, settings) {
 # Starts the web layer and the workers; returns the running service (serve_stop() ends it).
 serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, workers = NULL, db = NULL, ...,
                         worker_poll = 1) {
-  for (p in c("httpuv", "jsonlite", "sodium", "processx", "DBI"))
+  for (p in c("httpuv", "jsonlite", "sodium", "processx", "callr", "DBI"))
     if (!requireNamespace(p, quietly = TRUE)) stop(sprintf("serve() needs the %s package", p), call. = FALSE)
   if (!is.character(host) || length(host) != 1L || is.na(host)) stop("host must be one address", call. = FALSE)
   if (!is.numeric(port) || length(port) != 1L || is.na(port) || port != round(port) || port < 1 || port > 65535)
