@@ -61,6 +61,10 @@ fsgpu_snn_edges <- function(index, type, threads) {
     .Call(`_fsgpu_fsgpu_snn_edges`, index, type, threads)
 }
 
+fsgpu_release_memory <- function() {
+    .Call(`_fsgpu_fsgpu_release_memory`)
+}
+
 fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress = NULL, row_begin = 0, row_end = -1, with_keys = FALSE) {
     .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, with_keys)
 }

@@ -146,6 +146,9 @@ points_of <- function(x, arg, min_rows = 2) {
   x
 }
 
+# The work units of a search (backend = "auto" takes the GPU past options(fsgpu.gpu_min_work)).
+knn_work <- function(n_queries, n, p) as.numeric(n_queries) * n * p / 64
+
 run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, devices, BPPARAM = NULL,
                     quiet = FALSE) {
   bp <- bp_setup(BPPARAM, devices, threads)
@@ -171,7 +174,7 @@ run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, 
   k <- check_count(k, "k", max = if (is.null(query)) n - 1 else n,
                    what = if (is.null(query)) "the number of rows minus one" else "the number of rows of x")
   n_queries <- if (is.null(query)) n else nrow(query)
-  chosen <- choose_backend(backend, work = as.numeric(n_queries) * n * ncol(x) / 64, isTRUE(bp$forked))
+  chosen <- choose_backend(backend, work = knn_work(n_queries, n, ncol(x)), isTRUE(bp$forked))
   backend <- chosen$backend
   threads <- fsgpu_threads(threads)
   devices <- if (backend == "gpu") resolve_devices(bp_all_devices(devices)) else integer()

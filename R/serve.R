@@ -22,12 +22,15 @@
 #'     optionally a phenotype file with the columns FID, IID and phenotypes), `job` (`select`,
 #'     `pairs`, `discretize`, `knn`, `interactions`) and the job's parameters, named and
 #'     defaulted as in R (`GET /api/jobtypes` lists them); `class` names the class column of
-#'     a CSV/TSV/ARFF file (default: a column named `class`, else the last). Answers `201`
+#'     a CSV/TSV/ARFF file (default: a column named `class`, else the last) and `id` its
+#'     sample ID column, which names the samples in the results (default: found as
+#'     [read_delimited()] finds it; `none` for none). Answers `201`
 #'     `{"id", "token", "status": "queued"}`; `400` for bad parameters or a bad file (with the
 #'     strict readers' message: file, line, column), before anything is queued; `413` past the
 #'     size limit, `411` without a Content-Length, `429` past the rate limit.}
 #'   \item{`GET /api/jobs/{id}`}{`status` (`queued`, `running`, `done`, `failed`,
-#'     `cancelled`), `progress` (0 to 1), `message`, `error`, `device`, `seconds`,
+#'     `cancelled`), `progress` (0 to 1), `message`, `error`, `device` (while running, the
+#'     worker's GPU or CPU; when finished, where the job ran), `seconds`,
 #'     `queue_position`, `created`, `started`, `finished` (UTC), `params`, `files`,
 #'     `attempts` and, when done, `result` (`rows`, `columns`).}
 #'   \item{`GET /api/jobs/{id}/result.csv`}{`write.csv(as.data.frame(result), row.names =
@@ -35,13 +38,16 @@
 #'     `result.json` (the first 5,000 rows: `columns`, `rows`, `total`), `result.rds` (the R
 #'     object), `script.R` (reproduces the result with fsgpu) and `plot.png` (the result's
 #'     plot; 404 for jobs without one). `409` while the job is not done.}
-#'   \item{`DELETE /api/jobs/{id}`}{cancels a queued or running job (a running one stops at
-#'     its next progress update) or deletes a finished one with its files.}
+#'   \item{`DELETE /api/jobs/{id}`}{cancels a queued or running job (a running one stops
+#'     within half a second: its worker kills the process computing it) or deletes a finished one
+#'     with its files.}
 #'   \item{`GET /api/jobs`}{the logged-in user's jobs, newest first (`401` without a session).}
 #'   \item{`POST /api/register`, `POST /api/login`, `POST /api/logout`}{JSON or form
 #'     `username`, `password`; set or clear the `fsgpu_session` cookie (HttpOnly,
 #'     SameSite=Strict). Failed logins are throttled per address and per user (`429`).}
-#'   \item{`GET /api/me`}{`user`, `quota_bytes`, `used_bytes`, `upload_limit`, `admin`.}
+#'   \item{`GET /api/me`}{`user`, `quota_bytes`, `used_bytes`, `upload_limit` (what this
+#'     user, or an anonymous one, may upload now), `admin`, and the service's limits (see
+#'     below): `anonymous_upload`, `anonymous_hours`, `user_quota`.}
 #'   \item{`GET /api/admin/queue`}{for the administrators (setting `admins`): the queued and
 #'     running jobs and the workers.}
 #' }
@@ -89,20 +95,23 @@
 #' request's Content-Length: a body past the limit is refused unread when the client waits for
 #' `100 Continue` (curl does for large files) or exceeds the limit by more than 16 MB, and is
 #' otherwise read to disk and then refused (so that the client sees the 413 instead of a reset
-#' connection); uploads without a Content-Length are refused (411). Memory: httpuv's I/O thread queues the chunks of a request body for R's
-#' main thread without backpressure; at network speeds of 1 Gbit/s R keeps up (a 2 GB upload
-#' at 100 MB/s raised the web process's peak memory from 260 to 394 MB), but a client on the
-#' same host sending at full loopback speed can make up to about 1.2 GB wait in memory. Behind a
-#' proxy, let it stream request bodies (nginx: `proxy_request_buffering off`), so that uploads
-#' arrive at the client's network speed. Every
+#' connection); uploads without a Content-Length are refused (411). Memory: httpuv's I/O thread
+#' queues the chunks of a request body for R's main thread without backpressure. R takes them
+#' at a few hundred MB/s, so at network speeds of 1 Gbit/s it keeps up (a 2 GB upload at 100
+#' MB/s raised the web process's peak memory from 260 to 394 MB), but a client on the same host
+#' sending at full loopback speed can make most of the upload wait in memory at once (a 1 GB
+#' upload: about +750 MB at the peak); the memory is given back to the system when the upload
+#' has been stored. Behind a proxy, let it stream request bodies (nginx:
+#' `proxy_request_buffering off`), so that uploads arrive at the client's network speed. Every
 #' download checks the token or the owner. No user input reaches a
 #' shell, `eval()` or a file path. The web process checks the first lines of an upload with the
 #' package's strict readers (a cheap pass; it never computes); an error further into a large file
 #' fails the job with the reader's message.
 #'
 #' @section Workers, other hosts and clusters:
-#' Each worker is a separate R process that loads fsgpu once and runs one job at a time; the
-#' web process never computes and stays responsive. With GPUs, `workers = NULL` (the default)
+#' Each worker is a separate R process that runs one job at a time in a child R process (both
+#' load fsgpu once; the child is replaced only after a cancellation, which kills it, or a
+#' crash); the web process never computes and stays responsive. With GPUs, `workers = NULL` (the default)
 #' starts one worker per GPU, each with `devices` set to its GPU; without, one worker. A worker
 #' killed mid-job (even `kill -9`) is noticed and its job re-queued, up to `max_attempts`, then
 #' failed with the reason; a full disk or a corrupt upload fails that job alone with a clear
@@ -211,7 +220,7 @@ store_save_settings <- function(store, settings) {
 # Starts the web layer and the workers; returns the running service (serve_stop() ends it).
 serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, workers = NULL, db = NULL, ...,
                         worker_poll = 1) {
-  for (p in c("httpuv", "jsonlite", "sodium", "processx", "DBI"))
+  for (p in c("httpuv", "jsonlite", "sodium", "processx", "callr", "DBI"))
     if (!requireNamespace(p, quietly = TRUE)) stop(sprintf("serve() needs the %s package", p), call. = FALSE)
   if (!is.character(host) || length(host) != 1L || is.na(host)) stop("host must be one address", call. = FALSE)
   if (!is.numeric(port) || length(port) != 1L || is.na(port) || port != round(port) || port < 1 || port > 65535)

@@ -9,9 +9,16 @@
 # its I/O thread keeps reading while chunks wait in the queue, so a client that sends faster
 # than R writes (measured: a 2 GB upload over the loopback at full speed) makes the queue hold
 # the difference in memory (peak RSS 1.47 GB over a 260 MB baseline); at the speed of a 1 Gbit/s
-# network (100 MB/s) R keeps up and the peak was 394 MB. Bounding it at any speed needs a
-# receiver that stops reading the socket while the disk is behind (a streaming front in C++);
-# behind a proxy, let it stream bodies at the client's speed (see ?serve). Size limits are enforced before the body is
+# network (100 MB/s) R keeps up and the peak was 394 MB. The serve loop is not what limits R:
+# each chunk is one callback of httpuv's (an R call of onBodyData() and a writeBin()), about
+# 500 MB/s here (a bare httpuv app took a 1 GB body in 1.9 s and grew by 480 MB), and
+# later::run_now(all = TRUE) instead of httpuv::service() changed nothing
+# (bench/results/serve-load-2026-11-24.md); curl on the loopback sends faster.
+# Bounding it at any speed needs a receiver that stops reading the socket while the disk is
+# behind (a streaming front in C++); behind a proxy, let it stream bodies at the client's speed
+# (see ?serve). After a large upload, service_submit() gives the freed chunks back to the
+# system (malloc_trim), which glibc would otherwise keep for reuse: the process held about 950
+# MB after a 1 GB upload, 290 MB with it. Size limits are enforced before the body is
 # read: onHeaders() answers 413 when Content-Length is past the limit by more than 16 MB, or the
 # client waits for 100 Continue (below that, the body is read to disk and then refused, so that
 # the client sees the 413 rather than a reset connection), and 411 to a POST
@@ -158,7 +165,10 @@ service_route <- function(state, req) {
     "GET me" = service_json(list(user = user, quota_bytes = if (!is.null(user)) state$settings$user_quota,
                                  used_bytes = if (!is.null(user)) user_used_bytes(store, user),
                                  upload_limit = service_upload_limit(state, req)$limit,
-                                 admin = !is.null(user) && user %in% state$settings$admins)),
+                                 admin = !is.null(user) && user %in% state$settings$admins,
+                                 anonymous_upload = state$settings$anonymous_upload,
+                                 anonymous_hours = state$settings$anonymous_hours,
+                                 user_quota = state$settings$user_quota)),
     "GET admin/queue" = if (!is.null(user) && user %in% state$settings$admins) service_admin_queue(state) else service_not_found(),
     service_not_found())
 }
@@ -315,9 +325,11 @@ service_submit <- function(state, req, user) {
   boundary <- if (!is.null(type)) regmatches(type, regexec("^multipart/form-data;.*boundary=\"?([^\";]+)\"?", type))[[1]][2]
   if (is.null(boundary) || is.na(boundary) || nchar(boundary) > 200L)
     return(service_error(400L, "send the job as multipart/form-data (curl -F file=@data.csv -F job=select ...)"))
+  # a large body passed through httpuv's queue of chunks: give that memory back afterwards
+  if (length(declared) && !is.na(declared) && declared > 64e6) on.exit(fsgpu_release_memory(), add = TRUE)
   spool <- file.path(store$dir, "uploads", random_hex(12L))
   dir.create(spool)
-  on.exit(unlink(spool, recursive = TRUE))
+  on.exit(unlink(spool, recursive = TRUE), add = TRUE)
   form <- tryCatch(parse_multipart(req$rook.input, boundary, spool, limit$limit),
                    error = function(e) e)
   if (inherits(form, "error")) {
@@ -347,6 +359,17 @@ service_submit <- function(state, req, user) {
   service_json(list(id = id, token = token, status = "queued"), 201L)
 }
 
+# `n` bytes of `x` from `from`: through a raw connection, a copy of memory, several times faster
+# than `x[from:(from + n - 1)]`, which builds an index of `n` integers first (the multipart
+# parser copies every byte of an upload this way).
+raw_slice <- function(x, from, n) {
+  if (n <= 0L) return(raw())
+  con <- rawConnection(x)
+  on.exit(close(con))
+  seek(con, from - 1L)
+  readBin(con, "raw", n)
+}
+
 # Reads a multipart/form-data body from `input` (a rook input stream) in 1 MB pieces: file
 # parts are written to files in `dir` under server-chosen names (part-1, part-2, ...), text
 # fields are kept (64 kB at most each). More than `limit` bytes of files is an error of class
@@ -368,7 +391,7 @@ parse_multipart <- function(input, boundary, dir, limit, chunk = 2^20) {
       eof <<- TRUE
       return(FALSE)
     }
-    buf <<- c(if (pos <= length(buf)) buf[pos:length(buf)], piece)
+    buf <<- c(if (pos <= length(buf)) raw_slice(buf, pos, length(buf) - pos + 1L), piece)
     pos <<- 1L
     TRUE
   }
@@ -377,7 +400,7 @@ parse_multipart <- function(input, boundary, dir, limit, chunk = 2^20) {
     if (avail() < length(pattern)) return(integer())
     grepRaw(pattern, buf, offset = pos, fixed = TRUE)
   }
-  bytes <- function(n) buf[pos:(pos + n - 1L)]
+  bytes <- function(n) raw_slice(buf, pos, n)
   bad <- function(why) stop("malformed multipart body: ", why, call. = FALSE)
   dashes <- charToRaw("--")
   fields <- list()

@@ -7,6 +7,7 @@ service_param <- function(name, type, default = NULL, choices = NULL, help = "",
 
 service_common_params <- list(
   service_param("class", "string", NULL, help = "The class column of a CSV/TSV/ARFF file (name or 1-based number); default: a column named 'class', else the last"),
+  service_param("id", "string", NULL, help = "The sample ID column of a CSV/TSV file (name or 1-based number), whose values name the samples in the results (e.g. the neighbours of a kNN graph), or 'none'; default: the first column when its values are text, all different, or it is named id, sample or sample_id"),
   service_param("phenotype", "string", NULL, help = "PLINK uploads: the column of the phenotype file (FID, IID, ...) to use as the class; default its last column, or the .fam's phenotype without a phenotype file")
 )
 
@@ -197,7 +198,7 @@ service_validate <- function(dir, files, params, head_lines = 200L) {
     writeLines(lines, head, useBytes = TRUE)
     class <- service_class(params$class)
     tryCatch(read_features(head, format = if (format == "tsv") "tsv" else format,
-                           class = if (format == "libsvm") NULL else class), error = shown)
+                           class = if (format == "libsvm") NULL else class, id = service_id(params$id)), error = shown)
   } else {
     bed <- file.path(dir, "input.bed")
     con <- file(bed, "rb")
@@ -226,6 +227,11 @@ service_class <- function(class) {
   if (is.null(class)) NULL else if (grepl("^[0-9]+$", class)) as.numeric(class) else class
 }
 
+# The id parameter as read_features() takes it: NULL (found by itself), FALSE (none), a column.
+service_id <- function(id) {
+  if (!is.null(id) && tolower(id) %in% c("none", "false")) FALSE else service_class(id)
+}
+
 # A phenotype table (FID, IID, then phenotypes; whitespace or comma separated) and the column
 # taken as the class.
 read_phenotype <- function(file, column, nrows = -1L, name = basename(file)) {
@@ -250,7 +256,7 @@ service_read_input <- function(dir, files, job, params) {
     class <- service_class(params$class)
     format <- format_by_name(file)
     data <- with_user_name(file, files$name[files$role == "data"],
-                           read_features(file, class = if (format == "libsvm") NULL else class))
+                           read_features(file, class = if (format == "libsvm") NULL else class, id = service_id(params$id)))
     return(list(x = data$x, y = data$y))
   }
   plink <- read_plink(file.path(dir, "input"), packed = job == "interactions")
@@ -286,13 +292,17 @@ service_call_args <- function(job, params, plink = FALSE) {
                         contrast = p$contrast, p_adjust = p$p_adjust, top = p$top, seed = p$seed))
 }
 
-# Calls the job's public R function on the input, as a user would.
-service_call <- function(job, input, params, backend = "auto", devices = NULL) {
-  args <- Filter(Negate(is.null), service_call_args(job, params, plink = inherits(input$x, "fsgpu_genotypes")))
-  data <- switch(job,
+# The data arguments of the job's R function, from the input.
+service_call_data <- function(job, input, params) {
+  switch(job,
     knn = list(x = if (params$points == "features") t(as.matrix(input$x)) else input$x),
     discretize = list(x = input$x, y = if (!params$method %in% unsupervised_discretize_methods) input$y),
     list(x = input$x, y = input$y))
+}
+
+# Calls the job's public R function on its data (service_call_data()), as a user would.
+service_call <- function(job, data, params, backend = "auto", devices = NULL) {
+  args <- Filter(Negate(is.null), service_call_args(job, params, plink = inherits(data$x, "fsgpu_genotypes")))
   # a BiocParallel back end for the jobs that take one (e.g. batchtools on a cluster), set by
   # the worker's administrator
   bpparam <- getOption("fsgpu.service_bpparam")
@@ -318,8 +328,10 @@ service_script <- function(id, job, files, params) {
   read <- if ("data" %in% files$role) {
     format <- format_by_name(without_compression(name("data")))
     class <- service_class(params$class)
-    sprintf("data <- read_features(%s%s)", deparse(name("data")),
-            if (!is.null(class) && !identical(format, "libsvm")) paste0(", class = ", deparse(class)) else "")
+    sample_id <- service_id(params$id)
+    sprintf("data <- read_features(%s%s%s)", deparse(name("data")),
+            if (!is.null(class) && !identical(format, "libsvm")) paste0(", class = ", deparse(class)) else "",
+            if (!is.null(sample_id)) paste0(", id = ", deparse(sample_id)) else "")
   } else {
     c(sprintf("plink <- read_plink(%s%s)", deparse(sub("\\.bed$", "", name("bed"))), if (job == "interactions") ", packed = TRUE" else ""),
       if ("phenotype" %in% files$role) c(
@@ -347,9 +359,10 @@ service_script <- function(id, job, files, params) {
 }
 
 # Writes a file through a temporary name in the same directory, then renames it, so that a
-# reader never sees a part of it.
+# reader never sees a part of it. The name has the process id: a worker's child that goes on
+# for a moment after its worker was killed never writes into the same file as the job's rerun.
 write_then_rename <- function(path, write) {
-  tmp <- file.path(dirname(path), paste0(".tmp-", basename(path)))
+  tmp <- file.path(dirname(path), sprintf(".tmp-%d-%s", Sys.getpid(), basename(path)))
   on.exit(unlink(tmp))
   write(tmp)
   why <- "rename failed"
@@ -375,7 +388,8 @@ service_write_results <- function(dir, id, job, files, params, result) {
   write_then_rename(file.path(dir, "script.R"), function(f) writeLines(service_script(id, job, files, params), f))
   if (inherits(result, c("fsgpu_selection", "fsgpu_pairs", "fsgpu_interactions")) && nrow(table)) {
     write_then_rename(file.path(dir, "plot.png"), function(f) {
-      grDevices::png(f, width = 900, height = 600, type = if (capabilities("cairo")) "cairo" else getOption("bitmapType"))
+      # 10 x 6.7 inches at 144 pixels an inch: the text is readable on a high-density screen
+      grDevices::png(f, width = 1440, height = 960, res = 144, type = if (capabilities("cairo")) "cairo" else getOption("bitmapType"))
       on.exit(grDevices::dev.off())
       graphics::plot(result)
     })

@@ -185,16 +185,16 @@ job_queue_position <- function(store, job) {
 # Claims the oldest queued job for `worker`, atomically: one UPDATE whose WHERE rechecks the
 # status, so that two workers can never both get a job (SQLite runs it under its write lock;
 # PostgreSQL's FOR UPDATE SKIP LOCKED lets the other workers pass over the row being taken).
-# Returns the job, or NULL when none is queued.
-job_claim <- function(store, worker, now = unclass(Sys.time())) {
+# `device` is the worker's, shown while the job runs. Returns the job, or NULL when none is queued.
+job_claim <- function(store, worker, device = NA_character_, now = unclass(Sys.time())) {
   pick <- if (store$kind == "postgresql") {
     "SELECT id FROM jobs WHERE status = 'queued' ORDER BY created, id LIMIT 1 FOR UPDATE SKIP LOCKED"
   } else {
     "SELECT id FROM jobs WHERE status = 'queued' ORDER BY created, id LIMIT 1"
   }
-  got <- store_query(store, paste0("UPDATE jobs SET status = 'running', worker = ?, started = ?, heartbeat = ?, ",
+  got <- store_query(store, paste0("UPDATE jobs SET status = 'running', worker = ?, device = ?, started = ?, heartbeat = ?, ",
                                    "attempts = attempts + 1, progress = 0, message = NULL WHERE id = (", pick,
-                                   ") AND status = 'queued' RETURNING id"), worker, now, now)
+                                   ") AND status = 'queued' RETURNING id"), worker, device, now, now)
   if (!nrow(got)) return(NULL)
   job_get(store, got$id[1])
 }
@@ -204,7 +204,17 @@ job_claim <- function(store, worker, now = unclass(Sys.time())) {
 job_report <- function(store, id, worker, progress, message = NA_character_, now = unclass(Sys.time())) {
   store_execute(store, "UPDATE jobs SET progress = ?, message = ?, heartbeat = ? WHERE id = ? AND worker = ? AND status = 'running'",
                 progress, message, now, id, worker)
-  store_execute(store, "UPDATE workers SET heartbeat = ? WHERE id = ?", now, worker)
+  job_check(store, id, worker, heartbeat = TRUE, now = now)
+}
+
+# Whether a running job was cancelled (or taken from this worker), the question job_report()
+# and the worker watching a job ask; with `heartbeat`, records the worker's and the job's
+# heartbeat first.
+job_check <- function(store, id, worker, heartbeat = FALSE, now = unclass(Sys.time())) {
+  if (heartbeat) {
+    store_execute(store, "UPDATE jobs SET heartbeat = ? WHERE id = ? AND worker = ? AND status = 'running'", now, id, worker)
+    store_execute(store, "UPDATE workers SET heartbeat = ? WHERE id = ?", now, worker)
+  }
   row <- store_query(store, "SELECT status, cancel, worker FROM jobs WHERE id = ?", id)
   !nrow(row) || row$cancel[1] == 1L || row$status[1] != "running" || !identical(row$worker[1], worker)
 }
@@ -223,7 +233,7 @@ job_finish <- function(store, id, worker, status, error = NA_character_, device 
   invisible(TRUE)
 }
 
-# Cancels a queued or running job (a running one stops at its next progress update), or deletes
+# Cancels a queued or running job (a running one is stopped by its worker within half a second), or deletes
 # a finished one with its files. Returns the new status ("deleted" for a deletion).
 job_cancel_or_delete <- function(store, id, retention = 48 * 3600, now = unclass(Sys.time())) {
   job <- job_get(store, id)
@@ -250,8 +260,8 @@ job_delete <- function(store, id) {
 
 # Jobs whose worker stopped (no heartbeat for `timeout` seconds, or a local worker process found
 # dead: `workers` names them) go back to the queue, unless they have had `max_attempts`: then
-# they fail with the reason. Returns the ids re-queued and failed.
-job_requeue_stale <- function(store, timeout, max_attempts, workers = character(), now = unclass(Sys.time())) {
+# they fail with the reason (`reason`, or that the worker stopped). Returns the ids re-queued and failed.
+job_requeue_stale <- function(store, timeout, max_attempts, workers = character(), reason = NULL, now = unclass(Sys.time())) {
   stale <- store_query(store, "SELECT id, worker, attempts, heartbeat, cancel FROM jobs WHERE status = 'running' AND heartbeat < ?",
                        now - timeout)
   if (length(workers)) {
@@ -262,7 +272,7 @@ job_requeue_stale <- function(store, timeout, max_attempts, workers = character(
   out <- list(requeued = character(), failed = character())
   for (i in seq_len(nrow(stale))) {
     s <- stale[i, ]
-    why <- sprintf("its worker (%s) stopped while running it", s$worker)
+    why <- if (is.null(reason)) sprintf("its worker (%s) stopped while running it", s$worker) else reason
     if (s$cancel == 1L) {
       n <- store_execute(store, "UPDATE jobs SET status = 'cancelled', finished = ? WHERE id = ? AND status = 'running' AND worker = ?",
                          now, s$id, s$worker)
@@ -271,7 +281,7 @@ job_requeue_stale <- function(store, timeout, max_attempts, workers = character(
                          sprintf("%s; the job was tried %d times", why, s$attempts), now, s$id, s$worker)
       if (n) out$failed <- c(out$failed, s$id)
     } else {
-      n <- store_execute(store, paste("UPDATE jobs SET status = 'queued', worker = NULL, progress = 0,",
+      n <- store_execute(store, paste("UPDATE jobs SET status = 'queued', worker = NULL, device = NULL, progress = 0,",
                                       "message = ? WHERE id = ? AND status = 'running' AND worker = ?"),
                          paste0("re-queued: ", why), s$id, s$worker)
       if (n) out$requeued <- c(out$requeued, s$id)
@@ -283,7 +293,7 @@ job_requeue_stale <- function(store, timeout, max_attempts, workers = character(
 # A clean stop of a worker (Ctrl-C of serve()): its job goes back to the queue without counting
 # the attempt.
 job_release <- function(store, worker) {
-  store_execute(store, paste("UPDATE jobs SET status = 'queued', worker = NULL, progress = 0, attempts = attempts - 1,",
+  store_execute(store, paste("UPDATE jobs SET status = 'queued', worker = NULL, device = NULL, progress = 0, attempts = attempts - 1,",
                              "message = 're-queued: the service stopped' WHERE status = 'running' AND worker = ?"), worker)
 }
 

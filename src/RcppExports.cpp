@@ -266,6 +266,16 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_release_memory
+bool fsgpu_release_memory();
+RcppExport SEXP _fsgpu_fsgpu_release_memory() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(fsgpu_release_memory());
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_mi_pairs
 Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure, double top, bool has_threshold, double threshold, double scale, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double row_begin, double row_end, bool with_keys);
 RcppExport SEXP _fsgpu_fsgpu_mi_pairs(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP withSEXP, SEXP measureSEXP, SEXP topSEXP, SEXP has_thresholdSEXP, SEXP thresholdSEXP, SEXP scaleSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP row_beginSEXP, SEXP row_endSEXP, SEXP with_keysSEXP) {
@@ -451,6 +461,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_mdfs_alpha", (DL_FUNC) &_fsgpu_fsgpu_mdfs_alpha, 4},
     {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 9},
     {"_fsgpu_fsgpu_snn_edges", (DL_FUNC) &_fsgpu_fsgpu_snn_edges, 3},
+    {"_fsgpu_fsgpu_release_memory", (DL_FUNC) &_fsgpu_fsgpu_release_memory, 0},
     {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 18},
     {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 11},
     {"_fsgpu_fsgpu_mi_network", (DL_FUNC) &_fsgpu_fsgpu_mi_network, 4},

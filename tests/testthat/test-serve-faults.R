@@ -12,17 +12,34 @@ wait_until <- function(condition, timeout = 120, what = "the condition") {
   invisible(TRUE)
 }
 
-# A job that runs for a while on two cores: all 3-tuples of 260 variables.
+# The R processes that process `pid` started (Linux: /proc), its supervisor left out.
+r_children <- function(pid) {
+  pids <- as.integer(list.files("/proc", pattern = "^[0-9]+$"))
+  parent <- vapply(pids, function(p) {
+    line <- tryCatch(grep("^PPid:", readLines(sprintf("/proc/%d/status", p)), value = TRUE), error = function(e) character())
+    if (length(line)) as.integer(sub("^PPid:\\s*", "", line)) else NA_integer_
+  }, 1L)
+  kids <- pids[!is.na(parent) & parent == pid]
+  command <- vapply(kids, function(p) tryCatch({
+    bytes <- readBin(sprintf("/proc/%d/cmdline", p), "raw", 65536L)
+    bytes[bytes == 0] <- as.raw(32L)
+    rawToChar(bytes)
+  }, error = function(e) ""), "")
+  kids[grepl("/R", command) & !grepl("supervisor", command)]
+}
+
+# A job that runs for a while on two cores, reporting no progress until it ends: all 3-tuples
+# of 600 variables (36 million; about 10 s).
 heavy_csv <- function() {
   set.seed(5)
-  d <- data.frame(matrix(round(stats::rnorm(300 * 260), 2), 300, 260))
+  d <- data.frame(matrix(round(stats::rnorm(300 * 600), 2), 300, 600))
   d$class <- rep(c("a", "b"), 150)
   f <- tempfile(fileext = ".csv")
   utils::write.csv(d, f, row.names = FALSE)
   f
 }
 
-test_that("a worker killed mid-job (kill -9) is noticed, its job re-queued and run again; cancel stops it", {
+test_that("a worker killed mid-job (kill -9) is noticed, its job re-queued and run again; cancel stops it at once", {
   skip_without_service()
   skip_on_cran()
   store <- tempfile("store-")
@@ -32,7 +49,7 @@ test_that("a worker killed mid-job (kill -9) is noticed, its job re-queued and r
   url <- paste0(s$url, "/api/jobs/", job$id)
   wait_until(function() {
     j <- serve_request(url, token = job$token)$body
-    j$status == "running" && j$progress > 0
+    j$status == "running"
   }, what = "the job to run")
   con <- store_db(store)
   on.exit(DBI::dbDisconnect(con), add = TRUE)
@@ -56,11 +73,42 @@ test_that("a worker killed mid-job (kill -9) is noticed, its job re-queued and r
   s <- serve_background(store, workers = 1)
   url <- paste0(s$url, "/api/jobs/", job$id)
   wait_until(function() serve_request(url, token = job$token)$body$status == "running", what = "the run after the restart")
-  # cancelled at its next progress update
+  # cancelled at once, before the engine reports any progress: the worker kills the process
+  # computing it, and lives on to run the next job
+  worker <- DBI::dbGetQuery(con, "SELECT w.id, w.pid FROM workers w JOIN jobs j ON j.worker = w.id WHERE j.id = ?",
+                            params = list(job$id))
+  running <- serve_request(url, token = job$token)$body
+  expect_match(running$device, "CPU|GPU")  # the worker's device, while it runs
+  t0 <- Sys.time()
   expect_identical(serve_request(url, "DELETE", token = job$token)$body$status, "cancelling")
   wait_until(function() serve_request(url, token = job$token)$body$status == "cancelled", timeout = 60, what = "the cancellation")
+  latency <- as.numeric(Sys.time() - t0, units = "secs")
+  if (nzchar(Sys.getenv("FSGPU_SERVE_TIMINGS")))
+    cat(sprintf("\ncancel: %.2f s (progress %.3f when cancelled)\n", latency, running$progress), file = stderr())
   expect_false(file.exists(file.path(store, "jobs", job$id, "result.csv")))
+  expect_length(list.files(file.path(store, "jobs", job$id), pattern = "^(\\.tmp-|result|plot|script)", all.files = TRUE), 0L)
   expect_identical(serve_request(paste0(url, "/result.csv"), token = job$token)$status, 409L)
+  expect_identical(serve_request(url, token = job$token)$body$error, "cancelled")
+  expect_true(isTRUE(tools::pskill(worker$pid, 0L)))
+  small <- serve_submit(s, serve_toy_csv(), "select", k = 2)$body
+  expect_identical(serve_wait(s, small$id, small$token)$status, "done")
+  expect_identical(DBI::dbGetQuery(con, "SELECT worker FROM jobs WHERE id = ?", params = list(small$id))$worker, worker$id)
+  # the worker's child process, which computes, dying on its own (a crash, the OOM killer): the
+  # worker puts the job back in the queue and runs it again in a new child
+  skip_if_not(dir.exists("/proc/self"), "no /proc")
+  job <- serve_submit(s, heavy_csv(), "interactions", dimensions = 3, contrast = "false")$body
+  url <- paste0(s$url, "/api/jobs/", job$id)
+  wait_until(function() serve_request(url, token = job$token)$body$status == "running", what = "the job to run")
+  children <- r_children(worker$pid)
+  expect_length(children, 1L)
+  tools::pskill(children, tools::SIGKILL)
+  wait_until(function() {
+    j <- serve_request(url, token = job$token)$body
+    j$attempts == 2L && j$status == "running"
+  }, what = "the run after the crash")
+  expect_true(isTRUE(tools::pskill(worker$pid, 0L)))
+  expect_identical(serve_request(url, "DELETE", token = job$token)$body$status, "cancelling")
+  wait_until(function() serve_request(url, token = job$token)$body$status == "cancelled", timeout = 60, what = "the cancellation")
 })
 
 test_that("a server restarted mid-queue runs the queued jobs; nothing is lost", {

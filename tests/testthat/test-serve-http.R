@@ -27,6 +27,7 @@ expect_same_as_r <- function(file, job, direct, ...) {
   done <- serve_wait(s, r$body$id, r$body$token)
   expect_identical(done$status, "done", info = paste(job, done$error))
   expect_identical(done$progress, 1L)
+  expect_match(done$device, "^(CPU|GPU)", info = job)  # every job records where it ran
   csv <- serve_request(paste0(s$url, "/api/jobs/", r$body$id, "/result.csv"), token = r$body$token, raw = TRUE)
   expect_identical(csv$status, 200L)
   expect_identical(read_csv_text(csv$body), serve_expected_csv(direct), info = job)
@@ -101,10 +102,31 @@ test_that("a job is found only with its token or by its owner: 404 otherwise", {
   expect_identical(json$total, 2L)
   png <- serve_request(paste0(s$url, "/api/jobs/", a$id, "/plot.png"), token = a$token, raw = TRUE)
   expect_identical(png$headers[["content-type"]], "image/png")
+  size <- readBin(png$body[17:24], "integer", n = 2L, size = 4L, endian = "big")  # the PNG's IHDR
+  expect_identical(size, c(1440L, 960L))
   # deletion: the job and its files are gone
   expect_identical(serve_request(paste0(s$url, "/api/jobs/", a$id), "DELETE", token = a$token)$body$status, "deleted")
   expect_identical(serve_request(paste0(s$url, "/api/jobs/", a$id), token = a$token)$status, 404L)
   expect_false(dir.exists(file.path(store, "jobs", a$id)))
+})
+
+test_that("kNN neighbours are named by the sample IDs; the limits are in /api/me", {
+  s <- setup_server()
+  file <- serve_toy_csv()
+  d <- read.csv(file)
+  file <- tempfile(fileext = ".csv")
+  utils::write.csv(cbind(patient = seq(101, by = 2, length.out = nrow(d)), d), file, row.names = FALSE)
+  data <- read_features(file, id = "patient")
+  r <- expect_same_as_r(file, "knn", knn_graph(data$x, k = 3, output = "edges", quiet = TRUE), k = 3, id = "patient")
+  csv <- read.csv(text = serve_request(paste0(s$url, "/api/jobs/", r$id, "/result.csv"), token = r$token, raw = TRUE)$body)
+  expect_true(all(c(csv$from, csv$to) %in% seq(101, by = 2, length.out = nrow(d))))
+  script <- serve_request(paste0(s$url, "/api/jobs/", r$id, "/script.R"), token = r$token)$body
+  expect_match(script, ".csv\", id = \"patient\")", fixed = TRUE)
+  expect_match(script, paste("# Reproduces job", r$id), fixed = TRUE)
+  me <- serve_request(paste0(s$url, "/api/me"))$body
+  expect_null(me$user)
+  expect_equal(me[c("upload_limit", "anonymous_upload", "anonymous_hours", "user_quota")],
+               list(upload_limit = 5e6, anonymous_upload = 5e6, anonymous_hours = 48, user_quota = 1e5))
 })
 
 test_that("bad uploads get the reader's message before anything is queued; oversize ones 413", {

@@ -8,7 +8,7 @@
   var PAGE_ROWS = 100;
   var STORE_KEY = "fsgpu.jobs";
   // Parameters of every job that name columns of the upload: asked for with the data (step 1).
-  var DATA_PARAMS = ["class", "phenotype"];
+  var DATA_PARAMS = ["class", "id", "phenotype"];
 
   var state = {
     me: null,          // GET /api/me
@@ -104,6 +104,18 @@
     var i = 0;
     while (n >= 1000 && i < units.length - 1) { n /= 1000; i++; }
     return (i === 0 ? String(n) : n.toFixed(n < 10 ? 1 : 0)) + " " + units[i];
+  }
+
+  // The service's limits, from GET /api/me (which the page loads before its first view).
+  function keptFor() {
+    var h = state.me && state.me.anonymous_hours;
+    if (h === null || h === undefined) return "a limited time";
+    return h + (h === 1 ? " hour" : " hours");
+  }
+
+  function userQuota() {
+    var q = state.me && state.me.user_quota;
+    return q ? fmtBytes(q) : "room";
   }
 
   function fmtSeconds(s) {
@@ -351,7 +363,7 @@
       var limit = state.me && state.me.upload_limit;
       var quota = limit ? " (uploads up to " + fmtBytes(limit) + ")" : "";
       v.root.appendChild(el("p", {class: "note"},
-        "You are not signed in: your job is kept for 48 hours", quota,
+        "You are not signed in: your job is kept for " + keptFor(), quota,
         " and only this browser can open it. ",
         el("a", {href: "#/login"}, "Log in or register"),
         " to keep results until you delete them."));
@@ -433,6 +445,9 @@
     var classInput = el("input", {type: "text", id: "class", name: "class", autocomplete: "off",
                                   placeholder: "class, or the last column", "aria-describedby": "class-help",
                                   value: draft.values["class"] || ""});
+    var idInput = el("input", {type: "text", id: "id", name: "id", autocomplete: "off",
+                               placeholder: "found by itself", "aria-describedby": "id-help",
+                               value: draft.values.id || ""});
     var phenoInput = el("input", {type: "text", id: "phenotype", name: "phenotype", autocomplete: "off",
                                   placeholder: "its last column", "aria-describedby": "phenotype-help",
                                   value: draft.values.phenotype || ""});
@@ -442,6 +457,13 @@
       el("p", {class: "help", id: "class-help"},
          "The name (or number) of the column that holds the classes. Leave it empty to use the column " +
          "named \"class\", or else the last column."));
+    var idField = el("div", {class: "field"},
+      el("label", {for: "id"}, "Sample ID column ", el("span", {class: "optional"}, "(optional)")),
+      idInput,
+      el("p", {class: "help", id: "id-help"},
+         "The name (or number) of the column that names the samples, as in the neighbours of a kNN graph. " +
+         "Leave it empty to take the first column when it holds text or is named id, sample or sample_id; " +
+         "\"none\" for no such column."));
     var phenoField = el("div", {class: "field", hidden: true},
       el("label", {for: "phenotype"}, "Phenotype column ", el("span", {class: "optional"}, "(optional)")),
       phenoInput,
@@ -457,7 +479,7 @@
          "(.gz, .bz2, .xz). For genotypes, choose the PLINK .bed, .bim and .fam files together " +
          "with a phenotype file.",
          formats ? el("span", {class: "formats"}, " Accepted: " + formats + ".") : null),
-      classField, phenoField));
+      classField, idField, phenoField));
 
     function showFiles() {
       clear(fileList);
@@ -469,6 +491,7 @@
       var plink = Array.prototype.some.call(fileInput.files, function (f) { return /\.bed$/i.test(f.name); });
       phenoField.hidden = !plink;
       classField.hidden = plink;
+      idField.hidden = plink;
     }
     fileInput.addEventListener("change", showFiles);
     ["dragenter", "dragover"].forEach(function (t) {
@@ -510,7 +533,7 @@
          "that comes with the result uses the same values. The defaults are a good start."),
       paramBox,
       el("button", {type: "button", class: "btn btn-quiet btn-small", onclick: function () {
-        draft.values = {"class": classInput.value, phenotype: phenoInput.value};
+        draft.values = {"class": classInput.value, id: idInput.value, phenotype: phenoInput.value};
         renderParams();
       }}, "Reset to the defaults")));
 
@@ -560,6 +583,7 @@
       Array.prototype.forEach.call(fileInput.files, function (f) { data.append("file", f, f.name); });
       data.append("job", draft.job);
       if (!classField.hidden && classInput.value.trim()) data.append("class", classInput.value.trim());
+      if (!idField.hidden && idInput.value.trim()) data.append("id", idInput.value.trim());
       if (!phenoField.hidden && phenoInput.value.trim()) data.append("phenotype", phenoInput.value.trim());
       types[draft.job].params.forEach(function (p) {
         var input = form.elements["p-" + p.name];
@@ -709,7 +733,7 @@
           clear(infoBox).hidden = true;
           statusBox.appendChild(el("p", null,
             "There is no job with this address that you may open. It may have expired (jobs without an " +
-            "account are kept for 48 hours), been deleted, or belong to another account."));
+            "account are kept for " + keptFor() + "), been deleted, or belong to another account."));
           if (token) {
             statusBox.appendChild(el("button", {type: "button", class: "btn btn-small", onclick: function () {
               forgetJob(id);
@@ -1006,7 +1030,7 @@
   function renderJobs() {
     var v = view("My jobs", signedIn()
       ? "Your jobs, newest first. They are kept until you delete them."
-      : "Jobs submitted from this browser without an account, newest first. They are kept for 48 hours.");
+      : "Jobs submitted from this browser without an account, newest first. They are kept for " + keptFor() + ".");
     var visit = state.visit;
     var mine = el("div", {id: "jobs-mine"});
     var local = el("div", {id: "jobs-local"});
@@ -1090,8 +1114,9 @@
 
   function renderLogin() {
     var v = view(signedIn() ? "Account" : "Log in or register",
-                 "With an account your jobs are kept until you delete them, you have 20 GB for uploads " +
-                 "and results, and you find your jobs from any browser. Without one, jobs are kept 48 hours.");
+                 "With an account your jobs are kept until you delete them, you have " + userQuota() + " for uploads " +
+                 "and results, and you find your jobs from any browser. Without one, jobs are kept " + keptFor() +
+                 (state.me && state.me.anonymous_upload ? " and uploads are limited to " + fmtBytes(state.me.anonymous_upload) : "") + ".");
     if (signedIn()) {
       v.root.appendChild(el("p", null, "You are signed in as ", el("strong", null, state.me.user), ". ",
                             el("a", {href: "#/jobs"}, "Your jobs")));

@@ -1,0 +1,51 @@
+# The web process's memory during one large upload at full loopback speed.
+# Usage: R_LIBS=build/lib-cpu Rscript bench/serve_upload_rss.R [MB] [runs]
+# Starts serve() (no workers) in a background R process, makes a CSV file of MB megabytes,
+# sends it with the curl command line (multipart, as `curl -F` sends it), samples the web
+# process's resident memory (/proc/PID/status VmRSS) every 0.05 s, and prints, per run: seconds
+# until the 201, MB/s, RSS before, the highest RSS seen, and VmHWM after.
+args <- commandArgs(TRUE)
+mb <- if (length(args) >= 1) as.numeric(args[1]) else 1000
+runs <- if (length(args) >= 2) as.integer(args[2]) else 2
+dir <- tempfile("upload-rss-")
+dir.create(dir)
+file <- file.path(dir, "big.csv")
+block <- paste(rep("1.5,2.5,x", 100000), collapse = "\n")
+con <- file(file, "w")
+writeLines("a,b,class", con)
+while (file.size(file) < mb * 1e6) { writeLines(block, con); flush(con) }
+close(con)
+port <- 20000L + sample.int(20000L, 1L)
+libs <- .libPaths()
+web <- callr::r_bg(function(store, port, libs) {
+  .libPaths(libs)
+  fsgpu::serve(store, port = port, workers = 0, submit_rate = 1000)
+}, args = list(store = file.path(dir, "store"), port = port, libs = libs), supervise = TRUE)
+url <- sprintf("http://127.0.0.1:%d", port)
+for (i in 1:300) {
+  if (tryCatch(curl::curl_fetch_memory(paste0(url, "/api/me"))$status_code == 200L, error = function(e) FALSE)) break
+  Sys.sleep(0.1)
+}
+status <- function(field) {
+  line <- grep(paste0("^", field, ":"), readLines(sprintf("/proc/%d/status", web$get_pid())), value = TRUE)
+  as.numeric(gsub("[^0-9]", "", line)) / 1024
+}
+for (r in seq_len(runs)) {
+  before <- status("VmRSS")
+  out <- tempfile()
+  t0 <- Sys.time()
+  p <- processx::process$new("curl", c("-s", "-o", out, "-w", "%{http_code}", "-F", paste0("file=@", file), "-F", "job=select",
+                                       paste0(url, "/api/jobs")), stdout = "|")
+  peak <- before
+  while (p$is_alive()) {
+    peak <- max(peak, status("VmRSS"))
+    Sys.sleep(0.05)
+  }
+  seconds <- as.numeric(Sys.time() - t0, units = "secs")
+  cat(sprintf("run %d: %.0f MB, HTTP %s, %.1f s, %.1f MB/s; web RSS before %.0f MB, max seen %.0f MB (+%.0f MB), VmHWM after %.0f MB\n",
+              r, file.size(file) / 1e6, p$read_output(), seconds, file.size(file) / 1e6 / seconds, before, peak, peak - before,
+              status("VmHWM")))
+}
+web$interrupt()
+web$wait(5000)
+unlink(dir, recursive = TRUE)
