@@ -340,6 +340,7 @@ test_that("the store and what the service writes are readable by their owner alo
   expect_identical(format(file.mode(dir)), "700")
   writeLines("x", file.path(dir, "jobs", "f"))
   expect_identical(format(file.mode(file.path(dir, "jobs", "f"))), "600")
+})
 
 test_that("the memory freed after a large upload can be given back", {
   expect_type(fsgpu:::fsgpu_release_memory(), "logical")
