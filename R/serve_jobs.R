@@ -365,6 +365,7 @@ write_then_rename <- function(path, write) {
   tmp <- file.path(dirname(path), sprintf(".tmp-%d-%s", Sys.getpid(), basename(path)))
   on.exit(unlink(tmp))
   write(tmp)
+  if (!file.exists(tmp)) stop(sprintf("%s was not written", basename(path)), call. = FALSE)
   why <- "rename failed"
   done <- withCallingHandlers(file.rename(tmp, path), warning = function(w) {
     why <<- conditionMessage(w)
@@ -386,13 +387,16 @@ service_write_results <- function(dir, id, job, files, params, result) {
          total = nrow(table)), auto_unbox = TRUE, digits = NA, na = "null", null = "null"), f))
   write_then_rename(file.path(dir, "result.rds"), function(f) saveRDS(result, f))
   write_then_rename(file.path(dir, "script.R"), function(f) writeLines(service_script(id, job, files, params), f))
-  if (inherits(result, c("fsgpu_selection", "fsgpu_pairs", "fsgpu_interactions")) && nrow(table)) {
-    write_then_rename(file.path(dir, "plot.png"), function(f) {
+  # The plot is an extra: a server whose R has no bitmap device (no cairo, no X11) serves the
+  # results without it (plot.png answers 404), and says why in the worker's log.
+  if (inherits(result, c("fsgpu_selection", "fsgpu_pairs", "fsgpu_interactions")) && nrow(table) &&
+      any(capabilities(c("cairo", "png")))) {
+    tryCatch(write_then_rename(file.path(dir, "plot.png"), function(f) {
       # 10 x 6.7 inches at 144 pixels an inch: the text is readable on a high-density screen
       grDevices::png(f, width = 1440, height = 960, res = 144, type = if (capabilities("cairo")) "cairo" else getOption("bitmapType"))
       on.exit(grDevices::dev.off())
       graphics::plot(result)
-    })
+    }), error = function(e) message("job ", id, ": no plot (", conditionMessage(e), ")"))
   }
   list(rows = nrow(table), columns = names(table))
 }

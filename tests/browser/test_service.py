@@ -24,7 +24,8 @@ import traceback
 
 try:
     from selenium import webdriver
-    from selenium.common.exceptions import WebDriverException
+    from selenium.common.exceptions import (NoSuchElementException, StaleElementReferenceException, TimeoutException,
+                                            WebDriverException)
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as EC
@@ -93,9 +94,12 @@ class Browser:
         self.d.execute_script("location.hash = arguments[0];", route)
 
     def wait_for(self, cond, timeout=30, what="the page"):
+        # The page re-renders while a job runs: an element found in one poll may be gone when its
+        # text is read (stale), which only means "poll again".
         try:
-            return WebDriverWait(self.d, timeout, poll_frequency=0.1).until(cond)
-        except Exception:
+            return WebDriverWait(self.d, timeout, poll_frequency=0.1,
+                                 ignored_exceptions=(NoSuchElementException, StaleElementReferenceException)).until(cond)
+        except TimeoutException:
             raise AssertionError("timed out after %d s waiting for %s" % (timeout, what))
 
     def find(self, css, timeout=30):

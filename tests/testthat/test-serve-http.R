@@ -101,9 +101,13 @@ test_that("a job is found only with its token or by its owner: 404 otherwise", {
   expect_identical(unlist(json$columns), c("rank", "feature", "index", "score", "fixed"))
   expect_identical(json$total, 2L)
   png <- serve_request(paste0(s$url, "/api/jobs/", a$id, "/plot.png"), token = a$token, raw = TRUE)
-  expect_identical(png$headers[["content-type"]], "image/png")
-  size <- readBin(png$body[17:24], "integer", n = 2L, size = 4L, endian = "big")  # the PNG's IHDR
-  expect_identical(size, c(1440L, 960L))
+  if (any(capabilities(c("cairo", "png")))) {
+    expect_identical(png$headers[["content-type"]], "image/png")
+    size <- readBin(png$body[17:24], "integer", n = 2L, size = 4L, endian = "big")  # the PNG's IHDR
+    expect_identical(size, c(1440L, 960L))
+  } else {
+    expect_identical(png$status, 404L)  # an R without a bitmap device: the results come without a plot
+  }
   # deletion: the job and its files are gone
   expect_identical(serve_request(paste0(s$url, "/api/jobs/", a$id), "DELETE", token = a$token)$body$status, "deleted")
   expect_identical(serve_request(paste0(s$url, "/api/jobs/", a$id), token = a$token)$status, 404L)
