@@ -101,7 +101,7 @@ test_that("a job is found only with its token or by its owner: 404 otherwise", {
   expect_identical(unlist(json$columns), c("rank", "feature", "index", "score", "fixed"))
   expect_identical(json$total, 2L)
   png <- serve_request(paste0(s$url, "/api/jobs/", a$id, "/plot.png"), token = a$token, raw = TRUE)
-  if (any(capabilities(c("cairo", "png")))) {
+  if (can_draw_png()) {
     expect_identical(png$headers[["content-type"]], "image/png")
     size <- readBin(png$body[17:24], "integer", n = 2L, size = 4L, endian = "big")  # the PNG's IHDR
     expect_identical(size, c(1440L, 960L))
