@@ -228,6 +228,11 @@ serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, 
   s <- store_open(store, db)
   settings <- service_settings(s$dir, list(...))
   store_save_settings(s, settings)
+  # An administrator's name that nobody holds yet goes to whoever registers it first.
+  unclaimed <- Filter(function(name) !nrow(store_query(s, "SELECT name FROM users WHERE name = ?", name)), settings$admins)
+  if (length(unclaimed))
+    warning(sprintf("administrators not registered yet (whoever registers these names first becomes one): %s",
+                    quote_list(unclaimed)), call. = FALSE)
   if (is.null(workers)) workers <- max(1L, nrow(backend_info()$devices))
   if (!is.numeric(workers) || length(workers) != 1L || is.na(workers) || workers < 0 || workers != round(workers))
     stop("workers must be a whole number (0 for none)", call. = FALSE)

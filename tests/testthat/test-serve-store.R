@@ -347,3 +347,12 @@ test_that("the memory freed after a large upload can be given back", {
   expect_identical(fsgpu:::raw_slice(as.raw(1:10), 3L, 4L), as.raw(3:6))
   expect_identical(fsgpu:::raw_slice(as.raw(1:10), 11L, 0L), raw())
 })
+
+test_that("serve_start() warns of administrators nobody has registered yet", {
+  dir <- tempfile("store-")
+  old <- Sys.umask()
+  on.exit({ Sys.umask(old); unlink(dir, recursive = TRUE) })
+  expect_warning(service <- fsgpu:::serve_start(dir, port = serve_free_port(), workers = 0, admins = "boss"),
+                 "administrators not registered yet.*'boss'")
+  fsgpu:::serve_stop(service)
+})
