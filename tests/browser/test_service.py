@@ -106,7 +106,21 @@ class Browser:
         return self.wait_for(EC.visibility_of_element_located((By.CSS_SELECTOR, css)), timeout, css)
 
     def text(self, css, timeout=30):
-        return self.find(css, timeout).text
+        # Found and read in one poll: an element re-rendered between the two is found again.
+        def visible_text(d):
+            e = d.find_element(By.CSS_SELECTOR, css)
+            return (e.text,) if e.is_displayed() else False
+        return self.wait_for(visible_text, timeout, css)[0]
+
+    def click(self, css, timeout=30):
+        # As text(): found and clicked in one poll, so a re-rendered button is found again.
+        def clicked(d):
+            e = d.find_element(By.CSS_SELECTOR, css)
+            if not (e.is_displayed() and e.is_enabled()):
+                return False
+            e.click()
+            return True
+        self.wait_for(clicked, timeout, css)
 
     def exists(self, css):
         return len(self.d.find_elements(By.CSS_SELECTOR, css)) > 0
@@ -167,7 +181,7 @@ class Test:
         b.find("#register-username").send_keys(user)
         b.find("#register-password").send_keys(password)
         b.find("#register-password2").send_keys(password)
-        b.find("#register-submit").click()
+        b.click("#register-submit")
         b.wait_for(lambda d: user in d.find_element(By.ID, "account").text or d.find_elements(By.ID, "register-error"),
                    what="the account line")
         if b.exists("#register-error"):
@@ -179,12 +193,12 @@ class Test:
         b.go("#/login")
         b.find("#login-username").send_keys(user)
         b.find("#login-password").send_keys(password)
-        b.find("#login-submit").click()
+        b.click("#login-submit")
         b.wait_for(lambda d: user in d.find_element(By.ID, "account").text, what="the account line")
 
     def logout(self):
         b = self.b
-        b.find("#logout").click()
+        b.click("#logout")
         b.wait_for(lambda d: "Not signed in" in d.find_element(By.ID, "account").text, what="logging out")
         self.check(b.exists("#login-link"), "logged out: the page offers to log in")
 
@@ -214,7 +228,7 @@ class Test:
 
     def submit(self):
         b = self.b
-        b.find("#submit").click()
+        b.click("#submit")
         b.wait_for(lambda d: d.execute_script("return location.hash").startswith("#/job/")
                    or len(d.find_elements(By.ID, "submit-error")) > 0, 120, "the submission")
         if b.exists("#submit-error"):
@@ -245,7 +259,7 @@ class Test:
         """Clicks a download button and moves the file it saved to OUTDIR/name."""
         b = self.b
         before = set(os.listdir(self.downloads))
-        b.find(button).click()
+        b.click(button)
         deadline = time.time() + timeout
         while time.time() < deadline:
             new = [f for f in set(os.listdir(self.downloads)) - before if not f.endswith(".crdownload")]
@@ -271,7 +285,7 @@ class Test:
 
         # A bad upload is refused before anything is queued, with the reader's message.
         self.new_form("select", [a.bad])
-        b.find("#submit").click()
+        b.click("#submit")
         err = b.text("#submit-error", 120)
         self.check(os.path.basename(a.bad) in err or "line" in err.lower(),
                    "a bad upload shows the server's message naming the file or line: " + err.replace("\n", " "))
@@ -390,13 +404,13 @@ class Test:
         cancelled = self.submit()
         b.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#job-status .badge").text == "Running", 120,
                    "the search to start")
-        b.find("#cancel").click()
+        b.click("#cancel")
         b.d.switch_to.alert.accept()
         b.wait_for(lambda d: d.find_element(By.CSS_SELECTOR, "#job-status .badge").text in ("Cancelled", "Finished"),
                    300, "the cancellation")
         self.check(b.text("#job-status .badge") == "Cancelled", "a running job is cancelled from its page")
         b.shot("13b-job-cancelled")
-        b.find("#delete").click()
+        b.click("#delete")
         b.d.switch_to.alert.accept()
         b.wait_for(lambda d: d.execute_script("return location.hash") == "#/jobs", what="the job list")
         b.find("#jobs-mine")
