@@ -48,7 +48,8 @@ req_bearer <- function(req) {
   tolower(sub("^Bearer ", "", auth))
 }
 
-req_address <- function(req) if (is.null(req$REMOTE_ADDR)) "unknown" else req$REMOTE_ADDR
+# The client's address, as the front saw it (httpuv's REMOTE_ADDR is the front's).
+req_address <- function(req) c(req_header(req, "X-Fsgpu-Front-Client"), "unknown")[1]
 
 session_cookie <- function(secret, max_age, secure) {
   paste0("fsgpu_session=", secret, "; Path=/; HttpOnly; SameSite=Strict; Max-Age=", as.integer(max_age),
@@ -76,12 +77,10 @@ service_app <- function(state) {
 }
 
 # Called when a request's headers are in, before its body is read: only the front may talk to
-# httpuv (403 to anybody else), and it sends bodies of 64 kB at most. The client's address is
-# the one the front saw.
+# httpuv (403 to anybody else), and it sends bodies of 64 kB at most.
 service_front_gate <- function(state, req) {
   if (!identical(req_header(req, "X-Fsgpu-Front-Secret"), state$secret))
     return(service_error(403L, "requests reach the service through its public address"))
-  req$REMOTE_ADDR <- req_header(req, "X-Fsgpu-Front-Client")
   length <- suppressWarnings(as.numeric(req_header(req, "Content-Length")))
   if (length(length) && !is.na(length) && length > 65536) return(service_error(413L, "the request is too large"))
   NULL

@@ -5,8 +5,8 @@
 # sends it with the curl command line (multipart, as `curl -F` sends it), samples the web
 # process's resident memory (/proc/PID/status VmRSS) every 0.05 s, and prints, per run: HTTP
 # status, seconds until the answer, curl's upload speed, RSS before, the highest RSS seen, and
-# VmHWM after. Each run's job is deleted afterwards (DELETE with its token), so the store does
-# not grow. R_LIBS picks the fsgpu under test (so the same script measures two versions).
+# VmHWM after; with the front, also when the spooled body was complete. Each run's job is
+# deleted afterwards (DELETE with its token), so the store does not grow. R_LIBS picks the fsgpu under test (so the same script measures two versions).
 args <- commandArgs(TRUE)
 mb <- if (length(args) >= 1) as.numeric(args[1]) else 2000
 runs <- if (length(args) >= 2) as.integer(args[2]) else 2
@@ -42,11 +42,18 @@ for (r in seq_len(runs)) {
   p <- processx::process$new("curl", c("-s", "-o", out, "-w", "%{http_code} %{speed_upload}", "-F", paste0("file=@", file),
                                        "-F", "job=select", paste0(url, "/api/jobs")), stdout = "|")
   peak <- before
+  spooled <- NA  # with the front: when the spooled body (uploads/*.body) was complete
   while (p$is_alive()) {
     peak <- max(peak, status("VmRSS"))
+    body <- list.files(file.path(dir, "store", "uploads"), pattern = "[.]body$", full.names = TRUE)
+    if (is.na(spooled) && length(body) && isTRUE(file.size(body[1]) >= file.size(file)))
+      spooled <- as.numeric(Sys.time() - t0, units = "secs")
     Sys.sleep(0.05)
   }
   seconds <- as.numeric(Sys.time() - t0, units = "secs")
+  if (!is.na(spooled))
+    cat(sprintf("run %d: the body was on disk after %.1f s (%.0f MB/s); R then took %.1f s to store the files and answer\n",
+                r, spooled, file.size(file) / 1e6 / spooled, seconds - spooled))
   w <- strsplit(p$read_output(), " ")[[1]]
   cat(sprintf("run %d: %.0f MB, HTTP %s, %.1f s to the answer (%.0f MB/s), curl's upload speed %.0f MB/s; web RSS before %.0f MB, max seen %.0f MB (+%.0f MB), VmHWM after %.0f MB\n",
               r, file.size(file) / 1e6, w[1], seconds, file.size(file) / 1e6 / seconds, as.numeric(w[2]) / 1e6, before, peak,

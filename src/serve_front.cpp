@@ -226,14 +226,20 @@ class Front {
       }
       auto done = std::make_shared<std::atomic<bool>>(false);
       std::string address(host);
-      workers_.push_back({std::thread([this, fd, address, done] {
-                            {
-                              Connection c(*this, fd, address);
-                              c.run();
-                            }
-                            *done = true;
-                          }),
-                          done});
+      try {
+        // an exception must not leave a thread (it would end R): the connection just closes
+        workers_.push_back({std::thread([this, fd, address, done] {
+                              try {
+                                Connection c(*this, fd, address);
+                                c.run();
+                              } catch (...) {
+                              }
+                              *done = true;
+                            }),
+                            done});
+      } catch (...) {  // no thread to be had
+        ::close(fd);
+      }
     }
   }
 

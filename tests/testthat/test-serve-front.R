@@ -85,6 +85,10 @@ test_that("uploads and other requests pass through the front; httpuv's private p
   expect_identical(r$status, 201L)
   expect_identical(serve_request(paste0(s$url, "/api/jobs/", r$body$id), token = r$body$token)$body$status, "queued")
   expect_identical(serve_request(paste0(s$url, "/static/app.js"), raw = TRUE)$status, 200L)
+  # the client's address reaches R (for the per-address limits) through the front
+  db <- DBI::dbConnect(RSQLite::SQLite(), file.path(front_store, "fsgpu.sqlite"))
+  expect_identical(DBI::dbGetQuery(db, "SELECT address FROM jobs WHERE id = ?", params = list(r$body$id))$address, "127.0.0.1")
+  DBI::dbDisconnect(db)
   ports <- listening_ports(s$process$get_pid())
   expect_true(s$port %in% ports)
   private <- setdiff(ports, s$port)
@@ -249,7 +253,7 @@ test_that("keep-alive: requests one after another and pipelined on one connectio
   close(con2)
 })
 
-test_that("the front stops with serve(), and a second serve() in the same process works", {
+test_that("the front stops with serve(), with connections open; a second serve() in the same process works; past max_connections, 503", {
   skip_without_service()
   skip_on_cran()
   libs <- .libPaths()
@@ -259,20 +263,29 @@ test_that("the front stops with serve(), and a second serve() in the same proces
     .libPaths(libs)
     answers <- integer()
     for (port in c(port1, port1, port2)) {
-      store <- tempfile("store-")
-      service <- fsgpu:::serve_start(store, port = port, workers = 0)
+      service <- fsgpu:::serve_start(tempfile("store-"), port = port, workers = 0, max_connections = 2)
       pending <- TRUE
-      curl::multi_add(h <- curl::new_handle(url = sprintf("http://127.0.0.1:%d/api/me", port)),
+      curl::multi_add(curl::new_handle(url = sprintf("http://127.0.0.1:%d/api/me", port), forbid_reuse = TRUE),
                       done = function(r) { answers <<- c(answers, r$status_code); pending <<- FALSE },
                       fail = function(e) pending <<- FALSE)
       while (pending) {
         httpuv::service(10)
         curl::multi_run(timeout = 0.01, poll = TRUE)
       }
+      # two idle connections fill the front; a third is turned away; stopping ends the two
+      Sys.sleep(0.5)  # the finished request's connection thread ends first
+      idle <- lapply(1:2, function(i) socketConnection("127.0.0.1", port, blocking = TRUE, open = "r+b", timeout = 20))
+      third <- socketConnection("127.0.0.1", port, blocking = TRUE, open = "r+b", timeout = 20)
+      answers <- c(answers, as.integer(strsplit(readLines(third, n = 1L), " ")[[1]][2]))
+      close(third)
       fsgpu:::serve_stop(service)
+      for (con in idle) {
+        answers <- c(answers, length(readBin(con, "raw", 1L)))  # closed by the front: nothing
+        close(con)
+      }
     }
     answers
   }, args = list(libs = libs, port1 = port1, port2 = port2))
   p$wait(120000)
-  expect_identical(p$get_result(), c(200L, 200L, 200L))
+  expect_identical(p$get_result(), rep(c(200L, 503L, 0L, 0L), 3))
 })
