@@ -198,6 +198,19 @@ test_that("job parameters are typed, defaulted as in R, and checked", {
   expect_error(fsgpu:::service_params("select", list(method = "magic")), "method must be one of")
   expect_error(fsgpu:::service_params("select", list(top = "3")), "unknown parameter for job 'select': top")
   expect_error(fsgpu:::service_params("rm -rf", list()), "job must be one of")
+  # categorical: kept as normalised text, made the R functions' value when the job runs
+  expect_null(fsgpu:::service_params("select", list())$categorical)
+  expect_null(fsgpu:::service_params("select", list(categorical = "Auto"))$categorical)
+  expect_identical(fsgpu:::service_params("pairs", list(categorical = "TRUE"))$categorical, "true")
+  expect_identical(fsgpu:::service_params("select", list(categorical = " a , b c "))$categorical, "a,b c")
+  expect_identical(fsgpu:::service_call_args("select", list(k = 3L, categorical = "a,b c"))$categorical, c("a", "b c"))
+  expect_identical(fsgpu:::service_call_args("pairs", list(categorical = "false"))$categorical, FALSE)
+  expect_null(fsgpu:::service_call_args("select", list(k = 3L))$categorical)
+  expect_error(fsgpu:::service_params("select", list(categorical = ",a")), "categorical must be auto, true, false or column names")
+  expect_error(fsgpu:::service_params("knn", list(categorical = "true")), "unknown parameter for job 'knn': categorical")
+  plink <- data.frame(name = c("g.bed", "g.bim", "g.fam"), role = c("bed", "bim", "fam"),
+                      stored = c("input.bed", "input.bim", "input.fam"))
+  expect_error(fsgpu:::service_validate(tempdir(), plink, list(categorical = "true")), "PLINK genotypes are categories")
   # server-chosen names; only a known extension comes from the user's name
   r <- fsgpu:::service_file_roles("../../my data.csv.gz")
   expect_identical(r$stored, "data.csv.gz")
