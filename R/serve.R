@@ -24,7 +24,11 @@
 #'     defaulted as in R (`GET /api/jobtypes` lists them); `class` names the class column of
 #'     a CSV/TSV/ARFF file (default: a column named `class`, else the last) and `id` its
 #'     sample ID column, which names the samples in the results (default: found as
-#'     [read_delimited()] finds it; `none` for none). Answers `201`
+#'     [read_delimited()] finds it; `none` for none). `categorical` (jobs `select` and
+#'     `pairs`, the R functions' `categorical`) is `auto` (the default: columns of whole
+#'     numbers with few values are categories unless `nbins` or `discretize` is given),
+#'     `true`, `false`, or the names of the columns to take as categories, separated by
+#'     commas (checked against the file's features). Answers `201`
 #'     `{"id", "token", "status": "queued"}`; `400` for bad parameters or a bad file (with the
 #'     strict readers' message: file, line, column), before anything is queued; `413` past the
 #'     size limit, `411` without a Content-Length, `429` past the rate limit.}
