@@ -421,13 +421,13 @@ service_write_results <- function(dir, id, job, files, params, result) {
          total = nrow(table)), auto_unbox = TRUE, digits = NA, na = "null", null = "null"), f))
   write_then_rename(file.path(dir, "result.rds"), function(f) saveRDS(result, f))
   write_then_rename(file.path(dir, "script.R"), function(f) writeLines(service_script(id, job, files, params), f))
-  # The plot is an extra: a server whose R has no bitmap device (no cairo, no X11) serves the
-  # results without it (plot.png answers 404), and says why in the worker's log.
-  if (inherits(result, c("fsgpu_selection", "fsgpu_pairs", "fsgpu_interactions")) && nrow(table) &&
-      any(capabilities(c("cairo", "png")))) {
+  # The plot is an extra: a server whose R cannot draw a PNG serves the results without it
+  # (plot.png answers 404).
+  type <- service_png_type()
+  if (inherits(result, c("fsgpu_selection", "fsgpu_pairs", "fsgpu_interactions")) && nrow(table) && !is.null(type)) {
     tryCatch(write_then_rename(file.path(dir, "plot.png"), function(f) {
       # 10 x 6.7 inches at 144 pixels an inch: the text is readable on a high-density screen
-      grDevices::png(f, width = 1440, height = 960, res = 144, type = if (capabilities("cairo")) "cairo" else getOption("bitmapType"))
+      grDevices::png(f, width = 1440, height = 960, res = 144, type = type)
       on.exit(grDevices::dev.off())
       graphics::plot(result)
     }), error = function(e) message("job ", id, ": no plot (", conditionMessage(e), ")"))
@@ -435,3 +435,18 @@ service_write_results <- function(dir, id, job, files, params, result) {
   list(rows = nrow(table), columns = names(table))
 }
 
+# The type of PNG device this R draws with ("cairo", else getOption("bitmapType")), or NULL
+# where it cannot draw one (the GPU host's bundled R has neither cairo nor a display): tried,
+# since capabilities() can say "png" where the X11 device then fails. The service's tests
+# expect plot.png where this says it can be drawn.
+service_png_type <- function() {
+  type <- if (capabilities("cairo")) "cairo" else getOption("bitmapType")
+  f <- tempfile(fileext = ".png")
+  on.exit(unlink(f))
+  drawn <- tryCatch(suppressWarnings({
+    grDevices::png(f, type = type)
+    tryCatch(graphics::plot.new(), finally = grDevices::dev.off())
+    file.exists(f)
+  }), error = function(e) FALSE)
+  if (isTRUE(drawn)) type else NULL
+}
