@@ -10,7 +10,7 @@
   // Parameters of every job that name columns of the upload: asked for with the data (step 1).
   var DATA_PARAMS = ["class", "id", "phenotype"];
   // What to type in a text setting whose default the word "automatic" would not tell.
-  var PLACEHOLDER = {categorical: "auto, true, false, or column names: sex, stage"};
+  var PLACEHOLDER = {categorical: "auto, or column names: sex, stage"};
 
   var state = {
     me: null,          // GET /api/me
