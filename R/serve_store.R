@@ -347,7 +347,7 @@ user_check <- function(store, name, password) {
 # Passwords are hashed with libsodium's Argon2id (src/password.cpp), in the library's string
 # "$argon2id$v=19$m=65536,t=2,p=1$salt$hash", which records its random salt and its cost. The
 # cost is the settings password_ops (passes) and password_memory (bytes), by default
-# libsodium's preset for interactive logins: 2 passes over 64 MiB, about 0.1 s here. That is
+# libsodium's preset for interactive logins: 2 passes over 64 MiB, 0.07 s of CPU here. That is
 # above OWASP's minimum for Argon2id (19 MiB, 2 passes) and is chosen for where the hashing
 # runs: in the web process, on the one thread that serves every request, which waits while a
 # registration or a login hashes, and whose failed logins an attacker can make (throttled, per
