@@ -77,6 +77,22 @@ fsgpu_pair_codes <- function(x, n_samples, nbins, threads) {
     .Call(`_fsgpu_fsgpu_pair_codes`, x, n_samples, nbins, threads)
 }
 
+password_argon2_available <- function() {
+    .Call(`_fsgpu_password_argon2_available`)
+}
+
+password_argon2id_hash <- function(password, ops, memory) {
+    .Call(`_fsgpu_password_argon2id_hash`, password, ops, memory)
+}
+
+password_argon2_verify <- function(hash, password) {
+    .Call(`_fsgpu_password_argon2_verify`, hash, password)
+}
+
+password_argon2id_needs_rehash <- function(hash, ops, memory) {
+    .Call(`_fsgpu_password_argon2id_needs_rehash`, hash, ops, memory)
+}
+
 fsgpu_parse_libsvm <- function(bytes, index_base, n_features) {
     .Call(`_fsgpu_fsgpu_parse_libsvm`, bytes, index_base, n_features)
 }

@@ -24,7 +24,11 @@
 #'     defaulted as in R (`GET /api/jobtypes` lists them); `class` names the class column of
 #'     a CSV/TSV/ARFF file (default: a column named `class`, else the last) and `id` its
 #'     sample ID column, which names the samples in the results (default: found as
-#'     [read_delimited()] finds it; `none` for none). Answers `201`
+#'     [read_delimited()] finds it; `none` for none). `categorical` (jobs `select` and
+#'     `pairs`, the R functions' `categorical`) is `auto` (the default: columns of whole
+#'     numbers with few values are categories unless `nbins` or `discretize` is given),
+#'     `true`, `false`, or the names of the columns to take as categories, separated by
+#'     commas (checked against the file's features). Answers `201`
 #'     `{"id", "token", "status": "queued"}`; `400` for bad parameters or a bad file (with the
 #'     strict readers' message: file, line, column), before anything is queued; `413` past the
 #'     size limit, `411` without a Content-Length, `429` past the rate limit.}
@@ -64,7 +68,7 @@
 #' Anonymous jobs are reached only through their token (256 random bits; the store keeps its
 #' SHA-256 hash), may upload `anonymous_upload` bytes (2 GB) and are deleted
 #' `anonymous_hours` (48) after they finish. Registered users (passwords hashed with
-#' libsodium's scrypt, `sodium::password_store()`) see their own jobs, have `user_quota` bytes (20 GB) of uploads and
+#' libsodium's Argon2id, see `password_ops`) see their own jobs, have `user_quota` bytes (20 GB) of uploads and
 #' results and keep their jobs until they delete them. A janitor deletes expired jobs and their
 #' files every `janitor_interval` seconds. Every limit is a setting: an argument of `serve()`
 #' (in `...`), else a field of the file `config.dcf` in the store (e.g. `user_quota: 5e10`,
@@ -84,6 +88,12 @@
 #'   \item{`janitor_interval`}{60 seconds.}
 #'   \item{`admins`}{user names, comma-separated, who may see the queue and the workers.}
 #'   \item{`secure_cookies`}{`FALSE`; `TRUE` behind an HTTPS proxy.}
+#'   \item{`password_ops`, `password_memory`}{2 and 67108864 (64 MiB): the cost of a password's
+#'     Argon2id hash (libsodium's `crypto_pwhash_str()`), passes over that many bytes;
+#'     libsodium's preset for interactive logins, since the web process hashes while other
+#'     requests wait. Raised, each user's hash is redone at their next login, as are the scrypt
+#'     hashes of older stores. fsgpu built without libsodium (Debian's `libsodium-dev`; its
+#'     configure says so) hashes with scrypt (`sodium::password_store()`) and says so at the start.}
 #'   \item{`header_timeout`}{30 seconds for a request's line and headers (`408` past it),
 #'     counted from when the server waits for them: also how long an idle keep-alive
 #'     connection stays open.}
@@ -111,8 +121,8 @@
 #' relayed to httpuv, which listens on a private port of 127.0.0.1 and refuses (`403`) every
 #' request that does not carry the front's per-process random secret. The front bounds the
 #' request line (8 kB), the headers (64 lines, 32 kB), the time to send them
-#' (`header_timeout`), the time a body or a keep-alive connection may stall (`idle_timeout`) and
-#' the number of connections (`max_connections`, `503` past it); it drops headers whose names
+#' (`header_timeout`, also an idle keep-alive connection's), the time a body or an answer may
+#' stall (`idle_timeout`) and the number of connections (`max_connections`, `503` past it); it drops headers whose names
 #' contain `_` and keeps a connection open after an answer only where its end is known (never
 #' after an upload). Every
 #' download checks the token or the owner. No user input reaches a
@@ -182,7 +192,8 @@ serve <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, worker
 service_defaults <- list(anonymous_upload = 2e9, user_quota = 2e10, anonymous_hours = 48, session_days = 30,
                          submit_rate = 30, register_rate = 10, login_rate_address = 20, login_rate_user = 5,
                          heartbeat_timeout = 600, max_attempts = 3, janitor_interval = 60, admins = character(),
-                         secure_cookies = FALSE, header_timeout = 30, idle_timeout = 120, max_connections = 64)
+                         secure_cookies = FALSE, password_ops = 2, password_memory = 67108864,
+                         header_timeout = 30, idle_timeout = 120, max_connections = 64)
 
 # The settings: serve()'s arguments, else config.dcf in the store, else the defaults; checked.
 service_settings <- function(dir, given = list()) {
@@ -239,6 +250,7 @@ serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, 
     stop("port must be a TCP port number", call. = FALSE)
   s <- store_open(store, db)
   settings <- service_settings(s$dir, list(...))
+  password_startup(settings)
   store_save_settings(s, settings)
   # An administrator's name that nobody holds yet goes to whoever registers it first.
   unclaimed <- Filter(function(name) !nrow(store_query(s, "SELECT name FROM users WHERE name = ?", name)), settings$admins)

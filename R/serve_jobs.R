@@ -16,18 +16,22 @@ service_job_types <- function() {
                          help = "Equal-width bins per numeric feature; default the cube root of the number of samples")
   disc <- service_param("discretize", "choice", NULL, choices = discretize_methods,
                         help = "Supervised bins instead of equal-width ones")
+  categorical <- service_param("categorical", "string", NULL, help = paste(
+    "Which columns are categories (each value a level) rather than binned: auto (columns of whole numbers",
+    "with few values, unless nbins or discretize is given), true (all), false (none), or column names",
+    "separated by commas (the others as auto)"))
   list(
     select = list(title = "Select features", `function` = "select_features", params = list(
       service_param("method", "choice", "jmi", selection_methods, "The selection criterion"),
       service_param("k", "int", 10L, min = 1, max = 1e6, help = "How many features to select"),
-      nbins, disc)),
+      nbins, disc, categorical)),
     pairs = list(title = "Feature pairs (mutual information)", `function` = "mi_pairs", params = list(
       service_param("top", "int", 1000L, min = 1, max = 1e7, help = "How many of the best pairs to return"),
       service_param("with", "string", NULL, help = "Only pairs with these features (names, comma-separated)"),
       service_param("by", "choice", "joint", c("joint", "interaction"), "The measure that ranks the pairs"),
       service_param("p_adjust", "choice", "none", c("none", stats::p.adjust.methods[stats::p.adjust.methods != "none"]),
                     "Multiple-testing adjustment of the p-values"),
-      nbins, disc)),
+      nbins, disc, categorical)),
     discretize = list(title = "Discretize", `function` = "discretize", params = list(
       service_param("method", "choice", "caim", discretize_methods, "The discretization method"),
       service_param("nbins", "int", NULL, min = 2, max = 256, help = "Bins of equal_width and equal_freq"))),
@@ -97,7 +101,27 @@ service_params <- function(job, fields) {
       })
   }
   if (job == "interactions" && is.null(out$seed)) out$seed <- as.integer(sum(as.integer(sodium::random(3)) * c(1, 256, 65536)))
+  if (!is.null(out$categorical)) out["categorical"] <- list(service_categorical_text(out$categorical))
   out
+}
+
+# The categorical parameter of select and pairs (the R functions' `categorical =`): "auto" (the
+# default rule, kept as NULL), "true", "false" (in any case), or column names separated by
+# commas. The job keeps it as this text, normalised; service_categorical() makes the R value.
+# The names are checked against the file's features by service_validate().
+service_categorical_text <- function(value) {
+  word <- tolower(value)
+  if (word == "auto") return(NULL)
+  if (word %in% c("true", "false")) return(word)
+  names <- trimws(strsplit(value, ",", fixed = TRUE)[[1]])
+  if (!length(names) || !all(nzchar(names)) || grepl(",\\s*$", value))
+    stop(sprintf("categorical must be auto, true, false or column names separated by commas, not '%s'",
+                 substr(value, 1, 40)), call. = FALSE)
+  paste(names, collapse = ",")
+}
+
+service_categorical <- function(text) {
+  if (is.null(text)) NULL else if (text == "true") TRUE else if (text == "false") FALSE else strsplit(text, ",", fixed = TRUE)[[1]]
 }
 
 # ---- the files of a job --------------------------------------------------------------------
@@ -197,9 +221,17 @@ service_validate <- function(dir, files, params, head_lines = 200L) {
     head <- file.path(scratch, name)
     writeLines(lines, head, useBytes = TRUE)
     class <- service_class(params$class)
-    tryCatch(read_features(head, format = if (format == "tsv") "tsv" else format,
-                           class = if (format == "libsvm") NULL else class, id = service_id(params$id)), error = shown)
+    data <- tryCatch(read_features(head, format = if (format == "tsv") "tsv" else format,
+                                   class = if (format == "libsvm") NULL else class, id = service_id(params$id)), error = shown)
+    # the columns named categorical must be features (not the class or ID column), as the R
+    # functions check them (a LibSVM file's first lines need not hold every feature: its
+    # worker checks)
+    if (!is.null(params$categorical) && format != "libsvm")
+      tryCatch(column_roles(service_categorical(params$categorical), NULL, colnames(data$x)),
+               error = function(e) stop(sprintf("%s: %s", name, conditionMessage(e)), call. = FALSE))
   } else {
+    if (!is.null(params$categorical))
+      stop("categorical is for data files (CSV, TSV, ARFF, LibSVM): PLINK genotypes are categories", call. = FALSE)
     bed <- file.path(dir, "input.bed")
     con <- file(bed, "rb")
     magic <- readBin(con, "raw", n = 3L)
@@ -283,9 +315,11 @@ service_call_args <- function(job, params, plink = FALSE) {
   p <- params
   if (plink && job == "interactions") p$divisions <- p$discretizations <- p$seed <- NULL
   switch(job,
-    select = list(k = p$k, method = p$method, nbins = p$nbins, discretize = p$discretize),
+    select = list(k = p$k, method = p$method, nbins = p$nbins, discretize = p$discretize,
+                  categorical = service_categorical(p$categorical)),
     pairs = list(top = p$top, with = if (!is.null(p$with)) trimws(strsplit(p$with, ",", fixed = TRUE)[[1]]),
-                 by = p$by, p_adjust = p$p_adjust, nbins = p$nbins, discretize = p$discretize),
+                 by = p$by, p_adjust = p$p_adjust, nbins = p$nbins, discretize = p$discretize,
+                 categorical = service_categorical(p$categorical)),
     discretize = list(method = p$method, nbins = p$nbins),
     knn = list(k = p$k, metric = p$metric, output = "edges", mutual = p$graph == "mutual", snn = p$graph == "snn"),
     interactions = list(dimensions = p$dimensions, divisions = p$divisions, discretizations = p$discretizations,
@@ -387,16 +421,32 @@ service_write_results <- function(dir, id, job, files, params, result) {
          total = nrow(table)), auto_unbox = TRUE, digits = NA, na = "null", null = "null"), f))
   write_then_rename(file.path(dir, "result.rds"), function(f) saveRDS(result, f))
   write_then_rename(file.path(dir, "script.R"), function(f) writeLines(service_script(id, job, files, params), f))
-  # The plot is an extra: a server whose R has no bitmap device (no cairo, no X11) serves the
-  # results without it (plot.png answers 404), and says why in the worker's log.
-  if (inherits(result, c("fsgpu_selection", "fsgpu_pairs", "fsgpu_interactions")) && nrow(table) &&
-      any(capabilities(c("cairo", "png")))) {
+  # The plot is an extra: a server whose R cannot draw a PNG serves the results without it
+  # (plot.png answers 404).
+  type <- service_png_type()
+  if (inherits(result, c("fsgpu_selection", "fsgpu_pairs", "fsgpu_interactions")) && nrow(table) && !is.null(type)) {
     tryCatch(write_then_rename(file.path(dir, "plot.png"), function(f) {
       # 10 x 6.7 inches at 144 pixels an inch: the text is readable on a high-density screen
-      grDevices::png(f, width = 1440, height = 960, res = 144, type = if (capabilities("cairo")) "cairo" else getOption("bitmapType"))
+      grDevices::png(f, width = 1440, height = 960, res = 144, type = type)
       on.exit(grDevices::dev.off())
       graphics::plot(result)
     }), error = function(e) message("job ", id, ": no plot (", conditionMessage(e), ")"))
   }
   list(rows = nrow(table), columns = names(table))
+}
+
+# The type of PNG device this R draws with ("cairo", else getOption("bitmapType")), or NULL
+# where it cannot draw one (the GPU host's bundled R has neither cairo nor a display): tried,
+# since capabilities() can say "png" where the X11 device then fails. The service's tests
+# expect plot.png where this says it can be drawn.
+service_png_type <- function() {
+  type <- if (capabilities("cairo")) "cairo" else getOption("bitmapType")
+  f <- tempfile(fileext = ".png")
+  on.exit(unlink(f))
+  drawn <- tryCatch(suppressWarnings({
+    grDevices::png(f, type = type)
+    tryCatch(graphics::plot.new(), finally = grDevices::dev.off())
+    file.exists(f)
+  }), error = function(e) FALSE)
+  if (isTRUE(drawn)) type else NULL
 }

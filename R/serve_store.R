@@ -315,24 +315,96 @@ worker_remove <- function(store, id) store_execute(store, "DELETE FROM workers W
 
 user_name_ok <- function(name) is.character(name) && length(name) == 1L && grepl("^[A-Za-z0-9._-]{3,40}$", name)
 
-# Passwords are hashed by libsodium through sodium::password_store(): scrypt, memory-hard, with
-# a random salt, in libsodium's "$7$" string. (Argon2 was asked for, but sodium 1.2.1's
-# argon2() cannot run on Debian's libsodium: it asks Argon2i for Argon2id's interactive
-# operation limit, 2, below Argon2i's minimum of 3, and always fails with "pwhash failed".)
-# Creates a user with the hash of the password.
+# Creates a user with the hash of the password (see password_hash()).
 user_create <- function(store, name, password, now = unclass(Sys.time())) {
   if (!user_name_ok(name)) stop("the user name must be 3 to 40 letters, digits, '.', '_' or '-'", call. = FALSE)
-  if (!is.character(password) || length(password) != 1L || nchar(password, "bytes") < 8L || nchar(password, "bytes") > 1024L)
-    stop("the password must have 8 to 1024 characters", call. = FALSE)
+  if (!is.character(password) || length(password) != 1L || is.na(password) ||
+      nchar(password, "bytes") < 8L || nchar(password, "bytes") > password_max_bytes)
+    stop(sprintf("the password must have 8 to %d characters", password_max_bytes), call. = FALSE)
   if (nrow(store_query(store, "SELECT name FROM users WHERE name = ?", name))) stop("that user name is taken", call. = FALSE)
-  store_execute(store, "INSERT INTO users (name, hash, created) VALUES (?, ?, ?)", name, sodium::password_store(password), now)
+  store_execute(store, "INSERT INTO users (name, hash, created) VALUES (?, ?, ?)", name,
+                password_hash(password, password_cost(store)), now)
   invisible(name)
 }
 
+# Whether the user exists and the password is theirs. A hash that is not this build's choice
+# (an older store's scrypt, or Argon2id at another cost) is replaced by a new one while the
+# password is at hand: at the first successful login after the change.
 user_check <- function(store, name, password) {
-  if (!user_name_ok(name) || !is.character(password) || length(password) != 1L) return(FALSE)
+  if (!user_name_ok(name) || !is.character(password) || length(password) != 1L || is.na(password) ||
+      nchar(password, "bytes") > password_max_bytes) return(FALSE)
   hash <- store_query(store, "SELECT hash FROM users WHERE name = ?", name)$hash
-  length(hash) == 1L && isTRUE(sodium::password_verify(hash, password))
+  if (length(hash) != 1L || !password_verify(hash, password)) return(FALSE)
+  cost <- password_cost(store)
+  if (password_needs_rehash(hash, cost))
+    # only if the hash is still the one checked (a concurrent login may have replaced it)
+    store_execute(store, "UPDATE users SET hash = ? WHERE name = ? AND hash = ?", password_hash(password, cost), name, hash)
+  TRUE
+}
+
+# ---- passwords -----------------------------------------------------------------------------
+
+# Passwords are hashed with libsodium's Argon2id (src/password.cpp), in the library's string
+# "$argon2id$v=19$m=65536,t=2,p=1$salt$hash", which records its random salt and its cost. The
+# cost is the settings password_ops (passes) and password_memory (bytes), by default
+# libsodium's preset for interactive logins: 2 passes over 64 MiB, 0.07 s of CPU here. That is
+# above OWASP's minimum for Argon2id (19 MiB, 2 passes) and is chosen for where the hashing
+# runs: in the web process, on the one thread that serves every request, which waits while a
+# registration or a login hashes, and whose failed logins an attacker can make (throttled, per
+# address and per user). Raised later, each user's hash is redone at their next login.
+# (sodium::argon2() cannot be used: sodium 1.2.1 asks Argon2i for 2 passes, below its minimum
+# of 3 since libsodium 1.0.15, and always fails with "pwhash failed".)
+# A build without libsodium (configure did not find it) hashes with sodium::password_store():
+# scrypt, in libsodium's "$7$" string, as stores written before Argon2id hold; such hashes
+# still verify everywhere, and are rehashed to Argon2id at the next login where there is Argon2id.
+# Passwords are taken as UTF-8 bytes (the API's JSON and forms are UTF-8).
+
+password_max_bytes <- 1024L
+
+password_cost <- function(store) {
+  list(ops = store_setting(store, "password_ops"), memory = store_setting(store, "password_memory"))
+}
+
+password_check_type <- function(password) {
+  if (!is.character(password) || length(password) != 1L || is.na(password))
+    stop("the password must be one string (not NA)", call. = FALSE)
+}
+
+password_hash <- function(password, cost) {
+  password_check_type(password)
+  if (password_argon2_available()) password_argon2id_hash(enc2utf8(password), cost$ops, cost$memory)
+  else sodium::password_store(password)
+}
+
+password_verify <- function(hash, password) {
+  password_check_type(password)
+  if (!is.character(hash) || length(hash) != 1L || is.na(hash)) return(FALSE)
+  if (startsWith(hash, "$argon2")) {
+    if (!password_argon2_available())
+      stop("this fsgpu was built without libsodium and cannot check the user's Argon2id password hash; ",
+           "install libsodium-dev and reinstall fsgpu", call. = FALSE)
+    return(password_argon2_verify(hash, enc2utf8(password)))
+  }
+  # scrypt ("$7$"); sodium::password_verify() stops for a string that is not one
+  isTRUE(tryCatch(sodium::password_verify(hash, password), error = function(e) FALSE))
+}
+
+password_needs_rehash <- function(hash, cost) {
+  password_argon2_available() && password_argon2id_needs_rehash(hash, cost$ops, cost$memory)
+}
+
+# At serve()'s start: in a build without libsodium, says once that passwords fall back to
+# scrypt; otherwise hashes once at the settings' cost, so that a cost this machine cannot pay
+# stops serve() now rather than every registration.
+password_startup <- function(settings) {
+  if (!password_argon2_available()) {
+    message("fsgpu service: this fsgpu was built without libsodium, so passwords are hashed with scrypt ",
+            "(sodium::password_store()) instead of Argon2id; install libsodium-dev and reinstall fsgpu for Argon2id")
+    return(invisible(FALSE))
+  }
+  tryCatch(password_argon2id_hash("fsgpu", settings$password_ops, settings$password_memory),
+           error = function(e) stop(conditionMessage(e), call. = FALSE))
+  invisible(TRUE)
 }
 
 # A new session for the user; returns the cookie's secret (the store keeps its hash only).

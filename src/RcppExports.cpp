@@ -343,6 +343,54 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// password_argon2_available
+bool password_argon2_available();
+RcppExport SEXP _fsgpu_password_argon2_available() {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    rcpp_result_gen = Rcpp::wrap(password_argon2_available());
+    return rcpp_result_gen;
+END_RCPP
+}
+// password_argon2id_hash
+std::string password_argon2id_hash(SEXP password, double ops, double memory);
+RcppExport SEXP _fsgpu_password_argon2id_hash(SEXP passwordSEXP, SEXP opsSEXP, SEXP memorySEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type password(passwordSEXP);
+    Rcpp::traits::input_parameter< double >::type ops(opsSEXP);
+    Rcpp::traits::input_parameter< double >::type memory(memorySEXP);
+    rcpp_result_gen = Rcpp::wrap(password_argon2id_hash(password, ops, memory));
+    return rcpp_result_gen;
+END_RCPP
+}
+// password_argon2_verify
+bool password_argon2_verify(SEXP hash, SEXP password);
+RcppExport SEXP _fsgpu_password_argon2_verify(SEXP hashSEXP, SEXP passwordSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type hash(hashSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type password(passwordSEXP);
+    rcpp_result_gen = Rcpp::wrap(password_argon2_verify(hash, password));
+    return rcpp_result_gen;
+END_RCPP
+}
+// password_argon2id_needs_rehash
+bool password_argon2id_needs_rehash(SEXP hash, double ops, double memory);
+RcppExport SEXP _fsgpu_password_argon2id_needs_rehash(SEXP hashSEXP, SEXP opsSEXP, SEXP memorySEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type hash(hashSEXP);
+    Rcpp::traits::input_parameter< double >::type ops(opsSEXP);
+    Rcpp::traits::input_parameter< double >::type memory(memorySEXP);
+    rcpp_result_gen = Rcpp::wrap(password_argon2id_needs_rehash(hash, ops, memory));
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_parse_libsvm
 Rcpp::List fsgpu_parse_libsvm(Rcpp::RawVector bytes, int index_base, double n_features);
 RcppExport SEXP _fsgpu_fsgpu_parse_libsvm(SEXP bytesSEXP, SEXP index_baseSEXP, SEXP n_featuresSEXP) {
@@ -483,6 +531,10 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 11},
     {"_fsgpu_fsgpu_mi_network", (DL_FUNC) &_fsgpu_fsgpu_mi_network, 4},
     {"_fsgpu_fsgpu_pair_codes", (DL_FUNC) &_fsgpu_fsgpu_pair_codes, 4},
+    {"_fsgpu_password_argon2_available", (DL_FUNC) &_fsgpu_password_argon2_available, 0},
+    {"_fsgpu_password_argon2id_hash", (DL_FUNC) &_fsgpu_password_argon2id_hash, 3},
+    {"_fsgpu_password_argon2_verify", (DL_FUNC) &_fsgpu_password_argon2_verify, 2},
+    {"_fsgpu_password_argon2id_needs_rehash", (DL_FUNC) &_fsgpu_password_argon2id_needs_rehash, 3},
     {"_fsgpu_fsgpu_parse_libsvm", (DL_FUNC) &_fsgpu_fsgpu_parse_libsvm, 3},
     {"_fsgpu_fsgpu_parse_arff", (DL_FUNC) &_fsgpu_fsgpu_parse_arff, 1},
     {"_fsgpu_fsgpu_select", (DL_FUNC) &_fsgpu_fsgpu_select, 16},

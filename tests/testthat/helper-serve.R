@@ -105,15 +105,5 @@ serve_expected_csv <- function(result) {
   paste(readLines(f), collapse = "\n")
 }
 
-# Whether this R can draw a PNG (the GPU host's bundled R has neither cairo nor a display):
-# where it cannot, the service's results come without plot.png.
-can_draw_png <- function() {
-  f <- tempfile(fileext = ".png")
-  on.exit(unlink(f))
-  isTRUE(tryCatch(suppressWarnings({
-    grDevices::png(f, type = if (capabilities("cairo")) "cairo" else getOption("bitmapType"))
-    graphics::plot.new()
-    grDevices::dev.off()
-    file.exists(f)
-  }), error = function(e) FALSE))
-}
+# Whether this R can draw a PNG, as the service decides whether to draw plot.png.
+can_draw_png <- function() !is.null(fsgpu:::service_png_type())

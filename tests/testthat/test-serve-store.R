@@ -135,12 +135,14 @@ test_that("the janitor deletes expired anonymous jobs and their files, nothing e
   expect_identical(nrow(fsgpu:::store_query(s, "SELECT * FROM sessions")), 0L)
 })
 
-test_that("accounts: scrypt hashes, checks, sessions; names and passwords are checked", {
+test_that("accounts: password hashes, checks, sessions; names and passwords are checked", {
   s <- new_store()
   on.exit(fsgpu:::store_close(s))
   fsgpu:::user_create(s, "alice", "correct horse")
   hash <- fsgpu:::store_query(s, "SELECT hash FROM users WHERE name = 'alice'")$hash
-  expect_match(hash, "^\\$7\\$")  # libsodium's scrypt string (see password_store())
+  # libsodium's Argon2id string, or its scrypt string in a build without libsodium (see
+  # test-serve-passwords.R)
+  expect_match(hash, if (fsgpu:::password_argon2_available()) "^\\$argon2id\\$" else "^\\$7\\$")
   expect_false(grepl("correct horse", hash, fixed = TRUE))
   expect_true(fsgpu:::user_check(s, "alice", "correct horse"))
   expect_false(fsgpu:::user_check(s, "alice", "wrong horse"))
@@ -196,6 +198,19 @@ test_that("job parameters are typed, defaulted as in R, and checked", {
   expect_error(fsgpu:::service_params("select", list(method = "magic")), "method must be one of")
   expect_error(fsgpu:::service_params("select", list(top = "3")), "unknown parameter for job 'select': top")
   expect_error(fsgpu:::service_params("rm -rf", list()), "job must be one of")
+  # categorical: kept as normalised text, made the R functions' value when the job runs
+  expect_null(fsgpu:::service_params("select", list())$categorical)
+  expect_null(fsgpu:::service_params("select", list(categorical = "Auto"))$categorical)
+  expect_identical(fsgpu:::service_params("pairs", list(categorical = "TRUE"))$categorical, "true")
+  expect_identical(fsgpu:::service_params("select", list(categorical = " a , b c "))$categorical, "a,b c")
+  expect_identical(fsgpu:::service_call_args("select", list(k = 3L, categorical = "a,b c"))$categorical, c("a", "b c"))
+  expect_identical(fsgpu:::service_call_args("pairs", list(categorical = "false"))$categorical, FALSE)
+  expect_null(fsgpu:::service_call_args("select", list(k = 3L))$categorical)
+  expect_error(fsgpu:::service_params("select", list(categorical = ",a")), "categorical must be auto, true, false or column names")
+  expect_error(fsgpu:::service_params("knn", list(categorical = "true")), "unknown parameter for job 'knn': categorical")
+  plink <- data.frame(name = c("g.bed", "g.bim", "g.fam"), role = c("bed", "bim", "fam"),
+                      stored = c("input.bed", "input.bim", "input.fam"))
+  expect_error(fsgpu:::service_validate(tempdir(), plink, list(categorical = "true")), "PLINK genotypes are categories")
   # server-chosen names; only a known extension comes from the user's name
   r <- fsgpu:::service_file_roles("../../my data.csv.gz")
   expect_identical(r$stored, "data.csv.gz")

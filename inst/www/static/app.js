@@ -9,6 +9,8 @@
   var STORE_KEY = "fsgpu.jobs";
   // Parameters of every job that name columns of the upload: asked for with the data (step 1).
   var DATA_PARAMS = ["class", "id", "phenotype"];
+  // What to type in a text setting whose default the word "automatic" would not tell.
+  var PLACEHOLDER = {categorical: "auto, or column names: sex, stage"};
 
   var state = {
     me: null,          // GET /api/me
@@ -633,7 +635,7 @@
       input = el("input", {type: numeric ? "number" : "text", id: id, name: id, "aria-describedby": helpId,
                            step: p.type === "int" ? "1" : (numeric ? "any" : null),
                            min: p.min !== undefined ? p.min : null, max: p.max !== undefined ? p.max : null,
-                           placeholder: def === null || def === undefined ? "automatic" : null,
+                           placeholder: PLACEHOLDER[p.name] || (def === null || def === undefined ? "automatic" : null),
                            value: saved !== undefined ? saved : (def === null || def === undefined ? "" : String(def))});
     }
     var defText = def === null || def === undefined ? (p.type === "choice" ? "none" : "automatic") : String(def);
@@ -1235,7 +1237,9 @@
     r.appendChild(el("p", null, "Tab-separated files, ARFF (Weka) and LibSVM files work the same way, also " +
       "compressed (.gz, .bz2, .xz). A file that cannot be read, such as a line with more or fewer values than " +
       "the first, is refused at once with a message that names the file and the line, so you can fix it. " +
-      "A column that holds any text is taken as categories (as a factor in R). Missing values (empty cells, " +
+      "A column that holds any text is taken as categories (as a factor in R); so is a column of whole numbers " +
+      "with few values (codes such as 0, 1, 2) unless you ask for bins, and the setting categorical of the " +
+      "selection and the pairs says otherwise where you need it. Missing values (empty cells, " +
       "NA) stop most analyses with a message that names the feature. Genotypes: upload the PLINK .bed, .bim " +
       "and .fam files and a phenotype file together."));
     r.appendChild(el("h2", null, "The analyses"));
