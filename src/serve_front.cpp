@@ -14,13 +14,13 @@
 // stop pipe, so that stopping wakes every thread at once and joins them.
 #include <Rcpp.h>
 
+#ifndef _WIN32
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -40,6 +40,23 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+#ifdef MSG_NOSIGNAL
+constexpr int kNoSignal = MSG_NOSIGNAL;
+#else
+constexpr int kNoSignal = 0;  // macOS: SO_NOSIGPIPE on each socket instead
+#endif
+
+// Close-on-exec (the worker processes must not inherit the front's sockets), optionally
+// non-blocking, and no SIGPIPE where send() cannot say so.
+void set_flags(int fd, bool nonblock) {
+  ::fcntl(fd, F_SETFD, ::fcntl(fd, F_GETFD) | FD_CLOEXEC);
+  if (nonblock) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+#ifdef SO_NOSIGPIPE
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof one);
+#endif
+}
 
 constexpr size_t kMaxHead = 32768;         // a request's line and headers, all together
 constexpr size_t kMaxHeaders = 64;         // header lines in one request
@@ -128,7 +145,9 @@ class Connection {
 class Front {
  public:
   Front(const std::string& host, int port, Config config) : config_(std::move(config)) {
-    if (::pipe2(stop_pipe_, O_CLOEXEC) != 0) Rcpp::stop("the service's front: cannot make a pipe");
+    if (::pipe(stop_pipe_) != 0) Rcpp::stop("the service's front: cannot make a pipe");
+    ::fcntl(stop_pipe_[0], F_SETFD, FD_CLOEXEC);
+    ::fcntl(stop_pipe_[1], F_SETFD, FD_CLOEXEC);
     try {
       listen_fd_ = listen_on(host, port);
     } catch (...) {
@@ -178,8 +197,9 @@ class Front {
     std::string why = "no address";
     int fd = -1;
     for (addrinfo* a = found; a != nullptr && fd < 0; a = a->ai_next) {
-      fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+      fd = ::socket(a->ai_family, a->ai_socktype, a->ai_protocol);
       if (fd < 0) continue;
+      set_flags(fd, false);
       int one = 1;
       ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
       if (::bind(fd, a->ai_addr, a->ai_addrlen) != 0 || ::listen(fd, 128) != 0) {
@@ -213,14 +233,15 @@ class Front {
       if (n <= 0 || (fds[1].revents & POLLIN)) continue;
       sockaddr_storage addr{};
       socklen_t len = sizeof addr;
-      int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      int fd = ::accept(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
       if (fd < 0) continue;
+      set_flags(fd, true);
       char host[NI_MAXHOST] = "unknown";
       ::getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof host, nullptr, 0, NI_NUMERICHOST);
       std::lock_guard<std::mutex> lock(mutex_);
       if (workers_.size() >= static_cast<size_t>(config_.max_connections)) {
         static const std::string busy = json_error(503, "Service Unavailable", "too many connections; try again later", false);
-        ::send(fd, busy.data(), busy.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        ::send(fd, busy.data(), busy.size(), kNoSignal);
         ::close(fd);
         continue;
       }
@@ -288,7 +309,7 @@ Io Connection::write_all(int fd, const char* data, size_t n, double idle_timeout
   while (n > 0) {
     Io w = wait(fd, POLLOUT, after(idle_timeout));
     if (w != Io::ok) return w;
-    ssize_t r = ::send(fd, data, n, MSG_NOSIGNAL);
+    ssize_t r = ::send(fd, data, n, kNoSignal);
     if (r > 0) {
       data += r;
       n -= static_cast<size_t>(r);
@@ -447,8 +468,9 @@ std::string Connection::upstream_request(const Request& req, const std::vector<H
 }
 
 int Connection::upstream_connect() {
-  int up = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int up = ::socket(AF_INET, SOCK_STREAM, 0);
   if (up < 0) return -1;
+  set_flags(up, false);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(front_.config().upstream_port));
@@ -457,7 +479,7 @@ int Connection::upstream_connect() {
     ::close(up);
     return -1;
   }
-  ::fcntl(up, F_SETFL, ::fcntl(up, F_GETFL) | O_NONBLOCK);
+  set_flags(up, true);
   return up;
 }
 
@@ -559,14 +581,20 @@ bool Connection::relay(const Request& req) {
   return keep;
 }
 
+// 128 random bits from the system, as 32 hex digits; "" when none can be had.
 std::string random_name() {
   unsigned char bytes[16];
+  int fd = ::open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
   size_t got = 0;
   while (got < sizeof bytes) {
-    ssize_t r = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (r < 0 && errno != EINTR) return "";
-    if (r > 0) got += static_cast<size_t>(r);
+    ssize_t r = ::read(fd, bytes + got, sizeof bytes - got);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<size_t>(r);
   }
+  ::close(fd);
+  if (got < sizeof bytes) return "";
   static const char* hex = "0123456789abcdef";
   std::string s;
   for (unsigned char b : bytes) {
@@ -656,10 +684,14 @@ bool Connection::upload(const Request& req) {
 }
 
 }  // namespace
+#endif  // _WIN32
 
 // [[Rcpp::export]]
 SEXP fsgpu_front_start(std::string host, int port, int upstream_port, std::string secret, std::string spool_dir,
                  double header_timeout, double idle_timeout, int max_connections) {
+#ifdef _WIN32
+  Rcpp::stop("serve() needs a POSIX system (Linux, macOS): its front uses POSIX sockets");
+#else
   if (secret.size() < 32 || secret.find_first_not_of("0123456789abcdef") != std::string::npos)
     Rcpp::stop("the front's secret must be hexadecimal, 32 characters at least");
   Config config;
@@ -672,10 +704,13 @@ SEXP fsgpu_front_start(std::string host, int port, int upstream_port, std::strin
   Rcpp::XPtr<Front> front(new Front(host, port, config), true);
   front.attr("class") = "fsgpu_front";
   return front;
+#endif
 }
 
 // [[Rcpp::export]]
 void fsgpu_front_stop(SEXP front) {
+#ifndef _WIN32
   Rcpp::XPtr<Front> xp(front);
   if (xp.get() != nullptr) xp->stop();
+#endif
 }
