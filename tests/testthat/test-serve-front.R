@@ -215,6 +215,11 @@ test_that("slow or oversized headers are refused; chunked uploads get 411", {
   expect_identical(ask(front_request("POST", "/api/jobs", front_multipart()$type))$status, 411L)  # no Content-Length
   expect_identical(ask(front_request("POST", "/api/login", "Content-Type: application/json", strrep(" ", 70000)))$status, 413L)
   expect_identical(serve_request(paste0(s$url, "/api/me"))$status, 200L)
+  # a second service on the same port: a clear error, and the first one is fine
+  old <- Sys.umask()
+  expect_error(fsgpu:::serve_start(tempfile("store-"), port = s$port, workers = 0), sprintf("cannot listen on 127.0.0.1 port %d", s$port))
+  Sys.umask(old)
+  expect_identical(serve_request(paste0(s$url, "/api/me"))$status, 200L)
 })
 
 test_that("keep-alive: requests one after another and pipelined on one connection; none after an upload", {
