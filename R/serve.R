@@ -249,7 +249,13 @@ serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, 
   if (!is.numeric(port) || length(port) != 1L || is.na(port) || port != round(port) || port < 1 || port > 65535)
     stop("port must be a TCP port number", call. = FALSE)
   s <- store_open(store, db)
+  started <- FALSE
+  on.exit(if (!started) store_close(s))  # a service that cannot start leaves nothing open
   settings <- service_settings(s$dir, list(...))
+  if (settings$header_timeout <= 0 || settings$idle_timeout <= 0)
+    stop("header_timeout and idle_timeout must be positive numbers of seconds", call. = FALSE)
+  if (settings$max_connections < 1 || settings$max_connections > 1e5 || settings$max_connections != round(settings$max_connections))
+    stop("max_connections must be a whole number from 1 to 100000", call. = FALSE)
   password_startup(settings)
   store_save_settings(s, settings)
   # An administrator's name that nobody holds yet goes to whoever registers it first.
@@ -295,6 +301,7 @@ serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, 
     devices <- if (nrow(gpus)) gpus$id[(i - 1L) %% nrow(gpus) + 1L]
     state$workers[[i]] <- serve_spawn_worker(state, i, devices)
   }
+  started <- TRUE
   state
 }
 

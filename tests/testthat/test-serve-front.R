@@ -218,6 +218,8 @@ test_that("slow or oversized headers are refused; chunked uploads get 411", {
   # a second service on the same port: a clear error, and the first one is fine
   old <- Sys.umask()
   expect_error(fsgpu:::serve_start(tempfile("store-"), port = s$port, workers = 0), sprintf("cannot listen on 127.0.0.1 port %d", s$port))
+  expect_error(fsgpu:::serve_start(tempfile("store-"), port = s$port, workers = 0, header_timeout = 0), "must be positive")
+  expect_error(fsgpu:::serve_start(tempfile("store-"), port = s$port, workers = 0, max_connections = 0.5), "whole number from 1")
   Sys.umask(old)
   expect_identical(serve_request(paste0(s$url, "/api/me"))$status, 200L)
 })
