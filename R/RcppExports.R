@@ -61,10 +61,6 @@ fsgpu_snn_edges <- function(index, type, threads) {
     .Call(`_fsgpu_fsgpu_snn_edges`, index, type, threads)
 }
 
-fsgpu_release_memory <- function() {
-    .Call(`_fsgpu_fsgpu_release_memory`)
-}
-
 fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress = NULL, row_begin = 0, row_end = -1, with_keys = FALSE) {
     .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, with_keys)
 }
@@ -115,5 +111,13 @@ fsgpu_mi_scores <- function(x, y, n_classes, nbins, backend, threads, devices, m
 
 fsgpu_conditional_scores <- function(x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit) {
     .Call(`_fsgpu_fsgpu_conditional_scores`, x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit)
+}
+
+fsgpu_front_start <- function(host, port, upstream_port, secret, spool_dir, header_timeout, idle_timeout, max_connections) {
+    .Call(`_fsgpu_fsgpu_front_start`, host, port, upstream_port, secret, spool_dir, header_timeout, idle_timeout, max_connections)
+}
+
+fsgpu_front_stop <- function(front) {
+    invisible(.Call(`_fsgpu_fsgpu_front_stop`, front))
 }
 

@@ -94,25 +94,37 @@
 #'     requests wait. Raised, each user's hash is redone at their next login, as are the scrypt
 #'     hashes of older stores. fsgpu built without libsodium (Debian's `libsodium-dev`; its
 #'     configure says so) hashes with scrypt (`sodium::password_store()`) and says so at the start.}
+#'   \item{`header_timeout`}{30 seconds for a request's line and headers (`408` past it),
+#'     counted from when the server waits for them: also how long an idle keep-alive
+#'     connection stays open.}
+#'   \item{`idle_timeout`}{120 seconds that an upload's body or an answer's download may stall.}
+#'   \item{`max_connections`}{64 connections at once.}
 #' }
 #'
 #' @section Security:
 #' The server binds to 127.0.0.1 unless `host` says otherwise (put an HTTPS proxy in front of
-#' it for other hosts). Uploads are streamed to disk (httpuv spools a request body to a file in
-#' [tempdir()]: set `TMPDIR` to a disk with room for the largest upload) and stored under
-#' server-chosen names in the store, outside any served directory; only their extension, from a
-#' fixed list, comes from the user's file name. Size limits are enforced by the server from the
-#' request's Content-Length: a body past the limit is refused unread when the client waits for
-#' `100 Continue` (curl does for large files) or exceeds the limit by more than 16 MB, and is
-#' otherwise read to disk and then refused (so that the client sees the 413 instead of a reset
-#' connection); uploads without a Content-Length are refused (411). Memory: httpuv's I/O thread
-#' queues the chunks of a request body for R's main thread without backpressure. R takes them
-#' at a few hundred MB/s, so at network speeds of 1 Gbit/s it keeps up (a 2 GB upload at 100
-#' MB/s raised the web process's peak memory from 260 to 394 MB), but a client on the same host
-#' sending at full loopback speed can make most of the upload wait in memory at once (a 1 GB
-#' upload: about +750 MB at the peak); the memory is given back to the system when the upload
-#' has been stored. Behind a proxy, let it stream request bodies (nginx:
-#' `proxy_request_buffering off`), so that uploads arrive at the client's network speed. Every
+#' it for other hosts). Uploads are streamed to disk and stored under server-chosen names in
+#' the store, outside any served directory; only their extension, from a fixed list, comes from
+#' the user's file name. Size limits are enforced by the server from the request's
+#' Content-Length before any of the body is read (`413`; the client's unread body is drained for
+#' two seconds so that it sees the answer), and the body is never read past its Content-Length;
+#' uploads without a Content-Length (chunked) are refused (`411`).
+#'
+#' The front: the public address is served by a small HTTP/1.1 server in the package's C++
+#' code, which streams an upload into a file in the store's `uploads` directory (mode 0600)
+#' while reading the socket only as fast as the disk takes it, so the web process holds a few
+#' hundred kB of an upload whatever its size and speed (httpuv alone reads a body as fast as it
+#' arrives and queues it for R: a 1 GB upload over the loopback grew the process by 750 MB).
+#' Before the body, it asks the R side whether this caller may upload that much (the session,
+#' the quota and the rate limits are R's); after it, R reads the spooled body, stores the files
+#' and deletes it, whatever the outcome. Every other request, of 64 kB at most, and its answer are
+#' relayed to httpuv, which listens on a private port of 127.0.0.1 and refuses (`403`) every
+#' request that does not carry the front's per-process random secret. The front bounds the
+#' request line (8 kB), the headers (64 lines, 32 kB), the time to send them
+#' (`header_timeout`, also an idle keep-alive connection's), the time a body or an answer may
+#' stall (`idle_timeout`) and the number of connections (`max_connections`, `503` past it); it drops headers whose names
+#' contain `_` and keeps a connection open after an answer only where its end is known (never
+#' after an upload). Every
 #' download checks the token or the owner. No user input reaches a
 #' shell, `eval()` or a file path. The web process checks the first lines of an upload with the
 #' package's strict readers (a cheap pass; it never computes); an error further into a large file
@@ -180,7 +192,8 @@ serve <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, worker
 service_defaults <- list(anonymous_upload = 2e9, user_quota = 2e10, anonymous_hours = 48, session_days = 30,
                          submit_rate = 30, register_rate = 10, login_rate_address = 20, login_rate_user = 5,
                          heartbeat_timeout = 600, max_attempts = 3, janitor_interval = 60, admins = character(),
-                         secure_cookies = FALSE, password_ops = 2, password_memory = 67108864)
+                         secure_cookies = FALSE, password_ops = 2, password_memory = 67108864,
+                         header_timeout = 30, idle_timeout = 120, max_connections = 64)
 
 # The settings: serve()'s arguments, else config.dcf in the store, else the defaults; checked.
 service_settings <- function(dir, given = list()) {
@@ -236,7 +249,13 @@ serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, 
   if (!is.numeric(port) || length(port) != 1L || is.na(port) || port != round(port) || port < 1 || port > 65535)
     stop("port must be a TCP port number", call. = FALSE)
   s <- store_open(store, db)
+  started <- FALSE
+  on.exit(if (!started) store_close(s))  # a service that cannot start leaves nothing open
   settings <- service_settings(s$dir, list(...))
+  if (settings$header_timeout <= 0 || settings$idle_timeout <= 0)
+    stop("header_timeout and idle_timeout must be positive numbers of seconds", call. = FALSE)
+  if (settings$max_connections < 1 || settings$max_connections > 1e5 || settings$max_connections != round(settings$max_connections))
+    stop("max_connections must be a whole number from 1 to 100000", call. = FALSE)
   password_startup(settings)
   store_save_settings(s, settings)
   # An administrator's name that nobody holds yet goes to whoever registers it first.
@@ -258,15 +277,31 @@ serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, 
   state$workers <- list()
   # a previous run's jobs whose workers are gone go back to the queue at once
   serve_requeue_dead(state)
-  server <- tryCatch(httpuv::startServer(host, port, service_app(state)),
-                     error = function(e) stop(sprintf("cannot listen on %s port %d: %s", host, port, conditionMessage(e)), call. = FALSE))
-  state$server <- server
+  # httpuv on a private loopback port, answering the front alone (see R/serve_api.R); the front
+  # on the public address. Bodies the front spooled in an earlier run that died are gone with it.
+  state$secret <- random_hex(32L)
+  unlink(list.files(file.path(s$dir, "uploads"), pattern = "^[0-9a-f]{32}[.]body$", full.names = TRUE))
+  for (attempt in 1:20) {
+    private <- httpuv::randomPort(host = "127.0.0.1")
+    if (private == port) next
+    state$server <- tryCatch(httpuv::startServer("127.0.0.1", private, service_app(state), quiet = TRUE), error = function(e) NULL)
+    if (!is.null(state$server)) break
+  }
+  if (is.null(state$server)) stop("cannot listen on a private port of 127.0.0.1", call. = FALSE)
+  state$front <- tryCatch(fsgpu_front_start(host, as.integer(port), as.integer(private), state$secret,
+                                            file.path(s$dir, "uploads"), settings$header_timeout, settings$idle_timeout,
+                                            as.integer(settings$max_connections)),
+                          error = function(e) {
+                            httpuv::stopServer(state$server)
+                            stop(conditionMessage(e), call. = FALSE)
+                          })
   state$url <- sprintf("http://%s:%d", if (grepl(":", host)) paste0("[", host, "]") else host, as.integer(port))
   gpus <- backend_info()$devices
   for (i in seq_len(workers)) {
     devices <- if (nrow(gpus)) gpus$id[(i - 1L) %% nrow(gpus) + 1L]
     state$workers[[i]] <- serve_spawn_worker(state, i, devices)
   }
+  started <- TRUE
   state
 }
 
@@ -329,6 +364,8 @@ serve_maintain <- function(state, now = unclass(Sys.time())) {
 # Stops the web layer, then the workers; their running jobs go back to the queue (without
 # counting an attempt).
 serve_stop <- function(state) {
+  if (!is.null(state$front)) fsgpu_front_stop(state$front)  # its threads joined, its sockets closed
+  state$front <- NULL
   if (!is.null(state$server)) try(httpuv::stopServer(state$server), silent = TRUE)
   state$server <- NULL
   for (w in state$workers) {

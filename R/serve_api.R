@@ -1,30 +1,18 @@
-# The service's web layer: the JSON API and the page, on httpuv. It never computes: it checks
-# requests, streams uploads to disk, queues jobs in the store and serves finished files.
+# The service's web layer: the JSON API and the page, on httpuv, behind the front. It never
+# computes: it checks requests, queues jobs in the store and serves finished files.
 #
-# Uploads and memory. httpuv (1.6) does not keep a request body in one buffer: its I/O thread
-# hands each chunk read from the socket (64 kB) to R's main thread through a callback queue,
-# and R appends it to an anonymous temporary file (file(open = "w+b") in tempdir()); the app
-# then reads the body from that file through req$rook.input. The multipart parser below reads
-# it in 1 MB pieces and writes each file part to the store. What httpuv lacks is backpressure:
-# its I/O thread keeps reading while chunks wait in the queue, so a client that sends faster
-# than R writes (measured: a 2 GB upload over the loopback at full speed) makes the queue hold
-# the difference in memory (peak RSS 1.47 GB over a 260 MB baseline); at the speed of a 1 Gbit/s
-# network (100 MB/s) R keeps up and the peak was 394 MB. The serve loop is not what limits R:
-# each chunk is one callback of httpuv's (an R call of onBodyData() and a writeBin()), about
-# 500 MB/s here (a bare httpuv app took a 1 GB body in 1.9 s and grew by 480 MB), and
-# later::run_now(all = TRUE) instead of httpuv::service() changed nothing
-# (bench/results/serve-load-2026-11-24.md); curl on the loopback sends faster.
-# Bounding it at any speed needs a receiver that stops reading the socket while the disk is
-# behind (a streaming front in C++); behind a proxy, let it stream bodies at the client's speed
-# (see ?serve). After a large upload, service_submit() gives the freed chunks back to the
-# system (malloc_trim), which glibc would otherwise keep for reuse: the process held about 950
-# MB after a 1 GB upload, 290 MB with it. Size limits are enforced before the body is
-# read: onHeaders() answers 413 when Content-Length is past the limit by more than 16 MB, or the
-# client waits for 100 Continue (below that, the body is read to disk and then refused, so that
-# the client sees the 413 rather than a reset connection), and 411 to a POST
-# without Content-Length, such as a chunked one, whose size cannot be known in advance: curl
-# and browsers always send it for files), and httpuv's parser never reads past Content-Length.
-# The spool file lives in tempdir(): set TMPDIR to a disk with room for the largest upload.
+# The front (src/serve_front.cpp) listens on the public address; httpuv listens on a private
+# loopback port and answers only requests that carry the front's secret (X-Fsgpu-Front-Secret),
+# so nobody can bypass the front or forge its headers (the front drops every X-Fsgpu-Front-*
+# header a client sends). The front relays every request to httpuv, with bodies of 64 kB at most
+# and the client's address (X-Fsgpu-Front-Client), except uploads: for POST /api/jobs it first
+# asks (X-Fsgpu-Front-Ask: the body's length) whether this caller may send that many bytes, which
+# service_submit() answers with 204 or the refusal (401/403/413/429/400, the body unread); then
+# it streams the body to uploads/NAME.body in the store, reading the socket only as fast as it
+# writes the disk, and hands the file's name over (X-Fsgpu-Front-Spool), which service_submit()
+# checks, parses and deletes. Why: httpuv's I/O thread reads a body without backpressure and
+# queues its chunks for R's main thread, so an upload at loopback speed waited in memory (a 1 GB
+# upload grew this process by about 750 MB; bench/results/serve-load-2026-11-24.md).
 
 service_json <- function(x, status = 200L, headers = list()) {
   list(status = as.integer(status),
@@ -60,17 +48,18 @@ req_bearer <- function(req) {
   tolower(sub("^Bearer ", "", auth))
 }
 
-req_address <- function(req) if (is.null(req$REMOTE_ADDR)) "unknown" else req$REMOTE_ADDR
+# The client's address, as the front saw it (httpuv's REMOTE_ADDR is the front's).
+req_address <- function(req) c(req_header(req, "X-Fsgpu-Front-Client"), "unknown")[1]
 
 session_cookie <- function(secret, max_age, secure) {
   paste0("fsgpu_session=", secret, "; Path=/; HttpOnly; SameSite=Strict; Max-Age=", as.integer(max_age),
          if (secure) "; Secure" else "")
 }
 
-# The httpuv app of a running service (state: store, settings, www).
+# The httpuv app of a running service (state: store, settings, www, secret).
 service_app <- function(state) {
   app <- list(
-    onHeaders = function(req) tryCatch(service_on_headers(state, req), error = function(e) service_error(500L, "internal error")),
+    onHeaders = function(req) tryCatch(service_front_gate(state, req), error = function(e) service_error(500L, "internal error")),
     call = function(req) {
       tryCatch(service_route(state, req), error = function(e) {
         message("fsgpu service: ", conditionMessage(e))
@@ -81,32 +70,33 @@ service_app <- function(state) {
   static <- file.path(state$www, "static")
   if (dir.exists(static))
     app$staticPaths <- list(`/static` = httpuv::staticPath(static, indexhtml = FALSE, fallthrough = FALSE))
-  app$staticPathOptions <- httpuv::staticPathOptions(headers = service_security_headers)
+  # httpuv serves these without calling R: it checks the secret itself (403 without)
+  app$staticPathOptions <- httpuv::staticPathOptions(headers = service_security_headers,
+                                                     validation = sprintf('"X-Fsgpu-Front-Secret" == "%s"', state$secret))
   app
 }
 
-# Called when a request's headers are in, before its body is read: rejects bodies that are too
-# large (413) or of unknown length (411), so that nothing of them is read.
-service_on_headers <- function(state, req) {
-  method <- req$REQUEST_METHOD
-  if (!method %in% c("POST", "PUT", "PATCH")) return(NULL)
-  length <- req_header(req, "Content-Length")
-  if (is.null(length)) {
-    if (!is.null(req_header(req, "Transfer-Encoding")))
-      return(service_error(411L, "send the request with a Content-Length (uploads are not taken in chunked encoding)"))
-    return(NULL)
-  }
-  length <- suppressWarnings(as.numeric(length))
-  if (is.na(length)) return(service_error(400L, "bad Content-Length"))
-  if (!identical(req$PATH_INFO, "/api/jobs")) return(if (length > 65536) service_error(413L, "the request is too large"))
-  limit <- service_upload_limit(state, req)
-  # Refused now, unread, when the client waits for "100 Continue" (nothing of the body is on its
-  # way) or when the excess is large. A body the client has already sent is read (to disk) and
-  # refused afterwards: closing a connection with unread data resets it, and the client might
-  # never see the 413.
-  early <- identical(tolower(req_header(req, "Expect")), "100-continue") || length > limit$limit + 16e6
-  if (length > limit$limit && early) return(service_error(413L, limit$why))
+# Called when a request's headers are in, before its body is read: only the front may talk to
+# httpuv (403 to anybody else), and it sends bodies of 64 kB at most.
+service_front_gate <- function(state, req) {
+  if (!identical(req_header(req, "X-Fsgpu-Front-Secret"), state$secret))
+    return(service_error(403L, "requests reach the service through its public address"))
+  length <- suppressWarnings(as.numeric(req_header(req, "Content-Length")))
+  if (length(length) && !is.na(length) && length > 65536) return(service_error(413L, "the request is too large"))
   NULL
+}
+
+# The spooled body the front names in X-Fsgpu-Front-Spool: a server-chosen name (32 hex digits)
+# of a regular file in the store's uploads directory; NULL when the header is absent. Anything
+# else is an error (the front only ever sends such names).
+service_front_spool <- function(state, req) {
+  name <- req_header(req, "X-Fsgpu-Front-Spool")
+  if (is.null(name)) return(NULL)
+  if (!grepl("^[0-9a-f]{32}$", name)) stop("bad spool name", call. = FALSE)
+  path <- file.path(state$store$dir, "uploads", paste0(name, ".body"))
+  info <- file.info(path, extra_cols = FALSE)
+  if (is.na(info$isdir) || info$isdir || nzchar(Sys.readlink(path))) stop("no such spool file", call. = FALSE)
+  path
 }
 
 # How many bytes a submission may have: an anonymous upload's limit, or what is left of the
@@ -311,27 +301,35 @@ service_logout <- function(state, req) {
 
 # ---- submissions ---------------------------------------------------------------------------
 
+# POST /api/jobs, in two requests from the front: the question (X-Fsgpu-Front-Ask: the body's
+# length), answered 204 when the body may come or with the refusal; then the spooled body
+# (X-Fsgpu-Front-Spool), parsed here and deleted whatever happens.
 service_submit <- function(state, req, user) {
   s <- state$settings
   store <- state$store
   address <- req_address(req)
+  spool <- tryCatch(service_front_spool(state, req), error = function(e) e)
+  if (inherits(spool, "error")) return(service_error(400L, "bad upload"))
+  if (!is.null(spool)) on.exit(unlink(spool), add = TRUE)
+  declared <- if (!is.null(spool)) file.size(spool) else suppressWarnings(as.numeric(c(req_header(req, "X-Fsgpu-Front-Ask"), NA)[1]))
+  if (is.na(declared)) return(service_error(400L, "bad upload"))
   limit <- service_upload_limit(state, req)
-  declared <- suppressWarnings(as.numeric(req_header(req, "Content-Length")))
-  if (length(declared) && !is.na(declared) && declared > limit$limit) return(service_error(413L, limit$why))
+  if (declared > limit$limit) return(service_error(413L, limit$why))
   if (throttle_count(store, paste0("submit:", address), 60) >= s$submit_rate)
     return(service_error(429L, sprintf("too many submissions from this address (at most %d a minute); try again later", s$submit_rate)))
-  throttle_add(store, paste0("submit:", address))
   type <- req_header(req, "Content-Type")
   boundary <- if (!is.null(type)) regmatches(type, regexec("^multipart/form-data;.*boundary=\"?([^\";]+)\"?", type))[[1]][2]
   if (is.null(boundary) || is.na(boundary) || nchar(boundary) > 200L)
     return(service_error(400L, "send the job as multipart/form-data (curl -F file=@data.csv -F job=select ...)"))
-  # a large body passed through httpuv's queue of chunks: give that memory back afterwards
-  if (length(declared) && !is.na(declared) && declared > 64e6) on.exit(fsgpu_release_memory(), add = TRUE)
-  spool <- file.path(store$dir, "uploads", random_hex(12L))
-  dir.create(spool)
-  on.exit(unlink(spool, recursive = TRUE), add = TRUE)
-  form <- tryCatch(parse_multipart(req$rook.input, boundary, spool, limit$limit),
+  if (is.null(spool)) return(list(status = 204L, headers = list(), body = ""))  # the front may send the body
+  throttle_add(store, paste0("submit:", address))
+  dir <- file.path(store$dir, "uploads", random_hex(12L))
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  body <- file(spool, "rb")
+  form <- tryCatch(parse_multipart(list(read = function(n) readBin(body, "raw", n)), boundary, dir, limit$limit),
                    error = function(e) e)
+  close(body)
   if (inherits(form, "error")) {
     status <- if (inherits(form, "fsgpu_too_large")) 413L else 400L
     return(service_error(status, if (status == 413L) limit$why else conditionMessage(form)))
@@ -344,16 +342,16 @@ service_submit <- function(state, req, user) {
     names <- vapply(form$files, `[[`, "", "filename")
     roles <- service_file_roles(names)
     for (i in seq_along(form$files))
-      if (!file.rename(form$files[[i]]$path, file.path(spool, roles$stored[i]))) stop("cannot store the upload", call. = FALSE)
-    params <- service_validate(spool, roles, params)
+      if (!file.rename(form$files[[i]]$path, file.path(dir, roles$stored[i]))) stop("cannot store the upload", call. = FALSE)
+    params <- service_validate(dir, roles, params)
     list(params = params, roles = roles)
   }, error = function(e) e)
   if (inherits(outcome, "error")) return(service_error(400L, conditionMessage(outcome)))
   roles <- outcome$roles
-  roles$size <- file.size(file.path(spool, roles$stored))
+  roles$size <- file.size(file.path(dir, roles$stored))
   bytes <- sum(roles$size)
   id <- random_hex(12L)
-  if (!file.rename(spool, job_dir(store, id))) return(service_error(500L, "cannot store the upload"))
+  if (!file.rename(dir, job_dir(store, id))) return(service_error(500L, "cannot store the upload"))
   token <- job_insert(store, id, fields$job, outcome$params, roles[c("name", "role", "stored", "size")], owner = user,
                       address = address, bytes = bytes)
   service_json(list(id = id, token = token, status = "queued"), 201L)

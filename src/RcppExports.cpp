@@ -266,16 +266,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// fsgpu_release_memory
-bool fsgpu_release_memory();
-RcppExport SEXP _fsgpu_fsgpu_release_memory() {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    rcpp_result_gen = Rcpp::wrap(fsgpu_release_memory());
-    return rcpp_result_gen;
-END_RCPP
-}
 // fsgpu_mi_pairs
 Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure, double top, bool has_threshold, double threshold, double scale, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double row_begin, double row_end, bool with_keys);
 RcppExport SEXP _fsgpu_fsgpu_mi_pairs(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP withSEXP, SEXP measureSEXP, SEXP topSEXP, SEXP has_thresholdSEXP, SEXP thresholdSEXP, SEXP scaleSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP row_beginSEXP, SEXP row_endSEXP, SEXP with_keysSEXP) {
@@ -492,6 +482,34 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_front_start
+SEXP fsgpu_front_start(std::string host, int port, int upstream_port, std::string secret, std::string spool_dir, double header_timeout, double idle_timeout, int max_connections);
+RcppExport SEXP _fsgpu_fsgpu_front_start(SEXP hostSEXP, SEXP portSEXP, SEXP upstream_portSEXP, SEXP secretSEXP, SEXP spool_dirSEXP, SEXP header_timeoutSEXP, SEXP idle_timeoutSEXP, SEXP max_connectionsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type host(hostSEXP);
+    Rcpp::traits::input_parameter< int >::type port(portSEXP);
+    Rcpp::traits::input_parameter< int >::type upstream_port(upstream_portSEXP);
+    Rcpp::traits::input_parameter< std::string >::type secret(secretSEXP);
+    Rcpp::traits::input_parameter< std::string >::type spool_dir(spool_dirSEXP);
+    Rcpp::traits::input_parameter< double >::type header_timeout(header_timeoutSEXP);
+    Rcpp::traits::input_parameter< double >::type idle_timeout(idle_timeoutSEXP);
+    Rcpp::traits::input_parameter< int >::type max_connections(max_connectionsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_front_start(host, port, upstream_port, secret, spool_dir, header_timeout, idle_timeout, max_connections));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_front_stop
+void fsgpu_front_stop(SEXP front);
+RcppExport SEXP _fsgpu_fsgpu_front_stop(SEXP frontSEXP) {
+BEGIN_RCPP
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type front(frontSEXP);
+    fsgpu_front_stop(front);
+    return R_NilValue;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_backend_info_raw", (DL_FUNC) &_fsgpu_fsgpu_backend_info_raw, 0},
@@ -509,7 +527,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_mdfs_alpha", (DL_FUNC) &_fsgpu_fsgpu_mdfs_alpha, 4},
     {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 9},
     {"_fsgpu_fsgpu_snn_edges", (DL_FUNC) &_fsgpu_fsgpu_snn_edges, 3},
-    {"_fsgpu_fsgpu_release_memory", (DL_FUNC) &_fsgpu_fsgpu_release_memory, 0},
     {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 18},
     {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 11},
     {"_fsgpu_fsgpu_mi_network", (DL_FUNC) &_fsgpu_fsgpu_mi_network, 4},
@@ -523,6 +540,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_select", (DL_FUNC) &_fsgpu_fsgpu_select, 16},
     {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 10},
     {"_fsgpu_fsgpu_conditional_scores", (DL_FUNC) &_fsgpu_fsgpu_conditional_scores, 11},
+    {"_fsgpu_fsgpu_front_start", (DL_FUNC) &_fsgpu_fsgpu_front_start, 8},
+    {"_fsgpu_fsgpu_front_stop", (DL_FUNC) &_fsgpu_fsgpu_front_stop, 1},
     {NULL, NULL, 0}
 };
 
