@@ -15,7 +15,8 @@
 // (j, i), (j, l) and, with rows I_a AND J_b, (i, j, l) for groups of j's; otherwise the block puts
 // I AND J in shared memory for each j and every thread counts (i, j, l) and (j, l) with popcounts.
 // The other cells (a level of one variable alone, the class sizes) come from known marginals, as
-// in the CPU engine.
+// in the CPU engine. Every other search (single variables, 4- and 5-tuples, more than 4 classes)
+// goes to the tuple kernel: a thread per tuple, with the CPU's own table code.
 //
 // A variable's best gain is kept as an order-preserving 64-bit key with atomicMax; the tuple
 // that reaches it (when asked) comes from a second pass, the smallest packed tuple among those
@@ -56,9 +57,22 @@ __host__ __device__ inline Key gain_key(int64_t fixed) { return Key(fixed) ^ (Ke
 __host__ __device__ inline int64_t key_fixed(Key k) { return static_cast<int64_t>(k ^ (Key(1) << 63)); }
 constexpr int64_t kNoGain = INT64_MIN;
 
-// Tuples packed so that their numeric order is their lexicographic order.
+// Tuples packed so that their numeric order is their lexicographic order: 21 bits a variable
+// for pairs and triples (pairs as (i, j, 0)), 64 / k bits for 4- and 5-tuples, all 64 for one.
 __host__ __device__ inline Key pack_tuple(int32_t a, int32_t b, int32_t c = 0) {
   return (Key(a) << 42) | (Key(b) << 21) | Key(c);
+}
+__host__ __device__ inline int pack_shift(int32_t k, int32_t position) {
+  return k == 2 || k == 3 ? 42 - 21 * position : (64 / k) * (k - 1 - position);
+}
+// Variables that a k-tuple's packing takes (its indices must be below this).
+inline int64_t pack_limit(int32_t k) {
+  return k == 1 ? int64_t(1) << 31 : int64_t(1) << (k <= 3 ? 21 : 64 / k);
+}
+inline void unpack_tuple(Key packed, int32_t k, int32_t* tuple) {
+  const int bits = k == 1 ? 64 : k <= 3 ? 21 : 64 / k;
+  const Key mask = bits >= 64 ? ~Key(0) : (Key(1) << bits) - 1;
+  for (int32_t p = 0; p < k; ++p) tuple[p] = static_cast<int32_t>((packed >> pack_shift(k, p)) & mask);
 }
 
 // A collected gain: the packed tuple, the variable's position in it and its gain (fixed point).
@@ -73,8 +87,11 @@ struct SearchArgs {
   int64_t stride;
   int32_t words;
   int32_t n_classes;
-  int32_t class_word[kMaxGpuClasses + 1];
+  int32_t class_word[kMaxGpuClasses + 1];  // the pair and triple kernels' copies (up to 4 classes)
   int32_t class_size[kMaxGpuClasses];
+  const int32_t* class_words;  // on the device, for any number of classes: n_classes + 1 offsets
+  const int32_t* class_sizes;
+  int32_t blocks;              // blocks that fill the device (the tuple kernel's grid)
   const int32_t* level_count;  // [var][level][class]
   const int64_t* alone;        // per variable: single_entropies()
   GainTableView tables;
@@ -911,6 +928,161 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
   }
 }
 
+// Any tuple (every dimension, 2 to 4 levels, any number of classes): a thread per tuple, its
+// counted cells by AND + popcount over the tuple's bitmaps, the known ones from level counts and
+// class sizes, and the gains with interaction_gain.h's own functions on a table in local memory
+// (CAP >= cells x classes), as the CPU engine computes them.
+//
+// A launch takes the tuples whose first variable is in [row_begin, row_end), numbered by first
+// variable and then by rank among the rest: S(i) tuples start at first variables i and later, so
+// a number's first variable is found by bisection and the rest by unranking a combination.
+
+// n choose r (0 when r > n), exact in 64 bits for the shapes pack_limit() lets through.
+__host__ __device__ inline int64_t choose(int64_t n, int32_t r) {
+  if (r < 0 || n < r) return 0;
+  int64_t c = 1;
+  for (int32_t i = 1; i <= r; ++i) c = c * (n - r + i) / i;  // c = C(n - r + i, i), exact
+  return c;
+}
+
+// Tuples (real, or with a contrast variable last) whose first variable is i or later.
+__host__ __device__ inline int64_t tuples_from(const SearchArgs& a, int32_t k, int64_t i) {
+  if (k == 1) return a.n_vars - i;
+  if (!a.contrast) return choose(a.n_real - i, k);
+  return (a.n_vars - a.n_real) * choose(a.n_real - i, k - 1);
+}
+
+// The x-th tuple of the launch (0-based).
+template <int K>
+__device__ inline void tuple_at(const SearchArgs& a, int64_t x, int32_t (&t)[K]) {
+  if (K == 1) {
+    t[0] = static_cast<int32_t>(a.row_begin + x);
+    return;
+  }
+  // The first variable: the last i with tuples_from(row_begin) - tuples_from(i) <= x.
+  const int64_t before = tuples_from(a, K, a.row_begin);
+  int32_t lo = a.row_begin, hi = a.row_end;  // lo qualifies, hi does not
+  while (hi - lo > 1) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (before - tuples_from(a, K, mid) <= x) lo = mid;
+    else hi = mid;
+  }
+  t[0] = lo;
+  int64_t rank = x - (before - tuples_from(a, K, lo));
+  int32_t r = K - 1;  // real variables after the first
+  if (a.contrast) {
+    const int64_t n_contrast = a.n_vars - a.n_real;
+    t[K - 1] = static_cast<int32_t>(a.n_real + rank % n_contrast);
+    rank /= n_contrast;
+    r = K - 2;
+  }
+  // Positions 1..r: r of the variables after t[0], the rank-th in colexicographic order.
+  int32_t top = a.n_real - 1 - t[0];  // offsets below top
+  for (int32_t p = r; p >= 1; --p) {
+    int32_t lo_c = p - 1, hi_c = top;  // the largest c < hi_c with C(c, p) <= rank
+    while (hi_c - lo_c > 1) {
+      const int32_t mid = lo_c + (hi_c - lo_c) / 2;
+      if (choose(mid, p) <= rank) lo_c = mid;
+      else hi_c = mid;
+    }
+    t[p] = t[0] + 1 + lo_c;
+    rank -= choose(lo_c, p);
+    top = lo_c;
+  }
+}
+
+template <int K, int CAP>
+__global__ void __launch_bounds__(256) tuple_kernel(SearchArgs a, int64_t n_tuples) {
+  extern __shared__ int64_t table_cache[];
+  const GainTableView tables = block_tables(a, table_cache, true, threadIdx.x, blockDim.x);
+  __syncthreads();
+  const int32_t m = tables.n_levels, nc = a.n_classes, cells = tuple_cells(K, m);
+  const int64_t level_step = int64_t(kMaxGpuLevels - 1) * a.stride;  // from a word to the next
+  int32_t counts[CAP];
+  for (int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; x < n_tuples;
+       x += int64_t(gridDim.x) * blockDim.x) {
+    int32_t t[K];
+    tuple_at<K>(a, x, t);
+    // Known cells: no counted level (the class size) or one (that variable's level count).
+    for (int32_t c = 0; c < nc; ++c) {
+      int32_t* table = counts + c * cells;
+      table[cells - 1] = a.class_sizes[c];
+      for (int32_t d = 0, weight = 1; d < K; ++d, weight *= m)
+        for (int32_t level = 0; level < m - 1; ++level)
+          table[cells - 1 - (m - 1 - level) * weight] = a.level_count[(int64_t(t[d]) * m + level) * nc + c];
+    }
+    // Counted cells: two or more positions at a level below m - 1.
+    for (int32_t cell = 0; cell < cells; ++cell) {
+      const uint64_t* row[K];
+      int32_t n_rows = 0;
+      for (int32_t d = 0, rest = cell; d < K; ++d, rest /= m)
+        if (rest % m != m - 1) row[n_rows++] = a.bits + int64_t(rest % m) * a.stride + t[d];
+      if (n_rows < 2) continue;
+      for (int32_t c = 0; c < nc; ++c) {
+        int32_t n = 0;
+        for (int32_t w = a.class_words[c]; w < a.class_words[c + 1]; ++w) {
+          uint64_t word = __ldg(row[0] + w * level_step);
+          for (int32_t r = 1; r < n_rows; ++r) word &= __ldg(row[r] + w * level_step);
+          n += __popcll(word);
+        }
+        counts[c * cells + cell] = n;
+      }
+    }
+    complete_counts(counts, K, m, nc);
+    const int64_t full = tuple_cond_entropy(counts, K, m, nc, tables, -1);
+    Key packed = 0;
+#pragma unroll
+    for (int p = 0; p < K; ++p) packed |= Key(t[p]) << pack_shift(K, p);
+    // Real tuples score each variable; a contrast variable's tuple only its last (K = 1: the
+    // variable alone, real or contrast).
+    const bool real = K == 1 ? t[0] < a.n_real : !a.contrast;
+    bool collected = real && a.collect;
+    if (collected && a.interesting) {
+      int32_t n = 0;
+#pragma unroll
+      for (int p = 0; p < K; ++p) n += a.interesting[t[p]];
+      collected = a.require_all ? n == K : n > 0;
+    }
+#pragma unroll
+    for (int p = 0; p < K; ++p) {
+      if (!real && p != K - 1) continue;
+      const int64_t gain = tuple_cond_entropy(counts, K, m, nc, tables, p) - full;
+      if (collected) collect_gain(a, packed, p, gain);
+      const Key key = gain_key(gain);
+      const int32_t v = t[p];
+      if (!a.tuple_pass) {
+        if (key > a.best[v]) atomicMax(a.best + v, key);  // a stale read only costs an atomic
+      } else if (key == a.best[v]) {
+        atomicMin(a.best_tuple + v, packed);
+      }
+    }
+  }
+}
+
+// Launches the tuple kernel for a launch's tuples, with a table of cells x classes.
+template <int K>
+void launch_tuples(const SearchArgs& a, cudaStream_t s) {
+  const int64_t n_tuples = tuples_from(a, K, a.row_begin) - tuples_from(a, K, a.row_end);
+  if (n_tuples <= 0) return;
+  const int32_t table = tuple_cells(K, a.tables.n_levels) * a.n_classes;
+  const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, a.n_classes, true) : 0;
+  const int blocks = static_cast<int>(std::min<int64_t>((n_tuples + 255) / 256, a.blocks));
+  auto run = [&](auto kernel) {
+    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(shared)));
+    kernel<<<blocks, 256, shared, s>>>(a, n_tuples);
+    check_launch("tuple_kernel");
+  };
+  if (table <= 256) run(tuple_kernel<K, 256>);
+  else if (table <= 1024) run(tuple_kernel<K, 1024>);
+  else run(tuple_kernel<K, kMaxInteractionCells>);
+}
+
+// Whether the pair and triple kernels take this search (else the tuple kernel does).
+inline bool special_kernels(int32_t k, int32_t n_classes) {
+  return (k == 2 || k == 3) && n_classes >= 2 && n_classes <= kMaxGpuClasses;
+}
+
 // The kernel for (dimensions, levels, classes), launched over rows [begin, end).
 template <int L, int NC>
 void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
@@ -973,6 +1145,15 @@ void launch_levels(int32_t k, const SearchArgs& a, cudaStream_t s) {
 }
 
 void launch(int32_t k, int32_t m, const SearchArgs& a, cudaStream_t s) {
+  if (!special_kernels(k, a.n_classes)) {
+    switch (k) {
+      case 1: return launch_tuples<1>(a, s);
+      case 2: return launch_tuples<2>(a, s);
+      case 3: return launch_tuples<3>(a, s);
+      case 4: return launch_tuples<4>(a, s);
+      default: return launch_tuples<5>(a, s);
+    }
+  }
   switch (m) {
     case 2: return launch_levels<1>(k, a, s);
     case 3: return launch_levels<2>(k, a, s);
@@ -984,7 +1165,7 @@ void launch(int32_t k, int32_t m, const SearchArgs& a, cudaStream_t s) {
 struct InteractionDevice {
   Stream stream;
   DeviceBuffer<uint64_t> bits;
-  DeviceBuffer<int32_t> level_count;
+  DeviceBuffer<int32_t> level_count, class_words, class_sizes;
   DeviceBuffer<int64_t> alone, cell, cell_total, merged, merged_total;
   DeviceBuffer<Key> best, best_tuple;
   DeviceBuffer<uint8_t> interesting;
@@ -1026,19 +1207,25 @@ std::string gpu_interactions_problem(const InteractionBits& b, const Interaction
   const GpuStatus status = gpu_status();
   if (status.devices.empty()) return status.problem;
   if (options.devices.empty()) return "no GPU device given";
-  if (task.dimensions < 2 || task.dimensions > 3)
-    return "the GPU search takes 2- and 3-way tuples, not " + std::to_string(task.dimensions) + "-way";
+  const int32_t k = task.dimensions;
+  if (k < 1 || k > kMaxInteractionDimensions)
+    return "the GPU search takes 1- to " + std::to_string(kMaxInteractionDimensions) + "-way tuples";
   if (b.n_levels > kMaxGpuLevels)
     return "the GPU search takes variables with at most " + std::to_string(kMaxGpuLevels) + " levels";
-  if (b.n_classes < 2 || b.n_classes > kMaxGpuClasses)
-    return "the GPU search takes 2 to " + std::to_string(kMaxGpuClasses) + " classes";
+  if (tuple_cells(k, b.n_levels) * b.n_classes > kMaxInteractionCells)
+    return "the GPU search takes at most " + std::to_string(kMaxInteractionCells) + " cells per tuple";
   if (b.any_missing()) return "the GPU search takes data without missing values";
-  if (b.n_vars >= (int64_t(1) << 21)) return "the GPU search takes fewer than 2^21 variables";
-  if (task.dimensions == 3 && triple_shared_bytes(b) > 160 * 1024)
+  if (b.n_vars >= pack_limit(k))
+    return "the GPU's " + std::to_string(k) + "-way search takes fewer than " + std::to_string(pack_limit(k)) +
+           " variables";
+  if (k == 3 && special_kernels(k, b.n_classes) && triple_shared_bytes(b) > 160 * 1024)
     return "too many objects for the GPU's 3-way search (its bitmaps must fit shared memory)";
   const int64_t padded = (b.n_vars + kPaddedVars - 1) / kPaddedVars * kPaddedVars + kPaddedVars;
-  const int64_t bytes = padded * b.words * (kMaxGpuLevels - 1) * 8 + b.level_count.size() * 4 + padded * 16 +
-                        int64_t(b.n_objects + 1) * (2 * b.n_classes + 2) * 8;
+  // Bitmaps (none for single variables), level counts, keys, tables, and the tuple kernel's
+  // tables in local memory for every thread the device holds at once.
+  const int64_t local = special_kernels(k, b.n_classes) ? 0 : int64_t(kMaxInteractionCells) * 4 * 2048 * 132;
+  const int64_t bytes = (k == 1 ? 0 : padded * b.words * (kMaxGpuLevels - 1) * 8) + b.level_count.size() * 4 +
+                        padded * 16 + int64_t(b.n_objects + 1) * (2 * b.n_classes + 2) * 8 + local;
   for (int device : options.devices) {
     ScopedDevice scope(device);
     size_t free_bytes = 0, total_bytes = 0;
@@ -1062,15 +1249,25 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
   const int64_t padded = (b.n_vars + kPaddedVars - 1) / kPaddedVars * kPaddedVars + kPaddedVars;
   // Word-major bitmaps with room for kMaxGpuLevels - 1 levels; padding variables stay zero.
   const int host_threads = std::max(1, options.host_threads);
-  const std::vector<uint64_t> host_bits = word_major_bits(b, padded, kMaxGpuLevels - 1, host_threads);
-  const std::vector<int64_t> alone = single_entropies(b, tables.view(), host_threads);
-  // Work in batches of first variables (those of the task's range), from both ends so batches
-  // cost about the same.
-  const int64_t first_begin = std::min(task.first_begin, task.n_real);
-  const int64_t first_end = task.first_end < 0 ? task.n_real : std::min(task.first_end, task.n_real);
+  const bool special = special_kernels(k, b.n_classes);
+  // Single variables need no bitmaps (their tables are level counts).
+  const std::vector<uint64_t> host_bits =
+      k == 1 ? std::vector<uint64_t>() : word_major_bits(b, padded, kMaxGpuLevels - 1, host_threads);
+  const std::vector<int64_t> alone = special ? single_entropies(b, tables.view(), host_threads) : std::vector<int64_t>();
+  // Work in batches of first variables (those of the task's range; single variables are their
+  // own first, contrast ones too), from both ends so batches cost about the same.
+  const int64_t first_limit = k == 1 ? b.n_vars : task.n_real;
+  const int64_t first_begin = std::min(task.first_begin, first_limit);
+  const int64_t first_end = task.first_end < 0 ? first_limit : std::min(task.first_end, first_limit);
   const int64_t n_first = std::max<int64_t>(0, first_end - first_begin);
-  const int64_t batch = k == 2 ? kPairTile * std::max<int64_t>(1, 4096 / std::max<int64_t>(1, b.n_vars / 4096 + 1))
-                               : std::max<int64_t>(1, int64_t(2e9) / std::max<int64_t>(1, b.n_vars * b.n_vars));
+  // The tuple kernel: batches of at most about 2^28 tuples (the first variable's tuples are the most).
+  const double first_tuples = k == 1 ? 1
+                              : choose(task.n_real - first_begin - 1, k - 1) +
+                                    double(b.n_vars - task.n_real) * choose(task.n_real - first_begin - 1, k - 2);
+  const int64_t batch =
+      !special ? std::max<int64_t>(1, static_cast<int64_t>(std::min(double(n_first) + 1, 268435456.0 / first_tuples)))
+      : k == 2 ? kPairTile * std::max<int64_t>(1, 4096 / std::max<int64_t>(1, b.n_vars / 4096 + 1))
+               : std::max<int64_t>(1, int64_t(2e9) / std::max<int64_t>(1, b.n_vars * b.n_vars));
   const int64_t n_batches = (n_first + batch - 1) / batch;
   const size_t n_devices = options.devices.size();
   std::vector<std::vector<Key>> device_best(n_devices), device_tuple(n_devices);
@@ -1094,6 +1291,8 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             dev->bits.upload(host_bits.data(), host_bits.size(), s);
             dev->level_count.upload(b.level_count.data(), b.level_count.size(), s);
             dev->alone.upload(alone.data(), alone.size(), s);
+            dev->class_words.upload(b.class_word.data(), b.class_word.size(), s);
+            dev->class_sizes.upload(b.class_size.data(), b.class_size.size(), s);
             dev->cell.upload(tables.cell.data(), tables.cell.size(), s);
             dev->cell_total.upload(tables.cell_total.data(), tables.cell_total.size(), s);
             dev->merged.upload(tables.merged.data(), tables.merged.size(), s);
@@ -1103,13 +1302,16 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             a.stride = padded;
             a.words = b.words;
             a.n_classes = b.n_classes;
-            for (int32_t c = 0; c <= b.n_classes; ++c) a.class_word[c] = b.class_word[c];
-            for (int32_t c = 0; c < b.n_classes; ++c) a.class_size[c] = b.class_size[c];
+            for (int32_t c = 0; c <= std::min(b.n_classes, kMaxGpuClasses); ++c) a.class_word[c] = b.class_word[c];
+            for (int32_t c = 0; c < std::min(b.n_classes, kMaxGpuClasses); ++c) a.class_size[c] = b.class_size[c];
+            a.class_words = dev->class_words.data();
+            a.class_sizes = dev->class_sizes.data();
             a.level_count = dev->level_count.data();
             a.alone = dev->alone.data();
             // Tables in shared memory when they leave room for the kernels' own buffers.
-            a.shared_tables = table_bytes(b.n_objects + 1, b.n_classes, k == 3) + triple_shared_bytes(b) <=
-                              size_t(kSharedTableBudget);
+            a.shared_tables = special ? table_bytes(b.n_objects + 1, b.n_classes, k == 3) + triple_shared_bytes(b) <=
+                                            size_t(kSharedTableBudget)
+                                      : table_bytes(b.n_objects + 1, b.n_classes, true) <= size_t(kSharedTableBudget);
             a.tables = tables.view();
             a.tables.cell = dev->cell.data();
             a.tables.cell_total = dev->cell_total.data();
@@ -1130,6 +1332,10 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             int major = 0;
             FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, options.devices[d]));
             a.tensor_cores = major >= 8;
+            int multiprocessors = 0;
+            FSGPU_CUDA_CHECK(
+                cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, options.devices[d]));
+            a.blocks = 8 * multiprocessors;
             devices.states[d] = std::move(dev);
           }
           InteractionDevice& dev = *devices.states[d];
@@ -1153,7 +1359,7 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             }
             for (int contrast = 0; contrast < 2; ++contrast) {
               a.contrast = contrast == 1;
-              if (a.contrast && task.n_real == b.n_vars) continue;
+              if (a.contrast && (task.n_real == b.n_vars || k == 1)) continue;  // k = 1: one launch takes all
               if (k == 3 && !a.contrast && a.row_begin >= task.n_real - 2) continue;
               launch(k, b.n_levels, a, s);
             }
@@ -1207,10 +1413,8 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
     if (!dev) continue;
     for (const Hit& h : dev->found) {
       InteractionHit hit;
-      const int32_t parts[3] = {int32_t(h.tuple >> 42), int32_t((h.tuple >> 21) & 0x1fffff),
-                                int32_t(h.tuple & 0x1fffff)};
-      std::copy_n(parts, k, hit.tuple);
-      hit.var = parts[h.position];
+      unpack_tuple(h.tuple, k, hit.tuple);
+      hit.var = hit.tuple[h.position];
       hit.gain = gain_bits(h.gain);
       result.hits.push_back(hit);
     }
@@ -1223,9 +1427,7 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
       Key t = ~Key(0);
       for (size_t d = 0; d < n_devices; ++d) t = std::min(t, device_tuple[d][v]);
       if (t == ~Key(0)) continue;
-      const int32_t parts[3] = {int32_t(t >> 42), int32_t((t >> 21) & 0x1fffff), int32_t(t & 0x1fffff)};
-      // Pairs are packed as (i, j, 0).
-      for (int32_t i = 0; i < k; ++i) result.tuple[v * k + i] = parts[i];
+      unpack_tuple(t, k, result.tuple.data() + v * k);
     }
   }
   return result;
