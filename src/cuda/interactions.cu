@@ -991,12 +991,71 @@ __device__ inline void tuple_at(const SearchArgs& a, int64_t x, int32_t (&t)[K])
   }
 }
 
-template <int K, int CAP>
+__host__ __device__ constexpr int const_cells(int k, int m) { return k == 0 ? 1 : m * const_cells(k - 1, m); }
+
+// Whether a cell (digits base m, the first position fastest; m - 1 = any level) is counted by
+// AND + popcount (two or more counted levels) with first digit `first` (-1: any digit).
+__host__ __device__ constexpr bool counted_cell(int cell, int k, int m, int first) {
+  int counted = 0;
+  for (int d = 0, rest = cell; d < k; ++d, rest /= m) counted += rest % m != m - 1;
+  return counted >= 2 && (first < 0 || cell % m == first);
+}
+
+// The counted cells (those with first digit FIRST, or all) of a tuple of K variables with M levels
+// over words [w_begin, w_end), the counters in registers: per word each variable's level words
+// are loaded once and every cell's AND runs on them (the compiler shares common prefixes).
+template <int K, int M, int FIRST>
+__device__ FSGPU_GAIN_INLINE void count_fixed(const SearchArgs& a, const int32_t (&t)[K], int32_t w_begin,
+                                              int32_t w_end, int32_t* table) {
+  constexpr int L = M - 1, CELLS = const_cells(K, M);
+  int32_t n[CELLS];
+#pragma unroll
+  for (int cell = 0; cell < CELLS; ++cell) n[cell] = 0;
+  const int64_t level_step = int64_t(kMaxGpuLevels - 1) * a.stride;
+  for (int32_t w = w_begin; w < w_end; ++w) {
+    uint64_t v[K][L];
+#pragma unroll
+    for (int d = 0; d < K; ++d)
+#pragma unroll
+      for (int l = 0; l < L; ++l) v[d][l] = __ldg(a.bits + w * level_step + int64_t(l) * a.stride + t[d]);
+#pragma unroll
+    for (int cell = 0; cell < CELLS; ++cell) {
+      if (!counted_cell(cell, K, M, FIRST)) continue;
+      uint64_t x = ~0ull;
+#pragma unroll
+      for (int d = 0, rest = cell; d < K; ++d, rest /= M)
+        if (rest % M != L) x &= v[d][rest % M];
+      n[cell] += __popcll(x);
+    }
+  }
+#pragma unroll
+  for (int cell = 0; cell < CELLS; ++cell)
+    if (counted_cell(cell, K, M, FIRST)) table[cell] = n[cell];
+}
+
+// Every counted cell of class c's table; tables of more than 128 cells in passes by the first
+// variable's digit, so that a pass's counters stay in registers.
+template <int K, int M>
+__device__ FSGPU_GAIN_INLINE void count_cells(const SearchArgs& a, const int32_t (&t)[K], int32_t c, int32_t* table) {
+  const int32_t w_begin = a.class_words[c], w_end = a.class_words[c + 1];
+  if constexpr (const_cells(K, M) <= 128) {
+    count_fixed<K, M, -1>(a, t, w_begin, w_end, table);
+  } else {
+    count_fixed<K, M, 0>(a, t, w_begin, w_end, table);
+    count_fixed<K, M, 1>(a, t, w_begin, w_end, table);
+    if constexpr (M > 2) count_fixed<K, M, 2>(a, t, w_begin, w_end, table);
+    if constexpr (M > 3) count_fixed<K, M, 3>(a, t, w_begin, w_end, table);
+  }
+}
+
+// M, NC > 0: levels and classes known at compile time (counters in registers, the gain loops
+// unrolled); 0: from the arguments.
+template <int K, int CAP, int M = 0, int NC = 0>
 __global__ void __launch_bounds__(256) tuple_kernel(SearchArgs a, int64_t n_tuples) {
   extern __shared__ int64_t table_cache[];
   const GainTableView tables = block_tables(a, table_cache, true, threadIdx.x, blockDim.x);
   __syncthreads();
-  const int32_t m = tables.n_levels, nc = a.n_classes, cells = tuple_cells(K, m);
+  const int32_t m = M > 0 ? M : tables.n_levels, nc = NC > 0 ? NC : a.n_classes, cells = tuple_cells(K, m);
   const int64_t level_step = int64_t(kMaxGpuLevels - 1) * a.stride;  // from a word to the next
   int32_t counts[CAP];
   for (int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; x < n_tuples;
@@ -1012,20 +1071,25 @@ __global__ void __launch_bounds__(256) tuple_kernel(SearchArgs a, int64_t n_tupl
           table[cells - 1 - (m - 1 - level) * weight] = a.level_count[(int64_t(t[d]) * m + level) * nc + c];
     }
     // Counted cells: two or more positions at a level below m - 1.
-    for (int32_t cell = 0; cell < cells; ++cell) {
-      const uint64_t* row[K];
-      int32_t n_rows = 0;
-      for (int32_t d = 0, rest = cell; d < K; ++d, rest /= m)
-        if (rest % m != m - 1) row[n_rows++] = a.bits + int64_t(rest % m) * a.stride + t[d];
-      if (n_rows < 2) continue;
-      for (int32_t c = 0; c < nc; ++c) {
-        int32_t n = 0;
-        for (int32_t w = a.class_words[c]; w < a.class_words[c + 1]; ++w) {
-          uint64_t word = __ldg(row[0] + w * level_step);
-          for (int32_t r = 1; r < n_rows; ++r) word &= __ldg(row[r] + w * level_step);
-          n += __popcll(word);
+    if constexpr (M > 0) {
+#pragma unroll
+      for (int32_t c = 0; c < NC; ++c) count_cells<K, M>(a, t, c, counts + c * cells);
+    } else {
+      for (int32_t cell = 0; cell < cells; ++cell) {
+        const uint64_t* row[K];
+        int32_t n_rows = 0;
+        for (int32_t d = 0, rest = cell; d < K; ++d, rest /= m)
+          if (rest % m != m - 1) row[n_rows++] = a.bits + int64_t(rest % m) * a.stride + t[d];
+        if (n_rows < 2) continue;
+        for (int32_t c = 0; c < nc; ++c) {
+          int32_t n = 0;
+          for (int32_t w = a.class_words[c]; w < a.class_words[c + 1]; ++w) {
+            uint64_t word = __ldg(row[0] + w * level_step);
+            for (int32_t r = 1; r < n_rows; ++r) word &= __ldg(row[r] + w * level_step);
+            n += __popcll(word);
+          }
+          counts[c * cells + cell] = n;
         }
-        counts[c * cells + cell] = n;
       }
     }
     complete_counts(counts, K, m, nc);
@@ -1073,6 +1137,19 @@ void launch_tuples(const SearchArgs& a, cudaStream_t s) {
     kernel<<<blocks, 256, shared, s>>>(a, n_tuples);
     check_launch("tuple_kernel");
   };
+  // Binary classes (the common case) with 2 to 4 levels: levels and classes as constants.
+  if constexpr (K >= 4) {
+    if (a.n_classes == 2) {
+      switch (a.tables.n_levels) {
+        case 2: return run(tuple_kernel<K, 2 * const_cells(K, 2), 2, 2>);
+        case 3: return run(tuple_kernel<K, 2 * const_cells(K, 3), 3, 2>);
+        case 4:
+          if constexpr (K == 4) return run(tuple_kernel<K, 2 * const_cells(K, 4), 4, 2>);
+          break;
+        default: break;
+      }
+    }
+  }
   if (table <= 256) run(tuple_kernel<K, 256>);
   else if (table <= 1024) run(tuple_kernel<K, 1024>);
   else run(tuple_kernel<K, kMaxInteractionCells>);
