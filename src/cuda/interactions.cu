@@ -92,6 +92,13 @@ struct SearchArgs {
   const int32_t* class_words;  // on the device, for any number of classes: n_classes + 1 offsets
   const int32_t* class_sizes;
   int32_t blocks;              // blocks that fill the device (the tuple kernel's grid)
+  // The tuple kernel's sub-tuples (4- and 5-tuples): the condH of each real (k-1)-tuple's table
+  // with merged pseudo-counts, by colexicographic rank sum_p C(t_p, p + 1) (binomial: [p][v] =
+  // C(v, p + 1)), which is a k-tuple's table summed over one position: computed once (sub_out,
+  // a pass over the sub-tuples), read by every tuple that holds them (sub).
+  const int64_t* binomial;
+  int64_t* sub_out;
+  const int64_t* sub;
   const int32_t* level_count;  // [var][level][class]
   const int64_t* alone;        // per variable: single_entropies()
   GainTableView tables;
@@ -1093,6 +1100,17 @@ __global__ void __launch_bounds__(256) tuple_kernel(SearchArgs a, int64_t n_tupl
       }
     }
     complete_counts(counts, K, m, nc);
+    if (a.sub_out) {
+      // A sub-tuple's pass: condH of the whole table with the merged pseudo-counts, by rank.
+      GainTableView merged = tables;
+      merged.cell = tables.merged;
+      merged.cell_total = tables.merged_total;
+      int64_t rank = 0;
+#pragma unroll
+      for (int p = 0; p < K; ++p) rank += a.binomial[p * a.n_real + t[p]];
+      a.sub_out[rank] = tuple_cond_entropy(counts, K, m, nc, merged, -1);
+      continue;
+    }
     const int64_t full = tuple_cond_entropy(counts, K, m, nc, tables, -1);
     Key packed = 0;
 #pragma unroll
@@ -1110,7 +1128,17 @@ __global__ void __launch_bounds__(256) tuple_kernel(SearchArgs a, int64_t n_tupl
 #pragma unroll
     for (int p = 0; p < K; ++p) {
       if (!real && p != K - 1) continue;
-      const int64_t gain = tuple_cond_entropy(counts, K, m, nc, tables, p) - full;
+      int64_t without = 0;  // condH of the table summed over position p
+      if (K > 1 && a.sub) {
+        int64_t rank = 0;  // of the real variables but t[p] (the colexicographic rank)
+#pragma unroll
+        for (int q = 0; q < K; ++q)
+          if (q != p) rank += a.binomial[(q < p ? q : q - 1) * a.n_real + t[q]];
+        without = a.sub[rank];
+      } else {
+        without = tuple_cond_entropy(counts, K, m, nc, tables, p);
+      }
+      const int64_t gain = without - full;
       if (collected) collect_gain(a, packed, p, gain);
       const Key key = gain_key(gain);
       const int32_t v = t[p];
@@ -1243,7 +1271,7 @@ struct InteractionDevice {
   Stream stream;
   DeviceBuffer<uint64_t> bits;
   DeviceBuffer<int32_t> level_count, class_words, class_sizes;
-  DeviceBuffer<int64_t> alone, cell, cell_total, merged, merged_total;
+  DeviceBuffer<int64_t> alone, cell, cell_total, merged, merged_total, binomial, sub;
   DeviceBuffer<Key> best, best_tuple;
   DeviceBuffer<uint8_t> interesting;
   DeviceBuffer<Hit> hits;
@@ -1301,8 +1329,10 @@ std::string gpu_interactions_problem(const InteractionBits& b, const Interaction
   // Bitmaps (none for single variables), level counts, keys, tables, and the tuple kernel's
   // tables in local memory for every thread the device holds at once.
   const int64_t local = special_kernels(k, b.n_classes) ? 0 : int64_t(kMaxInteractionCells) * 4 * 2048 * 132;
+  const int64_t n_sub = k >= 4 ? choose(task.n_real, k - 1) : 0;  // gpu_interactions' sub-tuples
+  const int64_t sub = n_sub <= (int64_t(1) << 27) ? n_sub * 8 : 0;
   const int64_t bytes = (k == 1 ? 0 : padded * b.words * (kMaxGpuLevels - 1) * 8) + b.level_count.size() * 4 +
-                        padded * 16 + int64_t(b.n_objects + 1) * (2 * b.n_classes + 2) * 8 + local;
+                        padded * 16 + int64_t(b.n_objects + 1) * (2 * b.n_classes + 2) * 8 + local + sub;
   for (int device : options.devices) {
     ScopedDevice scope(device);
     size_t free_bytes = 0, total_bytes = 0;
@@ -1346,6 +1376,13 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
       : k == 2 ? kPairTile * std::max<int64_t>(1, 4096 / std::max<int64_t>(1, b.n_vars / 4096 + 1))
                : std::max<int64_t>(1, int64_t(2e9) / std::max<int64_t>(1, b.n_vars * b.n_vars));
   const int64_t n_batches = (n_first + batch - 1) / batch;
+  // 4- and 5-tuples: the sub-tuples' condH computed once when they take at most 1 GiB.
+  const int64_t n_sub = k >= 4 ? choose(task.n_real, k - 1) : 0;
+  const bool use_sub = !special && k >= 4 && n_sub <= (int64_t(1) << 27);
+  std::vector<int64_t> binomial;
+  if (use_sub)
+    for (int32_t p = 0; p < k - 1; ++p)
+      for (int64_t v = 0; v < task.n_real; ++v) binomial.push_back(choose(v, p + 1));
   const size_t n_devices = options.devices.size();
   std::vector<std::vector<Key>> device_best(n_devices), device_tuple(n_devices);
   std::atomic<int64_t> next_batch{0}, batches_done{0}, n_hits{0};
@@ -1413,6 +1450,19 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             FSGPU_CUDA_CHECK(
                 cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, options.devices[d]));
             a.blocks = 8 * multiprocessors;
+            if (use_sub) {
+              // The sub-tuples of the tuples whose first variable is in the range start there too.
+              dev->binomial.upload(binomial.data(), binomial.size(), s);
+              dev->sub.resize(size_t(n_sub));
+              a.binomial = dev->binomial.data();
+              SearchArgs pass = a;
+              pass.sub_out = dev->sub.data();
+              pass.row_begin = static_cast<int32_t>(first_begin);
+              pass.row_end = static_cast<int32_t>(task.n_real);
+              if (k == 4) launch_tuples<3>(pass, s);
+              else launch_tuples<4>(pass, s);
+              a.sub = dev->sub.data();
+            }
             devices.states[d] = std::move(dev);
           }
           InteractionDevice& dev = *devices.states[d];
