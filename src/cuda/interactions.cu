@@ -92,10 +92,10 @@ struct SearchArgs {
   const int32_t* class_words;  // on the device, for any number of classes: n_classes + 1 offsets
   const int32_t* class_sizes;
   int32_t blocks;              // blocks that fill the device (the tuple kernel's grid)
-  // The tuple kernel's sub-tuples (4- and 5-tuples): the condH of each real (k-1)-tuple's table
-  // with merged pseudo-counts, by colexicographic rank sum_p C(t_p, p + 1) (binomial: [p][v] =
-  // C(v, p + 1)), which is a k-tuple's table summed over one position: computed once (sub_out,
-  // a pass over the sub-tuples), read by every tuple that holds them (sub).
+  // Sub-tuples (3- to 5-tuples): the condH of each real (k-1)-tuple's table with merged
+  // pseudo-counts, by colexicographic rank sum_p C(t_p, p + 1) (binomial: [p][v] = C(v, p + 1)),
+  // which is a k-tuple's table summed over one position: computed once (sub_out, a pass of the
+  // tuple kernel over the sub-tuples), read by every tuple that holds them (sub).
   const int64_t* binomial;
   int64_t* sub_out;
   const int64_t* sub;
@@ -120,6 +120,9 @@ struct SearchArgs {
   unsigned long long* n_hits;  // counts every gain offered, also past the capacity
   unsigned long long hit_capacity;
 };
+
+// The colexicographic rank of the pair i < j (SearchArgs::sub).
+__device__ inline int64_t pair_rank(int32_t i, int32_t j) { return int64_t(j) * (j - 1) / 2 + i; }
 
 // Whether the gains of the real tuple (i, j) or (i, j, l) (l < 0 for pairs) are collected:
 // InteractionTask::collects().
@@ -631,10 +634,10 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
       }
       complete_counts(t, 3, M, NC);
       const int64_t full = tuple_cond_entropy(t, 3, M, NC, tables, -1);
-      g[2] = tuple_cond_entropy(t, 3, M, NC, tables, 2) - full;
+      g[2] = (a.sub ? a.sub[pair_rank(i, j)] : tuple_cond_entropy(t, 3, M, NC, tables, 2)) - full;
       if (!a.contrast) {
-        g[0] = tuple_cond_entropy(t, 3, M, NC, tables, 0) - full;
-        g[1] = tuple_cond_entropy(t, 3, M, NC, tables, 1) - full;
+        g[0] = (a.sub ? a.sub[pair_rank(j, l)] : tuple_cond_entropy(t, 3, M, NC, tables, 0)) - full;
+        g[1] = (a.sub ? a.sub[pair_rank(i, l)] : tuple_cond_entropy(t, 3, M, NC, tables, 1)) - full;
       }
     }
     const Key packed = pack_tuple(i, j, l);
@@ -869,7 +872,7 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
                 for (int z = 0; z <= L; ++z) n[c][x][y][z] = triple_cell<L>(m, x, y, z);
           }
           const int64_t full = triple_entropy<L, NC>(n, -1, tables);
-          const int64_t gain_l = triple_entropy<L, NC>(n, 2, tables) - full;
+          const int64_t gain_l = (a.sub ? a.sub[pair_rank(i, j)] : triple_entropy<L, NC>(n, 2, tables)) - full;
           const Key packed = pack_tuple(i, j, l);
           if (!a.tuple_pass) {
             best_l[nt][q] = max(best_l[nt][q], gain_key(gain_l));
@@ -877,8 +880,8 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
             best_l[nt][q] = min(best_l[nt][q], packed);
           }
           if (a.contrast) continue;
-          const int64_t gain_i = triple_entropy<L, NC>(n, 0, tables) - full;
-          const int64_t gain_j = triple_entropy<L, NC>(n, 1, tables) - full;
+          const int64_t gain_i = (a.sub ? a.sub[pair_rank(j, l)] : triple_entropy<L, NC>(n, 0, tables)) - full;
+          const int64_t gain_j = (a.sub ? a.sub[pair_rank(i, l)] : triple_entropy<L, NC>(n, 1, tables)) - full;
           if (collects(a, i, j, l)) {
             collect_gain(a, packed, 0, gain_i);
             collect_gain(a, packed, 1, gain_j);
@@ -1329,7 +1332,7 @@ std::string gpu_interactions_problem(const InteractionBits& b, const Interaction
   // Bitmaps (none for single variables), level counts, keys, tables, and the tuple kernel's
   // tables in local memory for every thread the device holds at once.
   const int64_t local = special_kernels(k, b.n_classes) ? 0 : int64_t(kMaxInteractionCells) * 4 * 2048 * 132;
-  const int64_t n_sub = k >= 4 ? choose(task.n_real, k - 1) : 0;  // gpu_interactions' sub-tuples
+  const int64_t n_sub = k >= 3 ? choose(task.n_real, k - 1) : 0;  // gpu_interactions' sub-tuples
   const int64_t sub = n_sub <= (int64_t(1) << 27) ? n_sub * 8 : 0;
   const int64_t bytes = (k == 1 ? 0 : padded * b.words * (kMaxGpuLevels - 1) * 8) + b.level_count.size() * 4 +
                         padded * 16 + int64_t(b.n_objects + 1) * (2 * b.n_classes + 2) * 8 + local + sub;
@@ -1376,9 +1379,9 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
       : k == 2 ? kPairTile * std::max<int64_t>(1, 4096 / std::max<int64_t>(1, b.n_vars / 4096 + 1))
                : std::max<int64_t>(1, int64_t(2e9) / std::max<int64_t>(1, b.n_vars * b.n_vars));
   const int64_t n_batches = (n_first + batch - 1) / batch;
-  // 4- and 5-tuples: the sub-tuples' condH computed once when they take at most 1 GiB.
-  const int64_t n_sub = k >= 4 ? choose(task.n_real, k - 1) : 0;
-  const bool use_sub = !special && k >= 4 && n_sub <= (int64_t(1) << 27);
+  // 3- to 5-tuples: the sub-tuples' condH computed once when they take at most 1 GiB.
+  const int64_t n_sub = k >= 3 ? choose(task.n_real, k - 1) : 0;
+  const bool use_sub = k >= 3 && n_sub <= (int64_t(1) << 27);
   std::vector<int64_t> binomial;
   if (use_sub)
     for (int32_t p = 0; p < k - 1; ++p)
@@ -1459,7 +1462,8 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
               pass.sub_out = dev->sub.data();
               pass.row_begin = static_cast<int32_t>(first_begin);
               pass.row_end = static_cast<int32_t>(task.n_real);
-              if (k == 4) launch_tuples<3>(pass, s);
+              if (k == 3) launch_tuples<2>(pass, s);
+              else if (k == 4) launch_tuples<3>(pass, s);
               else launch_tuples<4>(pass, s);
               a.sub = dev->sub.data();
             }
