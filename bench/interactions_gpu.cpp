@@ -4,7 +4,7 @@
 //   cmake -S tests/cpp -B /tmp/b -DFSGPU_WITH_CUDA=ON -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/b -j
 //   nvcc -O2 -std=c++17 -Isrc -Isrc/core -I/tmp/b bench/interactions_gpu.cpp
 //     $(find /tmp/b/CMakeFiles/test_core.dir/__/__/src -name '*.o') -Xcompiler -fopenmp -o /tmp/ibench
-//   /tmp/ibench [objects]
+//   /tmp/ibench [objects [dimensions]]
 // Prints a CSV line per search: dimensions, variables, tuples, the bitmaps' build time on the
 // host, the GPU search's time (best of two runs; upload and gains included) and tuples/s.
 #include <algorithm>
@@ -36,6 +36,7 @@ double choose(double n, int k) {
 
 int main(int argc, char** argv) {
   const int32_t n = argc > 1 ? std::atoi(argv[1]) : 1024;
+  const int32_t only = argc > 2 ? std::atoi(argv[2]) : 0;  // one dimension (for a profiler), or all
   const GpuStatus gpu = gpu_status();
   if (gpu.devices.empty()) {
     std::printf("no GPU: %s\n", gpu.problem.c_str());
@@ -55,6 +56,7 @@ int main(int argc, char** argv) {
     int64_t vars;
   } shapes[] = {{1, 1000000}, {2, 20480}, {3, 2000}, {4, 300}, {5, 120}};
   for (const auto& sh : shapes) {
+    if (only && sh.k != only) continue;
     auto t0 = std::chrono::steady_clock::now();
     // Genotype-like codes from a hash of (variable, object): reproducible and cheap.
     const InteractionBits bits = build_interaction_bits(
