@@ -16,7 +16,8 @@
 // I AND J in shared memory for each j and every thread counts (i, j, l) and (j, l) with popcounts.
 // The other cells (a level of one variable alone, the class sizes) come from known marginals, as
 // in the CPU engine. Every other search (single variables, 4- and 5-tuples, more than 4 classes)
-// goes to the tuple kernel: a thread per tuple, with the CPU's own table code.
+// goes to the tuple kernel: a thread per tuple, with the CPU's own table code; but quadruples of
+// 3-level variables and two classes, which count on the tensor cores as triples do.
 //
 // A variable's best gain is kept as an order-preserving 64-bit key with atomicMax; the tuple
 // that reaches it (when asked) comes from a second pass, the smallest packed tuple among those
@@ -1191,6 +1192,192 @@ inline bool special_kernels(int32_t k, int32_t n_classes) {
   return (k == 2 || k == 3) && n_classes >= 2 && n_classes <= kMaxGpuClasses;
 }
 
+// Quadruples i < j < k < l of 3-level variables and two classes on the binary tensor cores, as
+// Nobre et al. count them: a block takes one pair (i, j) and 32 variables l (a tile of 4 per
+// warp) and walks the k's in groups of 8. The pair's planes I_a, J_b and P_ab = I_a AND J_b are
+// combined on the CUDA cores with the rows of K (row r: k r % 8 at level r / 8, as for triples),
+// and per 256 objects of a class a warp runs one mma of K against the columns I_0, I_1, J_0, J_1,
+// P_00..P_11 (the (i, k), (j, k), (i, j, k) counts) and nine against its l's: K, I_a K, J_b K and
+// P_ab K rows. Lane (g, t) then holds every cell of (i, j, k g, l t) with k and l counted; the
+// cells with l at any level (per k, shuffled from its four lanes) and with k at any level (per l,
+// counted once per block with popcounts) are marginals, and complete_counts() turns the whole
+// table (in registers) into cells. The gains take the sub-tuples' condH (SearchArgs::sub).
+constexpr int kQuadTile = 32;  // l's per block
+
+__device__ inline void offer_checked(const SearchArgs& a, int32_t v, int64_t gain, Key packed) {
+  const Key key = gain_key(gain);
+  if (!a.tuple_pass) {
+    if (key > a.best[v]) atomicMax(a.best + v, key);  // a stale read only costs an atomic
+  } else if (key == a.best[v]) {
+    atomicMin(a.best_tuple + v, packed);
+  }
+}
+
+__global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32_t l_tiles) {
+  constexpr int L = 2, NC = 2, CELLS = 81;
+  extern __shared__ int64_t table_cache[];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int32_t i = a.row_begin + blockIdx.y, j = blockIdx.x / l_tiles;
+  const int32_t l_first = a.contrast ? a.n_real : 0, l_end = a.contrast ? a.n_vars : a.n_real;
+  const int32_t lb0 = l_first + (blockIdx.x % l_tiles) * kQuadTile;
+  if (i >= a.row_end || j <= i) return;
+  const int32_t k_end = a.contrast ? a.n_real : min(a.n_real, lb0 + kQuadTile - 1);  // k < l
+  if (j + 1 >= k_end) return;
+  const GainTableView tables = block_tables(a, table_cache, true, tid, 256);
+  const int32_t lw0 = lb0 + warp * 4, l = lw0 + t, lv = min(l, a.n_vars - 1);
+  // The pair's and the lane's l's marginals, once: (i, j), (i, l), (j, l), (i, j, l) per class.
+  int32_t ij[NC][L][L] = {}, il[NC][L][L] = {}, jl[NC][L][L] = {}, ijl[NC][L][L][L] = {};
+  int32_t i_levels[NC][L], j_levels[NC][L], l_levels[NC][L];
+  load_level_counts<L, NC>(a, i, i_levels);
+  load_level_counts<L, NC>(a, j, j_levels);
+  load_level_counts<L, NC>(a, lv, l_levels);
+#pragma unroll
+  for (int c = 0; c < NC; ++c)
+    for (int32_t w = a.class_word[c]; w < a.class_word[c + 1]; ++w) {
+      uint64_t iw[L], jw[L], lw[L];
+#pragma unroll
+      for (int x = 0; x < L; ++x) {
+        iw[x] = level_row(a, w, x)[i];
+        jw[x] = level_row(a, w, x)[j];
+        lw[x] = level_row(a, w, x)[lv];
+      }
+#pragma unroll
+      for (int x = 0; x < L; ++x)
+#pragma unroll
+        for (int y = 0; y < L; ++y) {
+          ij[c][x][y] += __popcll(iw[x] & jw[y]);
+          il[c][x][y] += __popcll(iw[x] & lw[y]);
+          jl[c][x][y] += __popcll(jw[x] & lw[y]);
+#pragma unroll
+          for (int z = 0; z < L; ++z) ijl[c][x][y][z] += __popcll(iw[x] & jw[y] & lw[z]);
+        }
+    }
+  __syncthreads();  // the tables are ready
+  const int32_t row_k[2] = {g, g};
+  const int row_level[2] = {0, 1};
+  const int col_l = g / 2, col_level = g % 2;
+  for (int32_t kg0 = j + 1; kg0 < k_end; kg0 += 8) {
+    // acc: [0] K, [1 + a] I_a K, [3 + b] J_b K, [5 + 2a + b] P_ab K against the l's; km: K
+    // against I, J, P.
+    int32_t acc[NC][9][4] = {}, km[NC][4] = {};
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      const int32_t w_end = a.class_word[c + 1];
+      for (int32_t w0 = a.class_word[c]; w0 < w_end; w0 += kTensorWords) {
+        const int32_t w_lo = w0 + t / 2, w_hi = w0 + 2 + t / 2;
+        uint32_t i_half[L][2], j_half[L][2];
+#pragma unroll
+        for (int x = 0; x < L; ++x) {
+          i_half[x][0] = bitmap_half(a, w_lo, w_end, x, i, t % 2);
+          i_half[x][1] = bitmap_half(a, w_hi, w_end, x, i, t % 2);
+          j_half[x][0] = bitmap_half(a, w_lo, w_end, x, j, t % 2);
+          j_half[x][1] = bitmap_half(a, w_hi, w_end, x, j, t % 2);
+        }
+        uint32_t kx[4];
+        row_fragment(a, w0, w_end, row_level, {kg0 + row_k[0], kg0 + row_k[1]}, t, kx);
+        // Column g of the marginal mma: I_0, I_1, J_0, J_1, P_00, P_01, P_10, P_11.
+        uint32_t my[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          my[h] = g < 2 ? i_half[g & 1][h] : g < 4 ? j_half[g & 1][h] : i_half[(g - 4) >> 1][h] & j_half[g & 1][h];
+        mma_and_popc(km[c], kx, my);
+        uint32_t ly[2];
+        column_fragment(a, w0, w_end, col_level, lw0 + col_l, t, ly);
+        mma_and_popc(acc[c][0], kx, ly);
+#pragma unroll
+        for (int x = 0; x < L; ++x) {
+          uint32_t rx[4];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) rx[e] = i_half[x][e / 2] & kx[e];
+          mma_and_popc(acc[c][1 + x], rx, ly);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) rx[e] = j_half[x][e / 2] & kx[e];
+          mma_and_popc(acc[c][3 + x], rx, ly);
+#pragma unroll
+          for (int y = 0; y < L; ++y) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) rx[e] = i_half[x][e / 2] & j_half[y][e / 2] & kx[e];
+            mma_and_popc(acc[c][5 + 2 * x + y], rx, ly);
+          }
+        }
+      }
+    }
+    // The k marginals of k g, from the four lanes of g: lane (g, s) holds columns 2s, 2s + 1 of
+    // rows (k g, level 0) and (k g, level 1): kk[c][s][2 level + column parity].
+    int32_t kk[NC][4][4];
+#pragma unroll
+    for (int c = 0; c < NC; ++c)
+#pragma unroll
+      for (int s = 0; s < 4; ++s)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) kk[c][s][e] = __shfl_sync(0xffffffffu, km[c][e], g * 4 + s);
+    const int32_t k = kg0 + g;
+    if (k >= k_end || l >= l_end || (!a.contrast && l <= k)) continue;
+    int32_t k_levels[NC][L];
+    load_level_counts<L, NC>(a, k, k_levels);
+    // Marginal (u, v, w, x) of (i, j, k, l), level L meaning any.
+    auto marginal = [&](int c, int u, int v, int w, int x) -> int32_t {
+      if (w < L && x < L) {
+        const int e = 2 * w + x;
+        if (u < L && v < L) return acc[c][5 + 2 * u + v][e];
+        if (u < L) return acc[c][1 + u][e];
+        if (v < L) return acc[c][3 + v][e];
+        return acc[c][0][e];
+      }
+      if (w < L) {  // l any: column pair s = 0 (I), 1 (J), 2 (P_0b), 3 (P_1b)
+        if (u < L && v < L) return kk[c][2 + u][2 * w + v];
+        if (u < L) return kk[c][0][2 * w + u];
+        if (v < L) return kk[c][1][2 * w + v];
+        return k_levels[c][w];
+      }
+      if (x < L) {  // k any
+        if (u < L && v < L) return ijl[c][u][v][x];
+        if (u < L) return il[c][u][x];
+        if (v < L) return jl[c][v][x];
+        return l_levels[c][x];
+      }
+      if (u < L && v < L) return ij[c][u][v];
+      if (u < L) return i_levels[c][u];
+      if (v < L) return j_levels[c][v];
+      return a.class_size[c];
+    };
+    int32_t n[NC * CELLS];
+#pragma unroll
+    for (int c = 0; c < NC; ++c)
+#pragma unroll
+      for (int cell = 0; cell < CELLS; ++cell)
+        n[c * CELLS + cell] = marginal(c, cell % 3, cell / 3 % 3, cell / 9 % 3, cell / 27);
+    complete_counts(n, 4, 3, NC);
+    const int64_t full = tuple_cond_entropy(n, 4, 3, NC, tables, -1);
+    const int32_t q[4] = {i, j, k, l};
+    const Key packed = (Key(i) << 48) | (Key(j) << 32) | (Key(k) << 16) | Key(l);
+    // condH of the table without position p: the sub-tuple's, by rank, or summed here.
+    auto without = [&](int p) -> int64_t {
+      if (!a.sub) return tuple_cond_entropy(n, 4, 3, NC, tables, p);
+      int64_t rank = 0;
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        if (r != p) rank += a.binomial[(r < p ? r : r - 1) * a.n_real + q[r]];
+      return a.sub[rank];
+    };
+    const int64_t gain_l = without(3) - full;
+    offer_checked(a, l, gain_l, packed);
+    if (a.contrast) continue;
+    const int64_t gains[3] = {without(0) - full, without(1) - full, without(2) - full};
+    bool collected = a.collect;
+    if (collected && a.interesting) {
+      const int in = a.interesting[i] + a.interesting[j] + a.interesting[k] + a.interesting[l];
+      collected = a.require_all ? in == 4 : in > 0;
+    }
+    if (collected) {
+      for (int p = 0; p < 3; ++p) collect_gain(a, packed, p, gains[p]);
+      collect_gain(a, packed, 3, gain_l);
+    }
+#pragma unroll
+    for (int p = 0; p < 3; ++p) offer_checked(a, q[p], gains[p], packed);
+  }
+}
+
 // The kernel for (dimensions, levels, classes), launched over rows [begin, end).
 template <int L, int NC>
 void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
@@ -1253,6 +1440,16 @@ void launch_levels(int32_t k, const SearchArgs& a, cudaStream_t s) {
 }
 
 void launch(int32_t k, int32_t m, const SearchArgs& a, cudaStream_t s) {
+  if (k == 4 && m == 3 && a.n_classes == 2 && a.tensor_cores) {
+    const int32_t n_l = a.contrast ? a.n_vars - a.n_real : a.n_real;
+    const int32_t l_tiles = (n_l + kQuadTile - 1) / kQuadTile;
+    const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, 2, true) : 0;
+    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(quad_tensor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(shared)));
+    quad_tensor_kernel<<<dim3(a.n_real * l_tiles, a.row_end - a.row_begin), 256, shared, s>>>(a, l_tiles);
+    check_launch("quad_tensor_kernel");
+    return;
+  }
   if (!special_kernels(k, a.n_classes)) {
     switch (k) {
       case 1: return launch_tuples<1>(a, s);
