@@ -54,10 +54,9 @@
 #'   overflows; with `BPPARAM` the tiles' lists are joined in order.
 #'
 #' @section Engines: The CPU engine is bit-sliced (AND and popcount over 64 objects at a time)
-#'   and multithreaded; the GPU engine (2- and 3-way, up to 4 levels and 4 classes) keeps the
-#'   counters in registers, computes the gains on the device and splits the work across
-#'   `devices`. Both give bitwise-identical gains and tuples; 4- and 5-way searches run on the
-#'   CPU.
+#'   and multithreaded; the GPU engine (1- to 5-way, up to 4 levels, no missing values) counts
+#'   on the binary tensor cores where it can, computes the gains on the device and splits the
+#'   work across `devices`. Both give bitwise-identical gains and tuples.
 #'
 #' @inheritParams select_features
 #' @param x Objects in rows, variables in columns: a numeric matrix or data frame (discretized
