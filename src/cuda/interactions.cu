@@ -16,8 +16,8 @@
 // I AND J in shared memory for each j and every thread counts (i, j, l) and (j, l) with popcounts.
 // The other cells (a level of one variable alone, the class sizes) come from known marginals, as
 // in the CPU engine. Every other search (single variables, 4- and 5-tuples, more than 4 classes)
-// goes to the tuple kernel: a thread per tuple, with the CPU's own table code; but quadruples of
-// 3-level variables and two classes, which count on the tensor cores as triples do.
+// goes to the tuple kernel: a thread per tuple, with the CPU's own table code; but quadruples and
+// quintuples of 3-level variables and two classes, which count on the tensor cores as triples do.
 //
 // A variable's best gain is kept as an order-preserving 64-bit key with atomicMax; the tuple
 // that reaches it (when asked) comes from a second pass, the smallest packed tuple among those
@@ -1378,6 +1378,179 @@ __global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32
   }
 }
 
+// Quintuples i < j < k < l < m of 3-level variables and two classes on the binary tensor cores:
+// the quadruple kernel's scheme with a triple (i, j, k) per block, whose 26 plane combinations
+// P_uvw (each of i, j, k at a level or at any level, not all at any) are ANDed with the rows of
+// l (groups of 8) and counted against the warp's 4 m's: 27 mma per 256 objects of a class. The
+// cells with m at any level come from 4 more mma (l's rows against the 26 combinations as
+// columns, shuffled to the lanes of each l); those with l at any level are counted once per
+// block. The table (486 counters) lives in local memory.
+constexpr int kQuintTile = 32;  // m's per block
+
+// 32 bits of the combination `combo` = u + 3 v + 9 w (3: any level) of i, j and k's planes.
+__device__ __forceinline__ uint32_t combo_bits(int combo, const uint32_t (&ih)[2], const uint32_t (&jh)[2],
+                                               const uint32_t (&kh)[2]) {
+  const int u = combo % 3, v = combo / 3 % 3, w = combo / 9;
+  uint32_t x = ~0u;
+  if (u < 2) x &= ih[u];
+  if (v < 2) x &= jh[v];
+  if (w < 2) x &= kh[w];
+  return x;
+}
+
+__global__ void __launch_bounds__(256, 1) quint_tensor_kernel(SearchArgs a, int32_t m_tiles) {
+  constexpr int L = 2, NC = 2, CELLS = 243;
+  extern __shared__ int64_t table_cache[];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int32_t i = a.row_begin + blockIdx.y;
+  const int64_t jk = blockIdx.x / m_tiles;
+  const int32_t j = static_cast<int32_t>(jk / a.n_real), k = static_cast<int32_t>(jk % a.n_real);
+  const int32_t m_first = a.contrast ? a.n_real : 0, m_end = a.contrast ? a.n_vars : a.n_real;
+  const int32_t mb0 = m_first + (blockIdx.x % m_tiles) * kQuintTile;
+  if (i >= a.row_end || j <= i || k <= j) return;
+  const int32_t l_end = a.contrast ? a.n_real : min(a.n_real, mb0 + kQuintTile - 1);  // l < m
+  if (k + 1 >= l_end) return;
+  const GainTableView tables = block_tables(a, table_cache, true, tid, 256);
+  const int32_t mw0 = mb0 + warp * 4, m = mw0 + t, mv = min(m, a.n_vars - 1);
+  // The cells with l at any level, the same for every l: base[c][combo + 27 y] (y: m's level,
+  // 2: any).
+  int32_t base[NC * 81];
+  int32_t m_levels[NC][L];
+  load_level_counts<L, NC>(a, mv, m_levels);
+#pragma unroll
+  for (int c = 0; c < NC; ++c) {
+#pragma unroll
+    for (int combo = 0; combo < 26; ++combo) {
+      const int u = combo % 3, v = combo / 3 % 3, w = combo / 9;
+      int32_t n[3] = {0, 0, 0};
+      for (int32_t word = a.class_word[c]; word < a.class_word[c + 1]; ++word) {
+        uint64_t x = ~0ull;
+        if (u < 2) x &= level_row(a, word, u)[i];
+        if (v < 2) x &= level_row(a, word, v)[j];
+        if (w < 2) x &= level_row(a, word, w)[k];
+        n[0] += __popcll(x & level_row(a, word, 0)[mv]);
+        n[1] += __popcll(x & level_row(a, word, 1)[mv]);
+        n[2] += __popcll(x);
+      }
+#pragma unroll
+      for (int y = 0; y < 3; ++y) base[c * 81 + combo + 27 * y] = n[y];
+    }
+    base[c * 81 + 26] = m_levels[c][0];
+    base[c * 81 + 26 + 27] = m_levels[c][1];
+    base[c * 81 + 26 + 54] = a.class_size[c];
+  }
+  __syncthreads();  // the tables are ready
+  const int32_t row_l[2] = {g, g};
+  const int row_level[2] = {0, 1};
+  const int col_m = g / 2, col_level = g % 2;
+  int32_t n[NC * CELLS];
+  for (int32_t lg0 = k + 1; lg0 < l_end; lg0 += 8) {
+    const int32_t l = lg0 + g;
+    int32_t l_levels[NC][L];
+    load_level_counts<L, NC>(a, min(l, a.n_vars - 1), l_levels);
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      // acc[combo]: P_combo AND L rows against the m's (combo 26: the l rows alone); lm[h]: the
+      // l rows against combinations 8 h .. 8 h + 7 as columns.
+      int32_t acc[27][4] = {}, lm[4][4] = {};
+      const int32_t w_end = a.class_word[c + 1];
+      for (int32_t w0 = a.class_word[c]; w0 < w_end; w0 += kTensorWords) {
+        const int32_t w_lo = w0 + t / 2, w_hi = w0 + 2 + t / 2;
+        uint32_t ih[2][2], jh[2][2], kh[2][2];  // [half: lo, hi][level]
+#pragma unroll
+        for (int x = 0; x < L; ++x) {
+          ih[0][x] = bitmap_half(a, w_lo, w_end, x, i, t % 2);
+          ih[1][x] = bitmap_half(a, w_hi, w_end, x, i, t % 2);
+          jh[0][x] = bitmap_half(a, w_lo, w_end, x, j, t % 2);
+          jh[1][x] = bitmap_half(a, w_hi, w_end, x, j, t % 2);
+          kh[0][x] = bitmap_half(a, w_lo, w_end, x, k, t % 2);
+          kh[1][x] = bitmap_half(a, w_hi, w_end, x, k, t % 2);
+        }
+        uint32_t lx[4];
+        row_fragment(a, w0, w_end, row_level, {lg0 + row_l[0], lg0 + row_l[1]}, t, lx);
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+          const int q = 8 * h + g;  // this lane's column
+          uint32_t my[2] = {0u, 0u};
+          if (q < 26) {
+            my[0] = combo_bits(q, ih[0], jh[0], kh[0]);
+            my[1] = combo_bits(q, ih[1], jh[1], kh[1]);
+          }
+          mma_and_popc(lm[h], lx, my);
+        }
+        uint32_t my[2];
+        column_fragment(a, w0, w_end, col_level, mw0 + col_m, t, my);
+#pragma unroll
+        for (int combo = 0; combo < 27; ++combo) {
+          uint32_t rx[4];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int half = e / 2;
+            rx[e] = combo == 26 ? lx[e] : combo_bits(combo, ih[half], jh[half], kh[half]) & lx[e];
+          }
+          mma_and_popc(acc[combo], rx, my);
+        }
+      }
+      // Cells: u + 3 v + 9 w + 27 x + 81 y (x: l's level, y: m's; 2: any).
+      int32_t* tc = n + c * CELLS;
+#pragma unroll
+      for (int combo = 0; combo < 27; ++combo)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) tc[combo + 27 * (e / 2) + 81 * (e % 2)] = acc[combo][e];
+      // m at any level: lane (g, s) of mma h holds combinations 8 h + 2 s + p at l's level x in
+      // lm[h][2 x + p].
+#pragma unroll
+      for (int h = 0; h < 4; ++h)
+#pragma unroll
+        for (int s = 0; s < 4; ++s)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int32_t value = __shfl_sync(0xffffffffu, lm[h][e], g * 4 + s);
+            const int q = 8 * h + 2 * s + e % 2;
+            if (q < 26) tc[q + 27 * (e / 2) + 162] = value;
+          }
+      tc[26 + 162] = l_levels[c][0];
+      tc[26 + 27 + 162] = l_levels[c][1];
+#pragma unroll
+      for (int y = 0; y < 3; ++y)
+#pragma unroll
+        for (int combo = 0; combo < 27; ++combo) tc[combo + 54 + 81 * y] = base[c * 81 + combo + 27 * y];
+    }
+    if (l >= l_end || m >= m_end || (!a.contrast && m <= l)) continue;
+    complete_counts(n, 5, 3, NC);
+    const int64_t full = tuple_cond_entropy(n, 5, 3, NC, tables, -1);
+    const int32_t q[5] = {i, j, k, l, m};
+    const Key packed = (Key(i) << 48) | (Key(j) << 36) | (Key(k) << 24) | (Key(l) << 12) | Key(m);
+    auto without = [&](int p) -> int64_t {
+      if (!a.sub) return tuple_cond_entropy(n, 5, 3, NC, tables, p);
+      int64_t rank = 0;
+#pragma unroll
+      for (int r = 0; r < 5; ++r)
+        if (r != p) rank += a.binomial[(r < p ? r : r - 1) * a.n_real + q[r]];
+      return a.sub[rank];
+    };
+    const int64_t gain_m = without(4) - full;
+    offer_checked(a, m, gain_m, packed);
+    if (a.contrast) continue;
+    int64_t gains[4];
+#pragma unroll
+    for (int p = 0; p < 4; ++p) gains[p] = without(p) - full;
+    bool collected = a.collect;
+    if (collected && a.interesting) {
+      int in = 0;
+#pragma unroll
+      for (int p = 0; p < 5; ++p) in += a.interesting[q[p]];
+      collected = a.require_all ? in == 5 : in > 0;
+    }
+    if (collected) {
+      for (int p = 0; p < 4; ++p) collect_gain(a, packed, p, gains[p]);
+      collect_gain(a, packed, 4, gain_m);
+    }
+#pragma unroll
+    for (int p = 0; p < 4; ++p) offer_checked(a, q[p], gains[p], packed);
+  }
+}
+
 // The kernel for (dimensions, levels, classes), launched over rows [begin, end).
 template <int L, int NC>
 void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
@@ -1448,6 +1621,17 @@ void launch(int32_t k, int32_t m, const SearchArgs& a, cudaStream_t s) {
                                           static_cast<int>(shared)));
     quad_tensor_kernel<<<dim3(a.n_real * l_tiles, a.row_end - a.row_begin), 256, shared, s>>>(a, l_tiles);
     check_launch("quad_tensor_kernel");
+    return;
+  }
+  if (k == 5 && m == 3 && a.n_classes == 2 && a.tensor_cores) {
+    const int32_t n_m = a.contrast ? a.n_vars - a.n_real : a.n_real;
+    const int32_t m_tiles = (n_m + kQuintTile - 1) / kQuintTile;
+    const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, 2, true) : 0;
+    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(quint_tensor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(shared)));
+    quint_tensor_kernel<<<dim3(unsigned(int64_t(a.n_real) * a.n_real * m_tiles), a.row_end - a.row_begin), 256, shared,
+                          s>>>(a, m_tiles);
+    check_launch("quint_tensor_kernel");
     return;
   }
   if (!special_kernels(k, a.n_classes)) {

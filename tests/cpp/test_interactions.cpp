@@ -473,7 +473,7 @@ void gpu_every_dimension(const GpuStatus& gpu) {
                           {3, 200, 5, 3, 60},    {4, 1024, 2, 3, 36},  {4, 333, 3, 2, 40},
                           {4, 200, 4, 4, 18},    {4, 150, 6, 3, 20},   {5, 1024, 2, 3, 22},  {5, 300, 2, 2, 30},
                           {5, 130, 3, 4, 14},    {5, 100, 5, 3, 14},   {4, 200, 2, 2, 30},   {4, 190, 2, 4, 16},
-                          {4, 333, 2, 3, 45}};
+                          {4, 333, 2, 3, 45},    {5, 333, 2, 3, 26}};
   uint32_t seed = 100;
   for (const Shape& sh : shapes) {
     const Case c = {sh.n_objects, sh.n_classes, sh.n_levels, sh.n_vars, 0, ++seed};
