@@ -354,7 +354,13 @@ run_interactions <- function(input, y, a) {
   top <- if (is.null(a$top)) NULL else check_count(a$top, "top")
   collecting <- interesting_setup(a, k, input)
   words <- ceiling(length(rows) / 64)
-  work <- (choose(input$n_vars, k) + n_contrast * choose(input$n_vars, k - 1)) * words * discretizations
+  # Work in pair-equivalents: the CPU's time per tuple and word grows with the table (n_levels^k
+  # cells, k gains), the GPU's much less (2 CPU threads against an H100, 3 levels: a 4-way tuple
+  # costs the CPU about 200 pairs' time, a 5-way one about 500), so "auto" takes the GPU for
+  # 4- and 5-way searches of a few dozen variables already, and for 1-way ones (the level counts
+  # the host has) only when huge.
+  per_tuple <- n_levels^(k - 2) * k^2 / 4
+  work <- (choose(input$n_vars, k) + n_contrast * choose(input$n_vars, k - 1)) * words * discretizations * per_tuple
   chosen <- choose_backend(a$backend, work, isTRUE(bp$forked))
   backend <- chosen$backend
   threads <- fsgpu_threads(a$threads)
