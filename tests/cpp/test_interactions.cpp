@@ -536,6 +536,22 @@ void gpu_every_dimension(const GpuStatus& gpu) {
                c.n_classes);
     }
   }
+  // Two devices (or one twice) split 1- to 5-way searches with the CPU's result.
+  GpuOptions two = options;
+  two.devices = {gpu.devices[0].id, gpu.devices.size() > 1 ? gpu.devices[1].id : gpu.devices[0].id};
+  for (int32_t k = 1; k <= 5; ++k) {
+    const Case c = {700, 2, 3, k == 1 ? 999 : k == 4 ? 40 : 24, 0, 200u + uint32_t(k)};
+    const Data d = make_data(c);
+    const InteractionBits bits = bits_of(c, d, 4);
+    const GainTables tables(bits, 0.25);
+    InteractionTask task;
+    task.dimensions = k;
+    task.n_real = c.n_vars - 4;
+    task.with_tuples = true;
+    const InteractionBest cpu = cpu_interactions(bits, tables, task, 4, nullptr);
+    const InteractionBest dev = gpu_interactions(bits, tables, task, two, nullptr);
+    EXPECT(cpu.gain == dev.gain && cpu.tuple == dev.tuple, "k=%d: two devices differ from the CPU", k);
+  }
   // Missing values stay on the CPU.
   const Case c = {200, 2, 3, 20, 0.05, 99};
   const Data d = make_data(c);
