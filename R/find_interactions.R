@@ -54,10 +54,9 @@
 #'   overflows; with `BPPARAM` the tiles' lists are joined in order.
 #'
 #' @section Engines: The CPU engine is bit-sliced (AND and popcount over 64 objects at a time)
-#'   and multithreaded; the GPU engine (2- and 3-way, up to 4 levels and 4 classes) keeps the
-#'   counters in registers, computes the gains on the device and splits the work across
-#'   `devices`. Both give bitwise-identical gains and tuples; 4- and 5-way searches run on the
-#'   CPU.
+#'   and multithreaded; the GPU engine (1- to 5-way, up to 4 levels, no missing values) counts
+#'   on the binary tensor cores where it can, computes the gains on the device and splits the
+#'   work across `devices`. Both give bitwise-identical gains and tuples.
 #'
 #' @inheritParams select_features
 #' @param x Objects in rows, variables in columns: a numeric matrix or data frame (discretized
@@ -355,7 +354,13 @@ run_interactions <- function(input, y, a) {
   top <- if (is.null(a$top)) NULL else check_count(a$top, "top")
   collecting <- interesting_setup(a, k, input)
   words <- ceiling(length(rows) / 64)
-  work <- (choose(input$n_vars, k) + n_contrast * choose(input$n_vars, k - 1)) * words * discretizations
+  # Work in pair-equivalents: the CPU's time per tuple and word grows with the table (n_levels^k
+  # cells, k gains), the GPU's much less (2 CPU threads against an H100, 3 levels: a 4-way tuple
+  # costs the CPU about 200 pairs' time, a 5-way one about 500), so "auto" takes the GPU for
+  # 4- and 5-way searches of a few dozen variables already, and for 1-way ones (the level counts
+  # the host has) only when huge.
+  per_tuple <- n_levels^(k - 2) * k^2 / 4
+  work <- (choose(input$n_vars, k) + n_contrast * choose(input$n_vars, k - 1)) * words * discretizations * per_tuple
   chosen <- choose_backend(a$backend, work, isTRUE(bp$forked))
   backend <- chosen$backend
   threads <- fsgpu_threads(a$threads)

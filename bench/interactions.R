@@ -7,7 +7,8 @@
 #                                [--tag TAG] [--seed 1]
 #
 # Shapes: pairs10k, pairs50k, pairs204k (2-way over 10,000 / 50,000 / 204,800 variables),
-# triples2k, triples10k (3-way over 2,000 / 10,000), mice (2-way over the 10,346 SNPs of
+# triples2k, triples10k (3-way over 2,000 / 10,000), singles1m, quads300, quints120 (1-, 4- and
+# 5-way over 1,000,000 / 300 / 120; not in the default list), mice (2-way over the 10,346 SNPs of
 # ../shared/data/mice_hs_bglr, black vs other coat colours, with MDFS's contrast variables).
 # Synthetic data go to the engine packed (read_plink's form), never through an R matrix; the
 # searches run without contrast variables, so the rate is the engine's. Targets (the issue):
@@ -54,8 +55,10 @@ device <- if (opts$backend == "gpu") info$devices$name[1] else
         collapse = ", ")
 
 specs <- list(pairs10k = c(p = 10000, k = 2), pairs50k = c(p = 50000, k = 2), pairs204k = c(p = 204800, k = 2),
-              triples2k = c(p = 2000, k = 3), triples10k = c(p = 10000, k = 3))
-targets <- list(pairs = 2e10, triples = 5e9)
+              triples2k = c(p = 2000, k = 3), triples10k = c(p = 10000, k = 3), singles1m = c(p = 1e6, k = 1),
+              quads300 = c(p = 300, k = 4), quints120 = c(p = 120, k = 5))
+targets <- c(NA, 1.5e11, 5e10, 1e11, 2e10)  # issue 18: GPU tuples/s of search (1-way: 0.5 s end to end)
+tuple_names <- c("variables", "pairs", "triples", "quadruples", "quintuples")
 
 # Synthetic genotypes in .bed form: every byte holds four calls with no missing code (01), the
 # class is (g1 > 0) xor (g2 > 0) for 80% of the objects, random for the rest.
@@ -114,20 +117,21 @@ for (shape in shapes) {
   popcounts <- 2^k * words32  # (levels - 1)^k counted cells, 3 levels
   # The GPU's popcount limit; on the CPU the target is 10 x MDFS's scalar 4e5 pairs/s per thread.
   limit <- if (opts$backend == "gpu") opts$sms * 16 * opts$clock_ghz * 1e9 / popcounts else NA
-  bit_ops <- (if (k == 2) 2^k else 2^3 + 2^2) * sum(ceiling(table(d$y) / 256) * 256)
-  tensor_limit <- if (opts$backend == "gpu") opts$sms * opts$mma_per_clock * opts$clock_ghz * 1e9 * 32768 / bit_ops else NA
+  bit_ops <- (if (k == 3) 2^3 + 2^2 else 2^k) * sum(ceiling(table(d$y) / 256) * 256)
+  tensor_limit <- if (opts$backend == "gpu" && k > 1)
+    opts$sms * opts$mma_per_clock * opts$clock_ghz * 1e9 * 32768 / bit_ops else NA
   rate <- evaluations / res$timings[["search"]]
   top_ok <- identical(sort(order(-res$scores$gain)[1:2]), c(1L, 2L))
   cat(sprintf("%s: %d-way over %s variables, 1,024 objects: %.3f s end to end (bitmaps %.3f s), search %.3f s: %.3g %s/s (%.0f%% of the GPU popcount limit %.3g/s, %.1f%% of the tensor-core limit %.3g/s); planted pair scores highest: %s\n",
               shape, k, format(p, big.mark = ","), t[["elapsed"]], res$timings[["prepare"]], res$timings[["search"]], rate,
-              if (k == 2) "pairs" else "triples", 100 * rate / limit, limit, 100 * rate / tensor_limit, tensor_limit,
+              tuple_names[k], 100 * rate / limit, limit, 100 * rate / tensor_limit, tensor_limit,
               top_ok))
   rows[[shape]] <- data.frame(shape = shape, dimensions = k, objects = 1024, variables = p, seconds = t[["elapsed"]],
                               search_seconds = res$timings[["search"]], evaluations = evaluations, rate = rate,
                               limit_rate = limit, ratio_to_limit = rate / limit,
                               tensor_limit_rate = tensor_limit, ratio_to_tensor_limit = rate / tensor_limit,
                               target_rate = if (opts$backend == "cpu") if (k == 2) 4e6 * opts$threads else NA
-                                            else if (k == 2) targets$pairs else targets$triples,
+                                            else targets[k],
                               answer = if (top_ok) "planted pair scores highest" else "planted pair NOT highest")
 }
 table <- do.call(rbind, rows)

@@ -120,9 +120,10 @@ KnnRangeResult gpu_knn_range(const KnnPoints& reference, const KnnPoints* querie
                              const GpuOptions& options, const Checkpoint& between_batches,
                              const GpuKnnKept* kept = nullptr);
 
-// Why gpu_interactions cannot run `task`, or "" when it can: the GPU counts 2- and 3-tuples of
-// variables with 2 to 4 levels and no missing values (the CPU takes the rest), on devices with
-// room for the bitmaps.
+// Why gpu_interactions cannot run `task`, or "" when it can: the GPU counts 1- to 5-tuples of
+// variables with 2 to 4 levels and no missing values, for any number of classes the CPU takes
+// (the CPU takes the rest), on devices with room for the bitmaps; 4- and 5-tuples of fewer than
+// 2^16 and 2^12 variables (their packed keys).
 std::string gpu_interactions_problem(const InteractionBits& bits, const InteractionTask& task,
                                      const GpuOptions& options);
 

@@ -15,7 +15,9 @@
 // (j, i), (j, l) and, with rows I_a AND J_b, (i, j, l) for groups of j's; otherwise the block puts
 // I AND J in shared memory for each j and every thread counts (i, j, l) and (j, l) with popcounts.
 // The other cells (a level of one variable alone, the class sizes) come from known marginals, as
-// in the CPU engine.
+// in the CPU engine. Every other search (single variables, 4- and 5-tuples, more than 4 classes)
+// goes to the tuple kernel: a thread per tuple, with the CPU's own table code; but quadruples and
+// quintuples of 3-level variables and two classes, which count on the tensor cores as triples do.
 //
 // A variable's best gain is kept as an order-preserving 64-bit key with atomicMax; the tuple
 // that reaches it (when asked) comes from a second pass, the smallest packed tuple among those
@@ -56,9 +58,22 @@ __host__ __device__ inline Key gain_key(int64_t fixed) { return Key(fixed) ^ (Ke
 __host__ __device__ inline int64_t key_fixed(Key k) { return static_cast<int64_t>(k ^ (Key(1) << 63)); }
 constexpr int64_t kNoGain = INT64_MIN;
 
-// Tuples packed so that their numeric order is their lexicographic order.
+// Tuples packed so that their numeric order is their lexicographic order: 21 bits a variable
+// for pairs and triples (pairs as (i, j, 0)), 64 / k bits for 4- and 5-tuples, all 64 for one.
 __host__ __device__ inline Key pack_tuple(int32_t a, int32_t b, int32_t c = 0) {
   return (Key(a) << 42) | (Key(b) << 21) | Key(c);
+}
+__host__ __device__ inline int pack_shift(int32_t k, int32_t position) {
+  return k == 2 || k == 3 ? 42 - 21 * position : (64 / k) * (k - 1 - position);
+}
+// Variables that a k-tuple's packing takes (its indices must be below this).
+inline int64_t pack_limit(int32_t k) {
+  return k == 1 ? int64_t(1) << 31 : int64_t(1) << (k <= 3 ? 21 : 64 / k);
+}
+inline void unpack_tuple(Key packed, int32_t k, int32_t* tuple) {
+  const int bits = k == 1 ? 64 : k <= 3 ? 21 : 64 / k;
+  const Key mask = bits >= 64 ? ~Key(0) : (Key(1) << bits) - 1;
+  for (int32_t p = 0; p < k; ++p) tuple[p] = static_cast<int32_t>((packed >> pack_shift(k, p)) & mask);
 }
 
 // A collected gain: the packed tuple, the variable's position in it and its gain (fixed point).
@@ -73,8 +88,18 @@ struct SearchArgs {
   int64_t stride;
   int32_t words;
   int32_t n_classes;
-  int32_t class_word[kMaxGpuClasses + 1];
+  int32_t class_word[kMaxGpuClasses + 1];  // the pair and triple kernels' copies (up to 4 classes)
   int32_t class_size[kMaxGpuClasses];
+  const int32_t* class_words;  // on the device, for any number of classes: n_classes + 1 offsets
+  const int32_t* class_sizes;
+  int32_t blocks;              // blocks that fill the device (the tuple kernel's grid)
+  // Sub-tuples (3- to 5-tuples): the condH of each real (k-1)-tuple's table with merged
+  // pseudo-counts, by colexicographic rank sum_p C(t_p, p + 1) (binomial: [p][v] = C(v, p + 1)),
+  // which is a k-tuple's table summed over one position: computed once (sub_out, a pass of the
+  // tuple kernel over the sub-tuples), read by every tuple that holds them (sub).
+  const int64_t* binomial;
+  int64_t* sub_out;
+  const int64_t* sub;
   const int32_t* level_count;  // [var][level][class]
   const int64_t* alone;        // per variable: single_entropies()
   GainTableView tables;
@@ -96,6 +121,9 @@ struct SearchArgs {
   unsigned long long* n_hits;  // counts every gain offered, also past the capacity
   unsigned long long hit_capacity;
 };
+
+// The colexicographic rank of the pair i < j (SearchArgs::sub).
+__device__ inline int64_t pair_rank(int32_t i, int32_t j) { return int64_t(j) * (j - 1) / 2 + i; }
 
 // Whether the gains of the real tuple (i, j) or (i, j, l) (l < 0 for pairs) are collected:
 // InteractionTask::collects().
@@ -607,10 +635,10 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
       }
       complete_counts(t, 3, M, NC);
       const int64_t full = tuple_cond_entropy(t, 3, M, NC, tables, -1);
-      g[2] = tuple_cond_entropy(t, 3, M, NC, tables, 2) - full;
+      g[2] = (a.sub ? a.sub[pair_rank(i, j)] : tuple_cond_entropy(t, 3, M, NC, tables, 2)) - full;
       if (!a.contrast) {
-        g[0] = tuple_cond_entropy(t, 3, M, NC, tables, 0) - full;
-        g[1] = tuple_cond_entropy(t, 3, M, NC, tables, 1) - full;
+        g[0] = (a.sub ? a.sub[pair_rank(j, l)] : tuple_cond_entropy(t, 3, M, NC, tables, 0)) - full;
+        g[1] = (a.sub ? a.sub[pair_rank(i, l)] : tuple_cond_entropy(t, 3, M, NC, tables, 1)) - full;
       }
     }
     const Key packed = pack_tuple(i, j, l);
@@ -845,7 +873,7 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
                 for (int z = 0; z <= L; ++z) n[c][x][y][z] = triple_cell<L>(m, x, y, z);
           }
           const int64_t full = triple_entropy<L, NC>(n, -1, tables);
-          const int64_t gain_l = triple_entropy<L, NC>(n, 2, tables) - full;
+          const int64_t gain_l = (a.sub ? a.sub[pair_rank(i, j)] : triple_entropy<L, NC>(n, 2, tables)) - full;
           const Key packed = pack_tuple(i, j, l);
           if (!a.tuple_pass) {
             best_l[nt][q] = max(best_l[nt][q], gain_key(gain_l));
@@ -853,8 +881,8 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
             best_l[nt][q] = min(best_l[nt][q], packed);
           }
           if (a.contrast) continue;
-          const int64_t gain_i = triple_entropy<L, NC>(n, 0, tables) - full;
-          const int64_t gain_j = triple_entropy<L, NC>(n, 1, tables) - full;
+          const int64_t gain_i = (a.sub ? a.sub[pair_rank(j, l)] : triple_entropy<L, NC>(n, 0, tables)) - full;
+          const int64_t gain_j = (a.sub ? a.sub[pair_rank(i, l)] : triple_entropy<L, NC>(n, 1, tables)) - full;
           if (collects(a, i, j, l)) {
             collect_gain(a, packed, 0, gain_i);
             collect_gain(a, packed, 1, gain_j);
@@ -908,6 +936,618 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
     best_i = better_key(best_i, __shfl_xor_sync(0xffffffffu, best_i, off), a.tuple_pass);
   if (lane == 0 && best_i != identity) {
     offer_best(a, i, best_i);
+  }
+}
+
+// Any tuple (every dimension, 2 to 4 levels, any number of classes): a thread per tuple, its
+// counted cells by AND + popcount over the tuple's bitmaps, the known ones from level counts and
+// class sizes, and the gains with interaction_gain.h's own functions on a table in local memory
+// (CAP >= cells x classes), as the CPU engine computes them.
+//
+// A launch takes the tuples whose first variable is in [row_begin, row_end), numbered by first
+// variable and then by rank among the rest: S(i) tuples start at first variables i and later, so
+// a number's first variable is found by bisection and the rest by unranking a combination.
+
+// n choose r (0 when r > n), exact in 64 bits for the shapes pack_limit() lets through.
+__host__ __device__ inline int64_t choose(int64_t n, int32_t r) {
+  if (r < 0 || n < r) return 0;
+  int64_t c = 1;
+  for (int32_t i = 1; i <= r; ++i) c = c * (n - r + i) / i;  // c = C(n - r + i, i), exact
+  return c;
+}
+
+// Tuples (real, or with a contrast variable last) whose first variable is i or later.
+__host__ __device__ inline int64_t tuples_from(const SearchArgs& a, int32_t k, int64_t i) {
+  if (k == 1) return a.n_vars - i;
+  if (!a.contrast) return choose(a.n_real - i, k);
+  return (a.n_vars - a.n_real) * choose(a.n_real - i, k - 1);
+}
+
+// The x-th tuple of the launch (0-based).
+template <int K>
+__device__ inline void tuple_at(const SearchArgs& a, int64_t x, int32_t (&t)[K]) {
+  if (K == 1) {
+    t[0] = static_cast<int32_t>(a.row_begin + x);
+    return;
+  }
+  // The first variable: the last i with tuples_from(row_begin) - tuples_from(i) <= x.
+  const int64_t before = tuples_from(a, K, a.row_begin);
+  int32_t lo = a.row_begin, hi = a.row_end;  // lo qualifies, hi does not
+  while (hi - lo > 1) {
+    const int32_t mid = lo + (hi - lo) / 2;
+    if (before - tuples_from(a, K, mid) <= x) lo = mid;
+    else hi = mid;
+  }
+  t[0] = lo;
+  int64_t rank = x - (before - tuples_from(a, K, lo));
+  int32_t r = K - 1;  // real variables after the first
+  if (a.contrast) {
+    const int64_t n_contrast = a.n_vars - a.n_real;
+    t[K - 1] = static_cast<int32_t>(a.n_real + rank % n_contrast);
+    rank /= n_contrast;
+    r = K - 2;
+  }
+  // Positions 1..r: r of the variables after t[0], the rank-th in colexicographic order.
+  int32_t top = a.n_real - 1 - t[0];  // offsets below top
+  for (int32_t p = r; p >= 1; --p) {
+    int32_t lo_c = p - 1, hi_c = top;  // the largest c < hi_c with C(c, p) <= rank
+    while (hi_c - lo_c > 1) {
+      const int32_t mid = lo_c + (hi_c - lo_c) / 2;
+      if (choose(mid, p) <= rank) lo_c = mid;
+      else hi_c = mid;
+    }
+    t[p] = t[0] + 1 + lo_c;
+    rank -= choose(lo_c, p);
+    top = lo_c;
+  }
+}
+
+__host__ __device__ constexpr int const_cells(int k, int m) { return k == 0 ? 1 : m * const_cells(k - 1, m); }
+
+// Whether a cell (digits base m, the first position fastest; m - 1 = any level) is counted by
+// AND + popcount (two or more counted levels) with first digit `first` (-1: any digit).
+__host__ __device__ constexpr bool counted_cell(int cell, int k, int m, int first) {
+  int counted = 0;
+  for (int d = 0, rest = cell; d < k; ++d, rest /= m) counted += rest % m != m - 1;
+  return counted >= 2 && (first < 0 || cell % m == first);
+}
+
+// The counted cells (those with first digit FIRST, or all) of a tuple of K variables with M levels
+// over words [w_begin, w_end), the counters in registers: per word each variable's level words
+// are loaded once and every cell's AND runs on them (the compiler shares common prefixes).
+template <int K, int M, int FIRST>
+__device__ FSGPU_GAIN_INLINE void count_fixed(const SearchArgs& a, const int32_t (&t)[K], int32_t w_begin,
+                                              int32_t w_end, int32_t* table) {
+  constexpr int L = M - 1, CELLS = const_cells(K, M);
+  int32_t n[CELLS];
+#pragma unroll
+  for (int cell = 0; cell < CELLS; ++cell) n[cell] = 0;
+  const int64_t level_step = int64_t(kMaxGpuLevels - 1) * a.stride;
+  for (int32_t w = w_begin; w < w_end; ++w) {
+    uint64_t v[K][L];
+#pragma unroll
+    for (int d = 0; d < K; ++d)
+#pragma unroll
+      for (int l = 0; l < L; ++l) v[d][l] = __ldg(a.bits + w * level_step + int64_t(l) * a.stride + t[d]);
+#pragma unroll
+    for (int cell = 0; cell < CELLS; ++cell) {
+      if (!counted_cell(cell, K, M, FIRST)) continue;
+      uint64_t x = ~0ull;
+#pragma unroll
+      for (int d = 0, rest = cell; d < K; ++d, rest /= M)
+        if (rest % M != L) x &= v[d][rest % M];
+      n[cell] += __popcll(x);
+    }
+  }
+#pragma unroll
+  for (int cell = 0; cell < CELLS; ++cell)
+    if (counted_cell(cell, K, M, FIRST)) table[cell] = n[cell];
+}
+
+// Every counted cell of class c's table; tables of more than 128 cells in passes by the first
+// variable's digit, so that a pass's counters stay in registers.
+template <int K, int M>
+__device__ FSGPU_GAIN_INLINE void count_cells(const SearchArgs& a, const int32_t (&t)[K], int32_t c, int32_t* table) {
+  const int32_t w_begin = a.class_words[c], w_end = a.class_words[c + 1];
+  if constexpr (const_cells(K, M) <= 128) {
+    count_fixed<K, M, -1>(a, t, w_begin, w_end, table);
+  } else {
+    count_fixed<K, M, 0>(a, t, w_begin, w_end, table);
+    count_fixed<K, M, 1>(a, t, w_begin, w_end, table);
+    if constexpr (M > 2) count_fixed<K, M, 2>(a, t, w_begin, w_end, table);
+    if constexpr (M > 3) count_fixed<K, M, 3>(a, t, w_begin, w_end, table);
+  }
+}
+
+// M, NC > 0: levels and classes known at compile time (counters in registers, the gain loops
+// unrolled); 0: from the arguments.
+template <int K, int CAP, int M = 0, int NC = 0>
+__global__ void __launch_bounds__(256) tuple_kernel(SearchArgs a, int64_t n_tuples) {
+  extern __shared__ int64_t table_cache[];
+  const GainTableView tables = block_tables(a, table_cache, true, threadIdx.x, blockDim.x);
+  __syncthreads();
+  const int32_t m = M > 0 ? M : tables.n_levels, nc = NC > 0 ? NC : a.n_classes, cells = tuple_cells(K, m);
+  const int64_t level_step = int64_t(kMaxGpuLevels - 1) * a.stride;  // from a word to the next
+  int32_t counts[CAP];
+  for (int64_t x = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; x < n_tuples;
+       x += int64_t(gridDim.x) * blockDim.x) {
+    int32_t t[K];
+    tuple_at<K>(a, x, t);
+    // Known cells: no counted level (the class size) or one (that variable's level count).
+    for (int32_t c = 0; c < nc; ++c) {
+      int32_t* table = counts + c * cells;
+      table[cells - 1] = a.class_sizes[c];
+      for (int32_t d = 0, weight = 1; d < K; ++d, weight *= m)
+        for (int32_t level = 0; level < m - 1; ++level)
+          table[cells - 1 - (m - 1 - level) * weight] = a.level_count[(int64_t(t[d]) * m + level) * nc + c];
+    }
+    // Counted cells: two or more positions at a level below m - 1.
+    if constexpr (M > 0) {
+#pragma unroll
+      for (int32_t c = 0; c < NC; ++c) count_cells<K, M>(a, t, c, counts + c * cells);
+    } else {
+      for (int32_t cell = 0; cell < cells; ++cell) {
+        const uint64_t* row[K];
+        int32_t n_rows = 0;
+        for (int32_t d = 0, rest = cell; d < K; ++d, rest /= m)
+          if (rest % m != m - 1) row[n_rows++] = a.bits + int64_t(rest % m) * a.stride + t[d];
+        if (n_rows < 2) continue;
+        for (int32_t c = 0; c < nc; ++c) {
+          int32_t n = 0;
+          for (int32_t w = a.class_words[c]; w < a.class_words[c + 1]; ++w) {
+            uint64_t word = __ldg(row[0] + w * level_step);
+            for (int32_t r = 1; r < n_rows; ++r) word &= __ldg(row[r] + w * level_step);
+            n += __popcll(word);
+          }
+          counts[c * cells + cell] = n;
+        }
+      }
+    }
+    complete_counts(counts, K, m, nc);
+    if (a.sub_out) {
+      // A sub-tuple's pass: condH of the whole table with the merged pseudo-counts, by rank.
+      GainTableView merged = tables;
+      merged.cell = tables.merged;
+      merged.cell_total = tables.merged_total;
+      int64_t rank = 0;
+#pragma unroll
+      for (int p = 0; p < K; ++p) rank += a.binomial[p * a.n_real + t[p]];
+      a.sub_out[rank] = tuple_cond_entropy(counts, K, m, nc, merged, -1);
+      continue;
+    }
+    const int64_t full = tuple_cond_entropy(counts, K, m, nc, tables, -1);
+    Key packed = 0;
+#pragma unroll
+    for (int p = 0; p < K; ++p) packed |= Key(t[p]) << pack_shift(K, p);
+    // Real tuples score each variable; a contrast variable's tuple only its last (K = 1: the
+    // variable alone, real or contrast).
+    const bool real = K == 1 ? t[0] < a.n_real : !a.contrast;
+    bool collected = real && a.collect;
+    if (collected && a.interesting) {
+      int32_t n = 0;
+#pragma unroll
+      for (int p = 0; p < K; ++p) n += a.interesting[t[p]];
+      collected = a.require_all ? n == K : n > 0;
+    }
+#pragma unroll
+    for (int p = 0; p < K; ++p) {
+      if (!real && p != K - 1) continue;
+      int64_t without = 0;  // condH of the table summed over position p
+      if (K > 1 && a.sub) {
+        int64_t rank = 0;  // of the real variables but t[p] (the colexicographic rank)
+#pragma unroll
+        for (int q = 0; q < K; ++q)
+          if (q != p) rank += a.binomial[(q < p ? q : q - 1) * a.n_real + t[q]];
+        without = a.sub[rank];
+      } else {
+        without = tuple_cond_entropy(counts, K, m, nc, tables, p);
+      }
+      const int64_t gain = without - full;
+      if (collected) collect_gain(a, packed, p, gain);
+      const Key key = gain_key(gain);
+      const int32_t v = t[p];
+      if (!a.tuple_pass) {
+        if (key > a.best[v]) atomicMax(a.best + v, key);  // a stale read only costs an atomic
+      } else if (key == a.best[v]) {
+        atomicMin(a.best_tuple + v, packed);
+      }
+    }
+  }
+}
+
+// Launches the tuple kernel for a launch's tuples, with a table of cells x classes.
+template <int K>
+void launch_tuples(const SearchArgs& a, cudaStream_t s) {
+  const int64_t n_tuples = tuples_from(a, K, a.row_begin) - tuples_from(a, K, a.row_end);
+  if (n_tuples <= 0) return;
+  const int32_t table = tuple_cells(K, a.tables.n_levels) * a.n_classes;
+  const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, a.n_classes, true) : 0;
+  const int blocks = static_cast<int>(std::min<int64_t>((n_tuples + 255) / 256, a.blocks));
+  auto run = [&](auto kernel) {
+    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(shared)));
+    kernel<<<blocks, 256, shared, s>>>(a, n_tuples);
+    check_launch("tuple_kernel");
+  };
+  // Binary classes (the common case) with 2 to 4 levels: levels and classes as constants.
+  if constexpr (K >= 4) {
+    if (a.n_classes == 2) {
+      switch (a.tables.n_levels) {
+        case 2: return run(tuple_kernel<K, 2 * const_cells(K, 2), 2, 2>);
+        case 3: return run(tuple_kernel<K, 2 * const_cells(K, 3), 3, 2>);
+        case 4:
+          if constexpr (K == 4) return run(tuple_kernel<K, 2 * const_cells(K, 4), 4, 2>);
+          break;
+        default: break;
+      }
+    }
+  }
+  if (table <= 256) run(tuple_kernel<K, 256>);
+  else if (table <= 1024) run(tuple_kernel<K, 1024>);
+  else run(tuple_kernel<K, kMaxInteractionCells>);
+}
+
+// Whether the pair and triple kernels take this search (else the tuple kernel does).
+inline bool special_kernels(int32_t k, int32_t n_classes) {
+  return (k == 2 || k == 3) && n_classes >= 2 && n_classes <= kMaxGpuClasses;
+}
+
+// Quadruples i < j < k < l of 3-level variables and two classes on the binary tensor cores, as
+// Nobre et al. count them: a block takes one pair (i, j) and 32 variables l (a tile of 4 per
+// warp) and walks the k's in groups of 8. The pair's planes I_a, J_b and P_ab = I_a AND J_b are
+// combined on the CUDA cores with the rows of K (row r: k r % 8 at level r / 8, as for triples),
+// and per 256 objects of a class a warp runs one mma of K against the columns I_0, I_1, J_0, J_1,
+// P_00..P_11 (the (i, k), (j, k), (i, j, k) counts) and nine against its l's: K, I_a K, J_b K and
+// P_ab K rows. Lane (g, t) then holds every cell of (i, j, k g, l t) with k and l counted; the
+// cells with l at any level (per k, shuffled from its four lanes) and with k at any level (per l,
+// counted once per block with popcounts) are marginals, and complete_counts() turns the whole
+// table (in registers) into cells. The gains take the sub-tuples' condH (SearchArgs::sub).
+constexpr int kQuadTile = 32;  // l's per block
+
+__device__ inline void offer_checked(const SearchArgs& a, int32_t v, int64_t gain, Key packed) {
+  const Key key = gain_key(gain);
+  if (!a.tuple_pass) {
+    if (key > a.best[v]) atomicMax(a.best + v, key);  // a stale read only costs an atomic
+  } else if (key == a.best[v]) {
+    atomicMin(a.best_tuple + v, packed);
+  }
+}
+
+__global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32_t l_tiles) {
+  constexpr int L = 2, NC = 2, CELLS = 81;
+  extern __shared__ int64_t table_cache[];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int32_t i = a.row_begin + blockIdx.y, j = blockIdx.x / l_tiles;
+  const int32_t l_first = a.contrast ? a.n_real : 0, l_end = a.contrast ? a.n_vars : a.n_real;
+  const int32_t lb0 = l_first + (blockIdx.x % l_tiles) * kQuadTile;
+  if (i >= a.row_end || j <= i) return;
+  const int32_t k_end = a.contrast ? a.n_real : min(a.n_real, lb0 + kQuadTile - 1);  // k < l
+  if (j + 1 >= k_end) return;
+  const GainTableView tables = block_tables(a, table_cache, true, tid, 256);
+  const int32_t lw0 = lb0 + warp * 4, l = lw0 + t, lv = min(l, a.n_vars - 1);
+  // The pair's and the lane's l's marginals, once: (i, j), (i, l), (j, l), (i, j, l) per class.
+  int32_t ij[NC][L][L] = {}, il[NC][L][L] = {}, jl[NC][L][L] = {}, ijl[NC][L][L][L] = {};
+  int32_t i_levels[NC][L], j_levels[NC][L], l_levels[NC][L];
+  load_level_counts<L, NC>(a, i, i_levels);
+  load_level_counts<L, NC>(a, j, j_levels);
+  load_level_counts<L, NC>(a, lv, l_levels);
+#pragma unroll
+  for (int c = 0; c < NC; ++c)
+    for (int32_t w = a.class_word[c]; w < a.class_word[c + 1]; ++w) {
+      uint64_t iw[L], jw[L], lw[L];
+#pragma unroll
+      for (int x = 0; x < L; ++x) {
+        iw[x] = level_row(a, w, x)[i];
+        jw[x] = level_row(a, w, x)[j];
+        lw[x] = level_row(a, w, x)[lv];
+      }
+#pragma unroll
+      for (int x = 0; x < L; ++x)
+#pragma unroll
+        for (int y = 0; y < L; ++y) {
+          ij[c][x][y] += __popcll(iw[x] & jw[y]);
+          il[c][x][y] += __popcll(iw[x] & lw[y]);
+          jl[c][x][y] += __popcll(jw[x] & lw[y]);
+#pragma unroll
+          for (int z = 0; z < L; ++z) ijl[c][x][y][z] += __popcll(iw[x] & jw[y] & lw[z]);
+        }
+    }
+  __syncthreads();  // the tables are ready
+  const int32_t row_k[2] = {g, g};
+  const int row_level[2] = {0, 1};
+  const int col_l = g / 2, col_level = g % 2;
+  for (int32_t kg0 = j + 1; kg0 < k_end; kg0 += 8) {
+    // acc: [0] K, [1 + a] I_a K, [3 + b] J_b K, [5 + 2a + b] P_ab K against the l's; km: K
+    // against I, J, P.
+    int32_t acc[NC][9][4] = {}, km[NC][4] = {};
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      const int32_t w_end = a.class_word[c + 1];
+      for (int32_t w0 = a.class_word[c]; w0 < w_end; w0 += kTensorWords) {
+        const int32_t w_lo = w0 + t / 2, w_hi = w0 + 2 + t / 2;
+        uint32_t i_half[L][2], j_half[L][2];
+#pragma unroll
+        for (int x = 0; x < L; ++x) {
+          i_half[x][0] = bitmap_half(a, w_lo, w_end, x, i, t % 2);
+          i_half[x][1] = bitmap_half(a, w_hi, w_end, x, i, t % 2);
+          j_half[x][0] = bitmap_half(a, w_lo, w_end, x, j, t % 2);
+          j_half[x][1] = bitmap_half(a, w_hi, w_end, x, j, t % 2);
+        }
+        uint32_t kx[4];
+        row_fragment(a, w0, w_end, row_level, {kg0 + row_k[0], kg0 + row_k[1]}, t, kx);
+        // Column g of the marginal mma: I_0, I_1, J_0, J_1, P_00, P_01, P_10, P_11.
+        uint32_t my[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+          my[h] = g < 2 ? i_half[g & 1][h] : g < 4 ? j_half[g & 1][h] : i_half[(g - 4) >> 1][h] & j_half[g & 1][h];
+        mma_and_popc(km[c], kx, my);
+        uint32_t ly[2];
+        column_fragment(a, w0, w_end, col_level, lw0 + col_l, t, ly);
+        mma_and_popc(acc[c][0], kx, ly);
+#pragma unroll
+        for (int x = 0; x < L; ++x) {
+          uint32_t rx[4];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) rx[e] = i_half[x][e / 2] & kx[e];
+          mma_and_popc(acc[c][1 + x], rx, ly);
+#pragma unroll
+          for (int e = 0; e < 4; ++e) rx[e] = j_half[x][e / 2] & kx[e];
+          mma_and_popc(acc[c][3 + x], rx, ly);
+#pragma unroll
+          for (int y = 0; y < L; ++y) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) rx[e] = i_half[x][e / 2] & j_half[y][e / 2] & kx[e];
+            mma_and_popc(acc[c][5 + 2 * x + y], rx, ly);
+          }
+        }
+      }
+    }
+    // The k marginals of k g, from the four lanes of g: lane (g, s) holds columns 2s, 2s + 1 of
+    // rows (k g, level 0) and (k g, level 1): kk[c][s][2 level + column parity].
+    int32_t kk[NC][4][4];
+#pragma unroll
+    for (int c = 0; c < NC; ++c)
+#pragma unroll
+      for (int s = 0; s < 4; ++s)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) kk[c][s][e] = __shfl_sync(0xffffffffu, km[c][e], g * 4 + s);
+    const int32_t k = kg0 + g;
+    if (k >= k_end || l >= l_end || (!a.contrast && l <= k)) continue;
+    int32_t k_levels[NC][L];
+    load_level_counts<L, NC>(a, k, k_levels);
+    // Marginal (u, v, w, x) of (i, j, k, l), level L meaning any.
+    auto marginal = [&](int c, int u, int v, int w, int x) -> int32_t {
+      if (w < L && x < L) {
+        const int e = 2 * w + x;
+        if (u < L && v < L) return acc[c][5 + 2 * u + v][e];
+        if (u < L) return acc[c][1 + u][e];
+        if (v < L) return acc[c][3 + v][e];
+        return acc[c][0][e];
+      }
+      if (w < L) {  // l any: column pair s = 0 (I), 1 (J), 2 (P_0b), 3 (P_1b)
+        if (u < L && v < L) return kk[c][2 + u][2 * w + v];
+        if (u < L) return kk[c][0][2 * w + u];
+        if (v < L) return kk[c][1][2 * w + v];
+        return k_levels[c][w];
+      }
+      if (x < L) {  // k any
+        if (u < L && v < L) return ijl[c][u][v][x];
+        if (u < L) return il[c][u][x];
+        if (v < L) return jl[c][v][x];
+        return l_levels[c][x];
+      }
+      if (u < L && v < L) return ij[c][u][v];
+      if (u < L) return i_levels[c][u];
+      if (v < L) return j_levels[c][v];
+      return a.class_size[c];
+    };
+    int32_t n[NC * CELLS];
+#pragma unroll
+    for (int c = 0; c < NC; ++c)
+#pragma unroll
+      for (int cell = 0; cell < CELLS; ++cell)
+        n[c * CELLS + cell] = marginal(c, cell % 3, cell / 3 % 3, cell / 9 % 3, cell / 27);
+    complete_counts(n, 4, 3, NC);
+    const int64_t full = tuple_cond_entropy(n, 4, 3, NC, tables, -1);
+    const int32_t q[4] = {i, j, k, l};
+    const Key packed = (Key(i) << 48) | (Key(j) << 32) | (Key(k) << 16) | Key(l);
+    // condH of the table without position p: the sub-tuple's, by rank, or summed here.
+    auto without = [&](int p) -> int64_t {
+      if (!a.sub) return tuple_cond_entropy(n, 4, 3, NC, tables, p);
+      int64_t rank = 0;
+#pragma unroll
+      for (int r = 0; r < 4; ++r)
+        if (r != p) rank += a.binomial[(r < p ? r : r - 1) * a.n_real + q[r]];
+      return a.sub[rank];
+    };
+    const int64_t gain_l = without(3) - full;
+    offer_checked(a, l, gain_l, packed);
+    if (a.contrast) continue;
+    const int64_t gains[3] = {without(0) - full, without(1) - full, without(2) - full};
+    bool collected = a.collect;
+    if (collected && a.interesting) {
+      const int in = a.interesting[i] + a.interesting[j] + a.interesting[k] + a.interesting[l];
+      collected = a.require_all ? in == 4 : in > 0;
+    }
+    if (collected) {
+      for (int p = 0; p < 3; ++p) collect_gain(a, packed, p, gains[p]);
+      collect_gain(a, packed, 3, gain_l);
+    }
+#pragma unroll
+    for (int p = 0; p < 3; ++p) offer_checked(a, q[p], gains[p], packed);
+  }
+}
+
+// Quintuples i < j < k < l < m of 3-level variables and two classes on the binary tensor cores:
+// the quadruple kernel's scheme with a triple (i, j, k) per block, whose 26 plane combinations
+// P_uvw (each of i, j, k at a level or at any level, not all at any) are ANDed with the rows of
+// l (groups of 8) and counted against the warp's 4 m's: 27 mma per 256 objects of a class. The
+// cells with m at any level come from 4 more mma (l's rows against the 26 combinations as
+// columns, shuffled to the lanes of each l); those with l at any level are counted once per
+// block. The table (486 counters) lives in local memory.
+constexpr int kQuintTile = 32;  // m's per block
+
+// 32 bits of the combination `combo` = u + 3 v + 9 w (3: any level) of i, j and k's planes.
+__device__ __forceinline__ uint32_t combo_bits(int combo, const uint32_t (&ih)[2], const uint32_t (&jh)[2],
+                                               const uint32_t (&kh)[2]) {
+  const int u = combo % 3, v = combo / 3 % 3, w = combo / 9;
+  uint32_t x = ~0u;
+  if (u < 2) x &= ih[u];
+  if (v < 2) x &= jh[v];
+  if (w < 2) x &= kh[w];
+  return x;
+}
+
+__global__ void __launch_bounds__(256, 1) quint_tensor_kernel(SearchArgs a, int32_t m_tiles) {
+  constexpr int L = 2, NC = 2, CELLS = 243;
+  extern __shared__ int64_t table_cache[];
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  const int32_t i = a.row_begin + blockIdx.y;
+  const int64_t jk = blockIdx.x / m_tiles;
+  const int32_t j = static_cast<int32_t>(jk / a.n_real), k = static_cast<int32_t>(jk % a.n_real);
+  const int32_t m_first = a.contrast ? a.n_real : 0, m_end = a.contrast ? a.n_vars : a.n_real;
+  const int32_t mb0 = m_first + (blockIdx.x % m_tiles) * kQuintTile;
+  if (i >= a.row_end || j <= i || k <= j) return;
+  const int32_t l_end = a.contrast ? a.n_real : min(a.n_real, mb0 + kQuintTile - 1);  // l < m
+  if (k + 1 >= l_end) return;
+  const GainTableView tables = block_tables(a, table_cache, true, tid, 256);
+  const int32_t mw0 = mb0 + warp * 4, m = mw0 + t, mv = min(m, a.n_vars - 1);
+  // The cells with l at any level, the same for every l: base[c][combo + 27 y] (y: m's level,
+  // 2: any).
+  int32_t base[NC * 81];
+  int32_t m_levels[NC][L];
+  load_level_counts<L, NC>(a, mv, m_levels);
+#pragma unroll
+  for (int c = 0; c < NC; ++c) {
+#pragma unroll
+    for (int combo = 0; combo < 26; ++combo) {
+      const int u = combo % 3, v = combo / 3 % 3, w = combo / 9;
+      int32_t n[3] = {0, 0, 0};
+      for (int32_t word = a.class_word[c]; word < a.class_word[c + 1]; ++word) {
+        uint64_t x = ~0ull;
+        if (u < 2) x &= level_row(a, word, u)[i];
+        if (v < 2) x &= level_row(a, word, v)[j];
+        if (w < 2) x &= level_row(a, word, w)[k];
+        n[0] += __popcll(x & level_row(a, word, 0)[mv]);
+        n[1] += __popcll(x & level_row(a, word, 1)[mv]);
+        n[2] += __popcll(x);
+      }
+#pragma unroll
+      for (int y = 0; y < 3; ++y) base[c * 81 + combo + 27 * y] = n[y];
+    }
+    base[c * 81 + 26] = m_levels[c][0];
+    base[c * 81 + 26 + 27] = m_levels[c][1];
+    base[c * 81 + 26 + 54] = a.class_size[c];
+  }
+  __syncthreads();  // the tables are ready
+  const int32_t row_l[2] = {g, g};
+  const int row_level[2] = {0, 1};
+  const int col_m = g / 2, col_level = g % 2;
+  int32_t n[NC * CELLS];
+  for (int32_t lg0 = k + 1; lg0 < l_end; lg0 += 8) {
+    const int32_t l = lg0 + g;
+    int32_t l_levels[NC][L];
+    load_level_counts<L, NC>(a, min(l, a.n_vars - 1), l_levels);
+#pragma unroll
+    for (int c = 0; c < NC; ++c) {
+      // acc[combo]: P_combo AND L rows against the m's (combo 26: the l rows alone); lm[h]: the
+      // l rows against combinations 8 h .. 8 h + 7 as columns.
+      int32_t acc[27][4] = {}, lm[4][4] = {};
+      const int32_t w_end = a.class_word[c + 1];
+      for (int32_t w0 = a.class_word[c]; w0 < w_end; w0 += kTensorWords) {
+        const int32_t w_lo = w0 + t / 2, w_hi = w0 + 2 + t / 2;
+        uint32_t ih[2][2], jh[2][2], kh[2][2];  // [half: lo, hi][level]
+#pragma unroll
+        for (int x = 0; x < L; ++x) {
+          ih[0][x] = bitmap_half(a, w_lo, w_end, x, i, t % 2);
+          ih[1][x] = bitmap_half(a, w_hi, w_end, x, i, t % 2);
+          jh[0][x] = bitmap_half(a, w_lo, w_end, x, j, t % 2);
+          jh[1][x] = bitmap_half(a, w_hi, w_end, x, j, t % 2);
+          kh[0][x] = bitmap_half(a, w_lo, w_end, x, k, t % 2);
+          kh[1][x] = bitmap_half(a, w_hi, w_end, x, k, t % 2);
+        }
+        uint32_t lx[4];
+        row_fragment(a, w0, w_end, row_level, {lg0 + row_l[0], lg0 + row_l[1]}, t, lx);
+#pragma unroll
+        for (int h = 0; h < 4; ++h) {
+          const int q = 8 * h + g;  // this lane's column
+          uint32_t my[2] = {0u, 0u};
+          if (q < 26) {
+            my[0] = combo_bits(q, ih[0], jh[0], kh[0]);
+            my[1] = combo_bits(q, ih[1], jh[1], kh[1]);
+          }
+          mma_and_popc(lm[h], lx, my);
+        }
+        uint32_t my[2];
+        column_fragment(a, w0, w_end, col_level, mw0 + col_m, t, my);
+#pragma unroll
+        for (int combo = 0; combo < 27; ++combo) {
+          uint32_t rx[4];
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int half = e / 2;
+            rx[e] = combo == 26 ? lx[e] : combo_bits(combo, ih[half], jh[half], kh[half]) & lx[e];
+          }
+          mma_and_popc(acc[combo], rx, my);
+        }
+      }
+      // Cells: u + 3 v + 9 w + 27 x + 81 y (x: l's level, y: m's; 2: any).
+      int32_t* tc = n + c * CELLS;
+#pragma unroll
+      for (int combo = 0; combo < 27; ++combo)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) tc[combo + 27 * (e / 2) + 81 * (e % 2)] = acc[combo][e];
+      // m at any level: lane (g, s) of mma h holds combinations 8 h + 2 s + p at l's level x in
+      // lm[h][2 x + p].
+#pragma unroll
+      for (int h = 0; h < 4; ++h)
+#pragma unroll
+        for (int s = 0; s < 4; ++s)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int32_t value = __shfl_sync(0xffffffffu, lm[h][e], g * 4 + s);
+            const int q = 8 * h + 2 * s + e % 2;
+            if (q < 26) tc[q + 27 * (e / 2) + 162] = value;
+          }
+      tc[26 + 162] = l_levels[c][0];
+      tc[26 + 27 + 162] = l_levels[c][1];
+#pragma unroll
+      for (int y = 0; y < 3; ++y)
+#pragma unroll
+        for (int combo = 0; combo < 27; ++combo) tc[combo + 54 + 81 * y] = base[c * 81 + combo + 27 * y];
+    }
+    if (l >= l_end || m >= m_end || (!a.contrast && m <= l)) continue;
+    complete_counts(n, 5, 3, NC);
+    const int64_t full = tuple_cond_entropy(n, 5, 3, NC, tables, -1);
+    const int32_t q[5] = {i, j, k, l, m};
+    const Key packed = (Key(i) << 48) | (Key(j) << 36) | (Key(k) << 24) | (Key(l) << 12) | Key(m);
+    auto without = [&](int p) -> int64_t {
+      if (!a.sub) return tuple_cond_entropy(n, 5, 3, NC, tables, p);
+      int64_t rank = 0;
+#pragma unroll
+      for (int r = 0; r < 5; ++r)
+        if (r != p) rank += a.binomial[(r < p ? r : r - 1) * a.n_real + q[r]];
+      return a.sub[rank];
+    };
+    const int64_t gain_m = without(4) - full;
+    offer_checked(a, m, gain_m, packed);
+    if (a.contrast) continue;
+    int64_t gains[4];
+#pragma unroll
+    for (int p = 0; p < 4; ++p) gains[p] = without(p) - full;
+    bool collected = a.collect;
+    if (collected && a.interesting) {
+      int in = 0;
+#pragma unroll
+      for (int p = 0; p < 5; ++p) in += a.interesting[q[p]];
+      collected = a.require_all ? in == 5 : in > 0;
+    }
+    if (collected) {
+      for (int p = 0; p < 4; ++p) collect_gain(a, packed, p, gains[p]);
+      collect_gain(a, packed, 4, gain_m);
+    }
+#pragma unroll
+    for (int p = 0; p < 4; ++p) offer_checked(a, q[p], gains[p], packed);
   }
 }
 
@@ -973,6 +1613,36 @@ void launch_levels(int32_t k, const SearchArgs& a, cudaStream_t s) {
 }
 
 void launch(int32_t k, int32_t m, const SearchArgs& a, cudaStream_t s) {
+  if (k == 4 && m == 3 && a.n_classes == 2 && a.tensor_cores) {
+    const int32_t n_l = a.contrast ? a.n_vars - a.n_real : a.n_real;
+    const int32_t l_tiles = (n_l + kQuadTile - 1) / kQuadTile;
+    const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, 2, true) : 0;
+    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(quad_tensor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(shared)));
+    quad_tensor_kernel<<<dim3(a.n_real * l_tiles, a.row_end - a.row_begin), 256, shared, s>>>(a, l_tiles);
+    check_launch("quad_tensor_kernel");
+    return;
+  }
+  if (k == 5 && m == 3 && a.n_classes == 2 && a.tensor_cores) {
+    const int32_t n_m = a.contrast ? a.n_vars - a.n_real : a.n_real;
+    const int32_t m_tiles = (n_m + kQuintTile - 1) / kQuintTile;
+    const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, 2, true) : 0;
+    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(quint_tensor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(shared)));
+    quint_tensor_kernel<<<dim3(unsigned(int64_t(a.n_real) * a.n_real * m_tiles), a.row_end - a.row_begin), 256, shared,
+                          s>>>(a, m_tiles);
+    check_launch("quint_tensor_kernel");
+    return;
+  }
+  if (!special_kernels(k, a.n_classes)) {
+    switch (k) {
+      case 1: return launch_tuples<1>(a, s);
+      case 2: return launch_tuples<2>(a, s);
+      case 3: return launch_tuples<3>(a, s);
+      case 4: return launch_tuples<4>(a, s);
+      default: return launch_tuples<5>(a, s);
+    }
+  }
   switch (m) {
     case 2: return launch_levels<1>(k, a, s);
     case 3: return launch_levels<2>(k, a, s);
@@ -984,8 +1654,8 @@ void launch(int32_t k, int32_t m, const SearchArgs& a, cudaStream_t s) {
 struct InteractionDevice {
   Stream stream;
   DeviceBuffer<uint64_t> bits;
-  DeviceBuffer<int32_t> level_count;
-  DeviceBuffer<int64_t> alone, cell, cell_total, merged, merged_total;
+  DeviceBuffer<int32_t> level_count, class_words, class_sizes;
+  DeviceBuffer<int64_t> alone, cell, cell_total, merged, merged_total, binomial, sub;
   DeviceBuffer<Key> best, best_tuple;
   DeviceBuffer<uint8_t> interesting;
   DeviceBuffer<Hit> hits;
@@ -1026,19 +1696,27 @@ std::string gpu_interactions_problem(const InteractionBits& b, const Interaction
   const GpuStatus status = gpu_status();
   if (status.devices.empty()) return status.problem;
   if (options.devices.empty()) return "no GPU device given";
-  if (task.dimensions < 2 || task.dimensions > 3)
-    return "the GPU search takes 2- and 3-way tuples, not " + std::to_string(task.dimensions) + "-way";
+  const int32_t k = task.dimensions;
+  if (k < 1 || k > kMaxInteractionDimensions)
+    return "the GPU search takes 1- to " + std::to_string(kMaxInteractionDimensions) + "-way tuples";
   if (b.n_levels > kMaxGpuLevels)
     return "the GPU search takes variables with at most " + std::to_string(kMaxGpuLevels) + " levels";
-  if (b.n_classes < 2 || b.n_classes > kMaxGpuClasses)
-    return "the GPU search takes 2 to " + std::to_string(kMaxGpuClasses) + " classes";
+  if (tuple_cells(k, b.n_levels) * b.n_classes > kMaxInteractionCells)
+    return "the GPU search takes at most " + std::to_string(kMaxInteractionCells) + " cells per tuple";
   if (b.any_missing()) return "the GPU search takes data without missing values";
-  if (b.n_vars >= (int64_t(1) << 21)) return "the GPU search takes fewer than 2^21 variables";
-  if (task.dimensions == 3 && triple_shared_bytes(b) > 160 * 1024)
+  if (b.n_vars >= pack_limit(k))
+    return "the GPU's " + std::to_string(k) + "-way search takes fewer than " + std::to_string(pack_limit(k)) +
+           " variables";
+  if (k == 3 && special_kernels(k, b.n_classes) && triple_shared_bytes(b) > 160 * 1024)
     return "too many objects for the GPU's 3-way search (its bitmaps must fit shared memory)";
   const int64_t padded = (b.n_vars + kPaddedVars - 1) / kPaddedVars * kPaddedVars + kPaddedVars;
-  const int64_t bytes = padded * b.words * (kMaxGpuLevels - 1) * 8 + b.level_count.size() * 4 + padded * 16 +
-                        int64_t(b.n_objects + 1) * (2 * b.n_classes + 2) * 8;
+  // Bitmaps (none for single variables), level counts, keys, tables, and the tuple kernel's
+  // tables in local memory for every thread the device holds at once.
+  const int64_t local = special_kernels(k, b.n_classes) ? 0 : int64_t(kMaxInteractionCells) * 4 * 2048 * 132;
+  const int64_t n_sub = k >= 3 ? choose(task.n_real, k - 1) : 0;  // gpu_interactions' sub-tuples
+  const int64_t sub = n_sub <= (int64_t(1) << 27) ? n_sub * 8 : 0;
+  const int64_t bytes = (k == 1 ? 0 : padded * b.words * (kMaxGpuLevels - 1) * 8) + b.level_count.size() * 4 +
+                        padded * 16 + int64_t(b.n_objects + 1) * (2 * b.n_classes + 2) * 8 + local + sub;
   for (int device : options.devices) {
     ScopedDevice scope(device);
     size_t free_bytes = 0, total_bytes = 0;
@@ -1062,16 +1740,33 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
   const int64_t padded = (b.n_vars + kPaddedVars - 1) / kPaddedVars * kPaddedVars + kPaddedVars;
   // Word-major bitmaps with room for kMaxGpuLevels - 1 levels; padding variables stay zero.
   const int host_threads = std::max(1, options.host_threads);
-  const std::vector<uint64_t> host_bits = word_major_bits(b, padded, kMaxGpuLevels - 1, host_threads);
-  const std::vector<int64_t> alone = single_entropies(b, tables.view(), host_threads);
-  // Work in batches of first variables (those of the task's range), from both ends so batches
-  // cost about the same.
-  const int64_t first_begin = std::min(task.first_begin, task.n_real);
-  const int64_t first_end = task.first_end < 0 ? task.n_real : std::min(task.first_end, task.n_real);
+  const bool special = special_kernels(k, b.n_classes);
+  // Single variables need no bitmaps (their tables are level counts).
+  const std::vector<uint64_t> host_bits =
+      k == 1 ? std::vector<uint64_t>() : word_major_bits(b, padded, kMaxGpuLevels - 1, host_threads);
+  const std::vector<int64_t> alone = special ? single_entropies(b, tables.view(), host_threads) : std::vector<int64_t>();
+  // Work in batches of first variables (those of the task's range; single variables are their
+  // own first, contrast ones too), from both ends so batches cost about the same.
+  const int64_t first_limit = k == 1 ? b.n_vars : task.n_real;
+  const int64_t first_begin = std::min(task.first_begin, first_limit);
+  const int64_t first_end = task.first_end < 0 ? first_limit : std::min(task.first_end, first_limit);
   const int64_t n_first = std::max<int64_t>(0, first_end - first_begin);
-  const int64_t batch = k == 2 ? kPairTile * std::max<int64_t>(1, 4096 / std::max<int64_t>(1, b.n_vars / 4096 + 1))
-                               : std::max<int64_t>(1, int64_t(2e9) / std::max<int64_t>(1, b.n_vars * b.n_vars));
+  // The tuple kernel: batches of at most about 2^28 tuples (the first variable's tuples are the most).
+  const double first_tuples = k == 1 ? 1
+                              : choose(task.n_real - first_begin - 1, k - 1) +
+                                    double(b.n_vars - task.n_real) * choose(task.n_real - first_begin - 1, k - 2);
+  const int64_t batch =
+      !special ? std::max<int64_t>(1, static_cast<int64_t>(std::min(double(n_first) + 1, 268435456.0 / first_tuples)))
+      : k == 2 ? kPairTile * std::max<int64_t>(1, 4096 / std::max<int64_t>(1, b.n_vars / 4096 + 1))
+               : std::max<int64_t>(1, int64_t(2e9) / std::max<int64_t>(1, b.n_vars * b.n_vars));
   const int64_t n_batches = (n_first + batch - 1) / batch;
+  // 3- to 5-tuples: the sub-tuples' condH computed once when they take at most 1 GiB.
+  const int64_t n_sub = k >= 3 ? choose(task.n_real, k - 1) : 0;
+  const bool use_sub = k >= 3 && n_sub <= (int64_t(1) << 27);
+  std::vector<int64_t> binomial;
+  if (use_sub)
+    for (int32_t p = 0; p < k - 1; ++p)
+      for (int64_t v = 0; v < task.n_real; ++v) binomial.push_back(choose(v, p + 1));
   const size_t n_devices = options.devices.size();
   std::vector<std::vector<Key>> device_best(n_devices), device_tuple(n_devices);
   std::atomic<int64_t> next_batch{0}, batches_done{0}, n_hits{0};
@@ -1094,6 +1789,8 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             dev->bits.upload(host_bits.data(), host_bits.size(), s);
             dev->level_count.upload(b.level_count.data(), b.level_count.size(), s);
             dev->alone.upload(alone.data(), alone.size(), s);
+            dev->class_words.upload(b.class_word.data(), b.class_word.size(), s);
+            dev->class_sizes.upload(b.class_size.data(), b.class_size.size(), s);
             dev->cell.upload(tables.cell.data(), tables.cell.size(), s);
             dev->cell_total.upload(tables.cell_total.data(), tables.cell_total.size(), s);
             dev->merged.upload(tables.merged.data(), tables.merged.size(), s);
@@ -1103,13 +1800,16 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             a.stride = padded;
             a.words = b.words;
             a.n_classes = b.n_classes;
-            for (int32_t c = 0; c <= b.n_classes; ++c) a.class_word[c] = b.class_word[c];
-            for (int32_t c = 0; c < b.n_classes; ++c) a.class_size[c] = b.class_size[c];
+            for (int32_t c = 0; c <= std::min(b.n_classes, kMaxGpuClasses); ++c) a.class_word[c] = b.class_word[c];
+            for (int32_t c = 0; c < std::min(b.n_classes, kMaxGpuClasses); ++c) a.class_size[c] = b.class_size[c];
+            a.class_words = dev->class_words.data();
+            a.class_sizes = dev->class_sizes.data();
             a.level_count = dev->level_count.data();
             a.alone = dev->alone.data();
             // Tables in shared memory when they leave room for the kernels' own buffers.
-            a.shared_tables = table_bytes(b.n_objects + 1, b.n_classes, k == 3) + triple_shared_bytes(b) <=
-                              size_t(kSharedTableBudget);
+            a.shared_tables = special ? table_bytes(b.n_objects + 1, b.n_classes, k == 3) + triple_shared_bytes(b) <=
+                                            size_t(kSharedTableBudget)
+                                      : table_bytes(b.n_objects + 1, b.n_classes, true) <= size_t(kSharedTableBudget);
             a.tables = tables.view();
             a.tables.cell = dev->cell.data();
             a.tables.cell_total = dev->cell_total.data();
@@ -1130,6 +1830,24 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             int major = 0;
             FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, options.devices[d]));
             a.tensor_cores = major >= 8;
+            int multiprocessors = 0;
+            FSGPU_CUDA_CHECK(
+                cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, options.devices[d]));
+            a.blocks = 8 * multiprocessors;
+            if (use_sub) {
+              // The sub-tuples of the tuples whose first variable is in the range start there too.
+              dev->binomial.upload(binomial.data(), binomial.size(), s);
+              dev->sub.resize(size_t(n_sub));
+              a.binomial = dev->binomial.data();
+              SearchArgs pass = a;
+              pass.sub_out = dev->sub.data();
+              pass.row_begin = static_cast<int32_t>(first_begin);
+              pass.row_end = static_cast<int32_t>(task.n_real);
+              if (k == 3) launch_tuples<2>(pass, s);
+              else if (k == 4) launch_tuples<3>(pass, s);
+              else launch_tuples<4>(pass, s);
+              a.sub = dev->sub.data();
+            }
             devices.states[d] = std::move(dev);
           }
           InteractionDevice& dev = *devices.states[d];
@@ -1153,7 +1871,7 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             }
             for (int contrast = 0; contrast < 2; ++contrast) {
               a.contrast = contrast == 1;
-              if (a.contrast && task.n_real == b.n_vars) continue;
+              if (a.contrast && (task.n_real == b.n_vars || k == 1)) continue;  // k = 1: one launch takes all
               if (k == 3 && !a.contrast && a.row_begin >= task.n_real - 2) continue;
               launch(k, b.n_levels, a, s);
             }
@@ -1207,10 +1925,8 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
     if (!dev) continue;
     for (const Hit& h : dev->found) {
       InteractionHit hit;
-      const int32_t parts[3] = {int32_t(h.tuple >> 42), int32_t((h.tuple >> 21) & 0x1fffff),
-                                int32_t(h.tuple & 0x1fffff)};
-      std::copy_n(parts, k, hit.tuple);
-      hit.var = parts[h.position];
+      unpack_tuple(h.tuple, k, hit.tuple);
+      hit.var = hit.tuple[h.position];
       hit.gain = gain_bits(h.gain);
       result.hits.push_back(hit);
     }
@@ -1223,9 +1939,7 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
       Key t = ~Key(0);
       for (size_t d = 0; d < n_devices; ++d) t = std::min(t, device_tuple[d][v]);
       if (t == ~Key(0)) continue;
-      const int32_t parts[3] = {int32_t(t >> 42), int32_t((t >> 21) & 0x1fffff), int32_t(t & 0x1fffff)};
-      // Pairs are packed as (i, j, 0).
-      for (int32_t i = 0; i < k; ++i) result.tuple[v * k + i] = parts[i];
+      unpack_tuple(t, k, result.tuple.data() + v * k);
     }
   }
   return result;

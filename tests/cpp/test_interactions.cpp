@@ -7,6 +7,7 @@
 #include <functional>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "check.h"
@@ -456,6 +457,111 @@ void gpu_matches_cpu(const GpuStatus& gpu) {
   EXPECT(threw, "GPU: more gains than max_hits did not throw");
 }
 
+// Every dimension, level count and class count on the GPU (the pair, triple and quadruple kernels
+// and the tuple kernel, which takes the rest) against the CPU: bests,
+// tuples and collected gains, the whole search and in tiles whose starts are not multiples of the
+// word size, merged.
+void gpu_every_dimension(const GpuStatus& gpu) {
+  if (gpu.devices.empty()) return;
+  GpuOptions options;
+  options.devices = {gpu.devices[0].id};
+  struct Shape {
+    int32_t k, n_objects, n_classes, n_levels;
+    int64_t n_vars;
+  };
+  const Shape shapes[] = {{1, 1000, 2, 3, 3000}, {1, 300, 7, 4, 500},  {1, 200, 2, 2, 300},  {2, 300, 6, 3, 150},
+                          {3, 200, 5, 3, 60},    {4, 1024, 2, 3, 36},  {4, 333, 3, 2, 40},
+                          {4, 200, 4, 4, 18},    {4, 150, 6, 3, 20},   {5, 1024, 2, 3, 22},  {5, 300, 2, 2, 30},
+                          {5, 130, 3, 4, 14},    {5, 100, 5, 3, 14},   {4, 200, 2, 2, 30},   {4, 190, 2, 4, 16},
+                          {4, 333, 2, 3, 45},    {5, 333, 2, 3, 26}};
+  uint32_t seed = 100;
+  for (const Shape& sh : shapes) {
+    const Case c = {sh.n_objects, sh.n_classes, sh.n_levels, sh.n_vars, 0, ++seed};
+    const Data d = make_data(c);
+    const InteractionBits bits = bits_of(c, d, 4);
+    const GainTables tables(bits, 0.25);
+    for (int with_contrast = 0; with_contrast < 2; ++with_contrast) {
+      InteractionTask task;
+      task.dimensions = sh.k;
+      task.n_real = with_contrast ? c.n_vars * 2 / 3 : c.n_vars;
+      task.with_tuples = true;
+      task.collect = true;
+      task.threshold = 0.3 * c.n_objects / 100.0;
+      if (seed % 3 != 2) {
+        task.interesting.assign(size_t(task.n_real), 0);
+        for (int64_t v = 0; v < task.n_real; v += 4) task.interesting[v] = 1;
+        task.require_all = seed % 3 == 1;
+      }
+      const std::string problem = gpu_interactions_problem(bits, task, options);
+      if (!problem.empty()) {
+        EXPECT(false, "GPU refuses k=%d m=%d classes=%d: %s", sh.k, c.n_levels, c.n_classes, problem.c_str());
+        continue;
+      }
+      const InteractionBest cpu = cpu_interactions(bits, tables, task, 4, nullptr);
+      const InteractionBest dev = gpu_interactions(bits, tables, task, options, nullptr);
+      // Tiles: first variables cut at starts that are not multiples of 64 (k = 1: over every variable).
+      const int64_t firsts = sh.k == 1 ? c.n_vars : task.n_real;
+      const int64_t cuts[] = {0, firsts / 7 + 1, firsts / 2 + 3, firsts};
+      InteractionBest tiled(c.n_vars, sh.k, true);
+      for (int t = 0; t < 3; ++t) {
+        InteractionTask tile = task;
+        tile.first_begin = cuts[t];
+        tile.first_end = cuts[t + 1];
+        const InteractionBest part = gpu_interactions(bits, tables, tile, options, nullptr);
+        tiled.merge(part);
+        tiled.hits.insert(tiled.hits.end(), part.hits.begin(), part.hits.end());
+      }
+      std::sort(tiled.hits.begin(), tiled.hits.end(), hit_before);
+      int64_t differ = 0, tuples_differ = 0, tiles_differ = 0;
+      for (int64_t v = 0; v < c.n_vars; ++v) {
+        differ += cpu.gain[v] != dev.gain[v];
+        tiles_differ += cpu.gain[v] != tiled.gain[v];
+        for (int32_t i = 0; i < sh.k; ++i) {
+          tuples_differ += cpu.tuple[v * sh.k + i] != dev.tuple[v * sh.k + i];
+          tiles_differ += cpu.tuple[v * sh.k + i] != tiled.tuple[v * sh.k + i];
+        }
+      }
+      EXPECT(differ == 0 && tuples_differ == 0,
+             "GPU k=%d m=%d classes=%d contrast=%d: %lld gains, %lld tuple entries differ from the CPU", sh.k,
+             c.n_levels, c.n_classes, with_contrast, (long long)differ, (long long)tuples_differ);
+      EXPECT(tiles_differ == 0, "GPU tiles k=%d m=%d classes=%d contrast=%d: %lld entries differ from the CPU", sh.k,
+             c.n_levels, c.n_classes, with_contrast, (long long)tiles_differ);
+      EXPECT(same_hits(cpu.hits, dev.hits) && same_hits(cpu.hits, tiled.hits),
+             "GPU k=%d m=%d classes=%d contrast=%d: collected gains differ (%zu on the CPU, %zu on the GPU, %zu in "
+             "tiles)", sh.k, c.n_levels, c.n_classes, with_contrast, cpu.hits.size(), dev.hits.size(),
+             tiled.hits.size());
+      // (Tables of more cells than objects hold small gains: nothing may pass there.)
+      if (tuple_cells(sh.k, c.n_levels) * c.n_classes < c.n_objects)
+        EXPECT(!cpu.hits.empty(), "k=%d m=%d classes=%d: the threshold collects nothing", sh.k, c.n_levels,
+               c.n_classes);
+    }
+  }
+  // Two devices (or one twice) split 1- to 5-way searches with the CPU's result.
+  GpuOptions two = options;
+  two.devices = {gpu.devices[0].id, gpu.devices.size() > 1 ? gpu.devices[1].id : gpu.devices[0].id};
+  for (int32_t k = 1; k <= 5; ++k) {
+    const Case c = {700, 2, 3, k == 1 ? 999 : k == 4 ? 40 : 24, 0, 200u + uint32_t(k)};
+    const Data d = make_data(c);
+    const InteractionBits bits = bits_of(c, d, 4);
+    const GainTables tables(bits, 0.25);
+    InteractionTask task;
+    task.dimensions = k;
+    task.n_real = c.n_vars - 4;
+    task.with_tuples = true;
+    const InteractionBest cpu = cpu_interactions(bits, tables, task, 4, nullptr);
+    const InteractionBest dev = gpu_interactions(bits, tables, task, two, nullptr);
+    EXPECT(cpu.gain == dev.gain && cpu.tuple == dev.tuple, "k=%d: two devices differ from the CPU", k);
+  }
+  // Missing values stay on the CPU.
+  const Case c = {200, 2, 3, 20, 0.05, 99};
+  const Data d = make_data(c);
+  InteractionTask task;
+  task.dimensions = 4;
+  task.n_real = c.n_vars;
+  EXPECT(gpu_interactions_problem(bits_of(c, d, 2), task, options).find("missing") != std::string::npos,
+         "GPU: missing values not refused");
+}
+
 }  // namespace
 
 void interaction_tests(const GpuStatus& gpu) {
@@ -479,4 +585,5 @@ void interaction_tests(const GpuStatus& gpu) {
   block_codes(gpu, 0);     // the GPU takes these
   block_codes(gpu, 0.05);  // missing values
   gpu_matches_cpu(gpu);
+  gpu_every_dimension(gpu);
 }

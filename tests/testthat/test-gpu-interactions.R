@@ -73,7 +73,8 @@ test_that("what the GPU cannot take falls back to the CPU under auto, and is an 
   res <- find_interactions(d$x, d$y, levels = 3)
   expect_identical(res$backend, "cpu")
   expect_match(res$why_cpu, "missing")
-  expect_error(find_interactions(d$x[, 1:6], d$y, dimensions = 4, levels = 3, backend = "gpu"), "2- and 3-way")
+  expect_error(find_interactions(d$x[, 1:6], d$y, dimensions = 4, levels = 3, backend = "gpu"), "missing")
+  expect_identical(find_interactions(d$x[-3, 1:6], d$y[-3], dimensions = 4, levels = 3, backend = "gpu")$backend, "gpu")
 })
 
 test_that("the mice genotypes give the CPU's answer on the GPU", {
