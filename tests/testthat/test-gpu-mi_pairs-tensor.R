@@ -5,7 +5,7 @@
 
 skip_unless_gpu_tensor_pairs <- function() skip_if_not(isTRUE(fsgpu::backend_info()$gpu_available), "no GPU")
 
-# Categorical codes: `levels` levels in most features, half as many in every fifth, one constant
+# Categorical codes (kept as categories: categorical = TRUE): `levels` levels in most features, half as many in every fifth, one constant
 # feature, a copy of feature 2 in the last column (its pairs tie with feature 2's), and a class
 # that follows features 1 and 4.
 tensor_pairs_case <- function(n, p, levels, classes, seed) {
@@ -22,8 +22,8 @@ tensor_pairs_case <- function(n, p, levels, classes, seed) {
 }
 
 expect_tensor_pairs_equal <- function(case, ..., info = NULL) {
-  gpu <- mi_pairs(case$x, case$y, backend = "gpu", ...)
-  cpu <- mi_pairs(case$x, case$y, backend = "cpu", ...)
+  gpu <- mi_pairs(case$x, case$y, backend = "gpu", categorical = TRUE, ...)
+  cpu <- mi_pairs(case$x, case$y, backend = "cpu", categorical = TRUE, ...)
   expect_identical(attr(gpu, "backend"), "gpu", info = info)
   if (is.data.frame(cpu)) {
     expect_identical(pairs_frame(gpu), pairs_frame(cpu), info = info)
@@ -50,8 +50,8 @@ test_that("tensor-core pairs equal the CPU's for 2 to 64 levels and odd sample c
       col <- if (by == "joint") "mi_joint" else "interaction"
       expect_tensor_pairs_equal(case, by = by, threshold = cpu[[col]][100], info = info)
     }
-    expect_identical(strip_attributes(mi_matrix(case$x, backend = "gpu")),
-                     strip_attributes(mi_matrix(case$x, backend = "cpu")), info = info)
+    expect_identical(strip_attributes(mi_matrix(case$x, backend = "gpu", categorical = TRUE)),
+                     strip_attributes(mi_matrix(case$x, backend = "cpu", categorical = TRUE)), info = info)
   }
 })
 
