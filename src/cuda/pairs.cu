@@ -25,6 +25,7 @@
 // output list (warp-aggregated): only those reach the host.
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -276,16 +277,25 @@ __global__ void build_tensor_bitmaps_kernel(const uint16_t* codes, int32_t n_sam
   bits[index] = make_uint4(m[0], m[1], m[2], m[3]);
 }
 
-// One device's copy of the data and its output list.
-struct PairDevice {
-  int id = 0;
+// A batch in flight: its stream, output list and count. Two per device, so that the next batch
+// is queued while the host takes the last one's pairs and the device finishes the one between,
+// and no device waits for the host between batches.
+struct PairSlot {
   std::unique_ptr<Stream> stream;
-  DeviceBuffer<uint32_t> bits;
-  DeviceBuffer<int32_t> class_words, class_chunks, rows, row_rank;
-  DeviceBuffer<int64_t> plogp, relevance, x_terms;
   DeviceBuffer<PairRecord> out;
   DeviceBuffer<unsigned long long> n_out;
   PinnedBuffer<unsigned long long> n_host;  // pinned: its copy does not hold up the other devices
+  bool busy = false;
+};
+constexpr int kSlots = 2;
+
+// One device's copy of the data and its batches in flight.
+struct PairDevice {
+  int id = 0;
+  DeviceBuffer<uint32_t> bits;
+  DeviceBuffer<int32_t> class_words, class_chunks, rows, row_rank;
+  DeviceBuffer<int64_t> plogp, relevance, x_terms;
+  PairSlot slots[kSlots];
 };
 
 // Row tiles [first_row_tile, + n_row_tiles) against column tiles [first_col_tile, + n_col_tiles).
@@ -390,7 +400,7 @@ PairPlan PairPlan::of(const PairData& data, const PairTask& task, size_t n_devic
                         (layout.n_classes + 1 + 2 * int64_t(p.chunks)) * int64_t(sizeof(int32_t));
   const int64_t search = (n + 1 + 2 * n_features) * int64_t(sizeof(int64_t)) +
                          (n_rows + (task.all_pairs ? 0 : n_features)) * int64_t(sizeof(int32_t)) +
-                         p.capacity * int64_t(sizeof(PairRecord)) + int64_t(sizeof(unsigned long long));
+                         kSlots * (p.capacity * int64_t(sizeof(PairRecord)) + int64_t(sizeof(unsigned long long)));
   p.device_bytes = bitmaps + 2 * (layout.n_classes + 1) * int64_t(sizeof(int32_t)) + std::max(build, search);
   return p;
 }
@@ -482,8 +492,8 @@ void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTabl
     PairDevice& dev = devices[d];
     dev.id = options.devices[d];
     ScopedDevice on(dev.id);
-    dev.stream = std::make_unique<Stream>();
-    cudaStream_t s = dev.stream->get();
+    for (PairSlot& slot : dev.slots) slot.stream = std::make_unique<Stream>();
+    cudaStream_t s = dev.slots[0].stream->get();
     dev.class_words.upload(plan.class_words.data(), plan.class_words.size(), s);
     dev.class_chunks.upload(plan.class_chunks.data(), plan.class_chunks.size(), s);
     dev.bits.resize(static_cast<size_t>(plan.bitmap_words()));
@@ -515,9 +525,11 @@ void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTabl
     dev.x_terms.upload(data.sums.x_terms.data(), data.sums.x_terms.size(), s);
     dev.rows.upload(task.rows.data(), task.rows.size(), s);
     if (!task.all_pairs) dev.row_rank.upload(task.row_rank.data(), task.row_rank.size(), s);
-    dev.out.resize(static_cast<size_t>(plan.capacity));
-    dev.n_out.resize(1);
-    dev.n_host = PinnedBuffer<unsigned long long>(1);
+    for (PairSlot& slot : dev.slots) {
+      slot.out.resize(static_cast<size_t>(plan.capacity));
+      slot.n_out.resize(1);
+      slot.n_host = PinnedBuffer<unsigned long long>(1);
+    }
     FSGPU_CUDA_CHECK(cudaStreamSynchronize(s));  // host vectors stay alive anyway; errors surface here
   }
 
@@ -535,57 +547,75 @@ void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTabl
   args.n_features = static_cast<int32_t>(n_features);
   args.all_pairs = task.all_pairs;
   args.constants = data.constants;
-  std::vector<PairRecord> found;
   const std::vector<Batch>& batches = plan.batches;
-  for (size_t next = 0; next < batches.size();) {
-    // A round: one batch per device, all with the filter the collector has now. Every launch
-    // and count copy is queued before any device is waited for, so the devices run together.
+  // Queues batch `index` on a free slot of device d with the collector's filter now.
+  auto launch = [&](size_t d, size_t index) {
+    PairDevice& dev = devices[d];
+    PairSlot* slot = dev.slots[0].busy ? &dev.slots[1] : &dev.slots[0];
+    const Batch& b = batches[index];
+    ScopedDevice on(dev.id);
+    cudaStream_t s = slot->stream->get();
     args.filter = collector.filter();
-    const size_t round = std::min(devices.size(), batches.size() - next);
-    for (size_t d = 0; d < round; ++d) {
-      PairDevice& dev = devices[d];
-      const Batch& b = batches[next + d];
-      ScopedDevice on(dev.id);
-      cudaStream_t s = dev.stream->get();
-      args.bits = dev.bits.data();
-      args.class_words = dev.class_words.data();
-      args.class_chunks = dev.class_chunks.data();
-      args.plogp = dev.plogp.data();
-      args.relevance = dev.relevance.data();
-      args.x_terms = dev.x_terms.data();
-      args.rows = dev.rows.data();
-      args.row_rank = dev.row_rank.data();
-      args.first_row_tile = b.first_row_tile;
-      args.first_col_tile = b.first_col_tile;
-      args.out = dev.out.data();
-      args.n_out = dev.n_out.data();
-      FSGPU_CUDA_CHECK(cudaMemsetAsync(dev.n_out.data(), 0, sizeof(unsigned long long), s));
-      const dim3 grid(b.n_col_tiles, b.n_row_tiles);
-      if (!plan.tensor) {
-        pair_kernel<<<grid, kPairThreads, 0, s>>>(args);
-      } else if (args.table_size <= kSharedTableEntries) {
-        pair_tensor_kernel<true><<<grid, kPairThreads, args.table_size * sizeof(int64_t), s>>>(args);
-      } else {
-        pair_tensor_kernel<false><<<grid, kPairThreads, 0, s>>>(args);
-      }
-      check_launch("pair_kernel");
-      FSGPU_CUDA_CHECK(cudaMemcpyAsync(dev.n_host.data(), dev.n_out.data(), sizeof(unsigned long long),
-                                       cudaMemcpyDeviceToHost, s));
+    args.bits = dev.bits.data();
+    args.class_words = dev.class_words.data();
+    args.class_chunks = dev.class_chunks.data();
+    args.plogp = dev.plogp.data();
+    args.relevance = dev.relevance.data();
+    args.x_terms = dev.x_terms.data();
+    args.rows = dev.rows.data();
+    args.row_rank = dev.row_rank.data();
+    args.first_row_tile = b.first_row_tile;
+    args.first_col_tile = b.first_col_tile;
+    args.out = slot->out.data();
+    args.n_out = slot->n_out.data();
+    FSGPU_CUDA_CHECK(cudaMemsetAsync(slot->n_out.data(), 0, sizeof(unsigned long long), s));
+    const dim3 grid(b.n_col_tiles, b.n_row_tiles);
+    if (!plan.tensor) {
+      pair_kernel<<<grid, kPairThreads, 0, s>>>(args);
+    } else if (args.table_size <= kSharedTableEntries) {
+      pair_tensor_kernel<true><<<grid, kPairThreads, args.table_size * sizeof(int64_t), s>>>(args);
+    } else {
+      pair_tensor_kernel<false><<<grid, kPairThreads, 0, s>>>(args);
     }
-    for (size_t d = 0; d < round; ++d) {
-      PairDevice& dev = devices[d];
-      ScopedDevice on(dev.id);
-      FSGPU_CUDA_CHECK(cudaStreamSynchronize(dev.stream->get()));
-      const unsigned long long n_found = *dev.n_host.data();
+    check_launch("pair_kernel");
+    FSGPU_CUDA_CHECK(
+        cudaMemcpyAsync(slot->n_host.data(), slot->n_out.data(), sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+    slot->busy = true;
+    return slot;
+  };
+  // Batches in flight, oldest first: their device and slot. The first batch of each device
+  // runs alone, so that the second starts with the cut-off the first found; then each device
+  // keeps two in flight, each queued with the filter of every batch taken so far.
+  struct InFlight {
+    size_t device;
+    PairSlot* slot;
+  };
+  std::deque<InFlight> in_flight;
+  size_t next = 0, done = 0;
+  for (size_t d = 0; d < devices.size() && next < batches.size(); ++d) in_flight.push_back({d, launch(d, next++)});
+  std::vector<PairRecord> found;
+  while (!in_flight.empty()) {
+    const InFlight f = in_flight.front();
+    in_flight.pop_front();
+    {
+      ScopedDevice on(devices[f.device].id);
+      FSGPU_CUDA_CHECK(cudaStreamSynchronize(f.slot->stream->get()));
+      const unsigned long long n_found = *f.slot->n_host.data();
       found.resize(n_found);
       if (n_found)
-        FSGPU_CUDA_CHECK(cudaMemcpy(found.data(), dev.out.data(), n_found * sizeof(PairRecord),
+        FSGPU_CUDA_CHECK(cudaMemcpy(found.data(), f.slot->out.data(), n_found * sizeof(PairRecord),
                                     cudaMemcpyDeviceToHost));
-      collector.add(found);
+      f.slot->busy = false;
     }
-    next += round;
-    if (between_batches && next < batches.size())
-      between_batches(static_cast<double>(next) / static_cast<double>(batches.size()));
+    collector.add(found);
+    ++done;
+    for (int k = 0; k < kSlots && next < batches.size(); ++k) {
+      PairDevice& dev = devices[f.device];
+      if (dev.slots[0].busy && dev.slots[1].busy) break;
+      in_flight.push_back({f.device, launch(f.device, next++)});
+    }
+    if (between_batches && done < batches.size())
+      between_batches(static_cast<double>(done) / static_cast<double>(batches.size()));
   }
 }
 
