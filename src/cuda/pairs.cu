@@ -210,32 +210,59 @@ __global__ void __launch_bounds__(kPairThreads, 2) pair_tensor_kernel(PairKernel
 #pragma unroll
     for (int nt = 0; nt < kTensorTiles; ++nt)
       col_bits[nt] = a.bits + min(col0 + 4 * nt + g / 2, a.n_features - 1) * feature_words + 4 * t + 2 * (g % 2);
+    // The fragments of step (p, q, k): level pair p of the rows, q of the columns, chunk k.
+    auto fetch = [&](int32_t p, int32_t q, int32_t k, uint32_t(&x)[4], uint32_t(&y)[kTensorTiles][2]) {
+      const uint4 v = __ldg(reinterpret_cast<const uint4*>(row_bits + (int64_t(p) * a.chunks + k) * kChunkWords));
+      x[0] = v.x, x[1] = v.z, x[2] = v.y, x[3] = v.w;
+#pragma unroll
+      for (int nt = 0; nt < kTensorTiles; ++nt) {
+        const uint2 w = __ldg(reinterpret_cast<const uint2*>(col_bits[nt] + (int64_t(q) * a.chunks + k) * kChunkWords));
+        y[nt][0] = w.x, y[nt][1] = w.y;
+      }
+    };
+    // Steps run (p, q) by (p, q), chunks innermost; each step's fragments are loaded one step
+    // ahead, so that their latency hides behind the mma and plogp look-ups of the step before
+    // (the loop bounds are known only at run time: the compiler cannot do it). (np, nq, nk) is
+    // the next step, wrapping to the first after the last (a load whose result is not used).
+    uint32_t x[4], y[kTensorTiles][2];
+    fetch(0, 0, 0, x, y);
+    int32_t np = 0, nq = 0, nk = 0;
+    auto advance = [&] {
+      if (++nk < a.chunks) return;
+      nk = 0;
+      if (++nq < a.level_pairs) return;
+      nq = 0;
+      if (++np == a.level_pairs) np = 0;
+    };
+    advance();
     int64_t joint_class[kTensorTiles] = {}, joint[kTensorTiles] = {};
     int32_t cells[kTensorTiles] = {};
     for (int32_t p = 0; p < a.level_pairs; ++p)
       for (int32_t q = 0; q < a.level_pairs; ++q) {
         uint32_t n_ab[kTensorTiles][4] = {};
-        for (int32_t c = 0; c < a.n_classes; ++c) {
-          int32_t n_aby[kTensorTiles][4] = {};
-          const int32_t k_end = __ldg(a.class_chunks + c + 1);
-          for (int32_t k = __ldg(a.class_chunks + c); k < k_end; ++k) {
-            const uint4 v = __ldg(reinterpret_cast<const uint4*>(row_bits + (int64_t(p) * a.chunks + k) * kChunkWords));
-            const uint32_t x[4] = {v.x, v.z, v.y, v.w};
+        int32_t n_aby[kTensorTiles][4] = {};
+        int32_t c = 0, class_end = __ldg(a.class_chunks + 1);
+        for (int32_t k = 0; k < a.chunks; ++k) {
+          uint32_t x_next[4], y_next[kTensorTiles][2];
+          fetch(np, nq, nk, x_next, y_next);
+          advance();
 #pragma unroll
-            for (int nt = 0; nt < kTensorTiles; ++nt) {
-              const uint2 w =
-                  __ldg(reinterpret_cast<const uint2*>(col_bits[nt] + (int64_t(q) * a.chunks + k) * kChunkWords));
-              const uint32_t y[2] = {w.x, w.y};
-              b1_mma_and_popc(n_aby[nt], x, y);
-            }
-          }
+          for (int nt = 0; nt < kTensorTiles; ++nt) b1_mma_and_popc(n_aby[nt], x, y[nt]);
+#pragma unroll
+          for (int r = 0; r < 4; ++r) x[r] = x_next[r];
+#pragma unroll
+          for (int nt = 0; nt < kTensorTiles; ++nt) y[nt][0] = y_next[nt][0], y[nt][1] = y_next[nt][1];
+          if (k + 1 < class_end) continue;
+          // Class c's last chunk: its n(a, b, y) are complete.
 #pragma unroll
           for (int nt = 0; nt < kTensorTiles; ++nt)
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
               joint_class[nt] += plogp(n_aby[nt][e]);
               n_ab[nt][e] += n_aby[nt][e];
+              n_aby[nt][e] = 0;
             }
+          if (++c < a.n_classes) class_end = __ldg(a.class_chunks + c + 1);
         }
 #pragma unroll
         for (int nt = 0; nt < kTensorTiles; ++nt)
