@@ -118,6 +118,7 @@ class PairCollector {
 
   // Whether at most `top` pairs are kept (top > 0), so that held() stays bounded.
   bool bounded() const { return top_ > 0; }
+  int64_t top() const { return top_; }
   // Records held now: at most 2 * top after each add() when bounded.
   int64_t held() const { return static_cast<int64_t>(kept_.size()); }
   // An empty collector with the same top and threshold (and no sink): a worker's own, merged

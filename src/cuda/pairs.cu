@@ -349,10 +349,14 @@ struct PairPlan {
   }
   int64_t n_features = 0;
 
-  static PairPlan of(const PairData& data, const PairTask& task, size_t n_devices, bool tensor);
+  // first_tiles > 0: the first batch of each device takes at most that many tiles (then the
+  // rest of its row tile), enough for a top-k search's first cut-off.
+  static PairPlan of(const PairData& data, const PairTask& task, size_t n_devices, bool tensor,
+                     int64_t first_tiles = 0);
 };
 
-PairPlan PairPlan::of(const PairData& data, const PairTask& task, size_t n_devices, bool tensor) {
+PairPlan PairPlan::of(const PairData& data, const PairTask& task, size_t n_devices, bool tensor,
+                      int64_t first_tiles) {
   const CodeMatrix& x = *data.x;
   const ClassLayout& layout = *data.layout;
   PairPlan p;
@@ -385,15 +389,24 @@ PairPlan PairPlan::of(const PairData& data, const PairTask& task, size_t n_devic
 
   // Batches of row tiles evaluating at most kBatchPairs pairs (so that the output list cannot
   // overflow) and kBatchPopcounts popcounts; a row tile whose columns alone exceed that is
-  // split into ranges of column tiles. The first batch of each device is one row tile, so that
-  // a top-k search learns its cut-off early. With all pairs, row tile t starts at column tile
-  // t: its blocks left of the diagonal would have nothing to count.
+  // split into ranges of column tiles. The first batch of each device is one row tile (or its
+  // first first_tiles), so that a top-k search learns its cut-off early and the host takes few
+  // pairs before the filter applies. With all pairs, row tile t starts at column tile t: its
+  // blocks left of the diagonal would have nothing to count.
   constexpr int64_t tile = int64_t(kPairTile) * kPairTile;
   const int64_t per_pair = std::max<int64_t>(1, int64_t(p.levels) * p.levels * p.words);
   const int64_t max_tiles = std::max<int64_t>(1, std::min(kBatchPairs, kBatchPopcounts / per_pair) / tile);
   auto first_col = [&](int32_t t) { return task.all_pairs ? t : 0; };
   for (int32_t t = first_row_tile; t < end_row_tile;) {
     const int32_t c0 = first_col(t), cols = p.n_col_tiles - c0;
+    const bool first_round = p.batches.size() < n_devices;
+    if (first_round && first_tiles > 0 && cols > first_tiles) {
+      p.batches.push_back({t, 1, c0, static_cast<int32_t>(first_tiles)});
+      for (int32_t c = c0 + static_cast<int32_t>(first_tiles); c < p.n_col_tiles; c += static_cast<int32_t>(max_tiles))
+        p.batches.push_back({t, 1, c, static_cast<int32_t>(std::min<int64_t>(max_tiles, p.n_col_tiles - c))});
+      ++t;
+      continue;
+    }
     if (cols > max_tiles) {
       for (int32_t c = c0; c < p.n_col_tiles; c += static_cast<int32_t>(max_tiles))
         p.batches.push_back({t, 1, c, static_cast<int32_t>(std::min<int64_t>(max_tiles, p.n_col_tiles - c))});
@@ -402,7 +415,6 @@ PairPlan PairPlan::of(const PairData& data, const PairTask& task, size_t n_devic
     }
     Batch b{t, 0, c0, cols};
     int64_t tiles = 0;
-    const bool first_round = p.batches.size() < n_devices;
     while (t < end_row_tile &&
            (b.n_row_tiles == 0 || (!first_round && tiles + p.n_col_tiles - first_col(t) <= max_tiles))) {
       tiles += p.n_col_tiles - first_col(t);
@@ -512,7 +524,10 @@ void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTabl
   const int32_t n_rows = static_cast<int32_t>(task.rows.size());
   if (task.n_pairs() == 0) return;
   const int64_t n_features = x.n_features;
-  const PairPlan plan = PairPlan::of(data, task, options.devices.size(), tensor_kernel(data, options));
+  // A top-k search's first batch: about 4 x top pairs (tiles hold 4,096).
+  const int64_t first_tiles = collector.bounded() ? std::max<int64_t>(4, 4 * collector.top() / 4096 + 1) : 0;
+  const PairPlan plan =
+      PairPlan::of(data, task, options.devices.size(), tensor_kernel(data, options), first_tiles);
 
   std::vector<PairDevice> devices(plan.n_devices);
   for (size_t d = 0; d < devices.size(); ++d) {
