@@ -57,7 +57,8 @@ bool same(const std::vector<PairRecord>& a, const std::vector<PairRecord>& b) {
 
 int main(int argc, char** argv) {
   if (argc < 7) {
-    std::fprintf(stderr, "usage: mi_pairs_tc FEATURES SAMPLES LEVELS CLASSES TOP tensor|popcount|both [CPU_FEATURES]\n");
+    std::fprintf(stderr,
+                 "usage: mi_pairs_tc FEATURES SAMPLES LEVELS CLASSES TOP tensor|popcount|both [CPU_FEATURES]\n");
     return 2;
   }
   const int64_t p = std::atoll(argv[1]);

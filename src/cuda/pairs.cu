@@ -176,7 +176,8 @@ __global__ void __launch_bounds__(kPairThreads) pair_kernel(PairKernelArgs a) {
     }
   }
   for (int r = 0; r < kPairsPerSide; ++r)
-    for (int s = 0; s < kPairsPerSide; ++s) emit_pair(a, row_pos[r], fi[r], fj[s], joint_class[r][s], joint[r][s], cells[r][s]);
+    for (int s = 0; s < kPairsPerSide; ++s)
+      emit_pair(a, row_pos[r], fi[r], fj[s], joint_class[r][s], joint[r][s], cells[r][s]);
 }
 
 // The tensor-core kernel (see the top of the file). Bitmaps: per feature, level pair p and
@@ -620,8 +621,8 @@ void gpu_pair_search(const PairData& data, const PairTask& task, const PlogpTabl
       pair_tensor_kernel<false><<<grid, kPairThreads, 0, s>>>(args);
     }
     check_launch("pair_kernel");
-    FSGPU_CUDA_CHECK(
-        cudaMemcpyAsync(slot->n_host.data(), slot->n_out.data(), sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+    FSGPU_CUDA_CHECK(cudaMemcpyAsync(slot->n_host.data(), slot->n_out.data(), sizeof(unsigned long long),
+                                     cudaMemcpyDeviceToHost, s));
     slot->busy = true;
     return slot;
   };

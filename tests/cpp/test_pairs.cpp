@@ -114,8 +114,8 @@ void pair_kernel_tests(const GpuStatus& gpu_status) {
       for (GpuPairKernel kernel : {GpuPairKernel::popcount, GpuPairKernel::tensor}) {
         if (kernel == GpuPairKernel::tensor && !tensor_cores) continue;
         const char* name = kernel == GpuPairKernel::tensor ? "tensor" : "popcount";
-        EXPECT(same_records(full, gpu(data, kernel, all, plogp, -1), name, c), "case %u: %s kernel, all pairs, measure %d",
-               c.seed, name, int(measure));
+        EXPECT(same_records(full, gpu(data, kernel, all, plogp, -1), name, c),
+               "case %u: %s kernel, all pairs, measure %d", c.seed, name, int(measure));
         // Top k cut inside a run of tied pairs (feature 9 copies feature 2) keeps the lower indices.
         for (int64_t top : {int64_t(1), int64_t(37), int64_t(500)}) {
           const int64_t k = std::min<int64_t>(top, int64_t(full.size()));
@@ -124,7 +124,8 @@ void pair_kernel_tests(const GpuStatus& gpu_status) {
                  "case %u: %s kernel, top %lld, measure %d", c.seed, name, (long long)top, int(measure));
         }
         const int64_t cut = full[full.size() / 5].key;
-        EXPECT(same_records(cpu(data, all, plogp, -1, true, cut), gpu(data, kernel, all, plogp, -1, true, cut), name, c),
+        EXPECT(same_records(cpu(data, all, plogp, -1, true, cut), gpu(data, kernel, all, plogp, -1, true, cut), name,
+                            c),
                "case %u: %s kernel, threshold, measure %d", c.seed, name, int(measure));
         const PairTask with = PairTask::with({int32_t(c.p - 1), 9, 2, 0, c.p / 2}, c.p);
         EXPECT(same_records(cpu(data, with, plogp, -1), gpu(data, kernel, with, plogp, -1), name, c),
