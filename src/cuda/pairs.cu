@@ -308,11 +308,14 @@ __global__ void build_tensor_bitmaps_kernel(const uint16_t* codes, int32_t n_sam
 // A batch in flight: its stream, output list and count. Two per device, so that the next batch
 // is queued while the host takes the last one's pairs and the device finishes the one between,
 // and no device waits for the host between batches.
+// Members are destroyed in reverse order: the device buffers' cudaFree waits for the device, so
+// a search left by an exception (an interrupt between batches) frees n_host only after the copy
+// into it.
 struct PairSlot {
+  PinnedBuffer<unsigned long long> n_host;  // pinned: its copy does not hold up the other devices
   std::unique_ptr<Stream> stream;
   DeviceBuffer<PairRecord> out;
   DeviceBuffer<unsigned long long> n_out;
-  PinnedBuffer<unsigned long long> n_host;  // pinned: its copy does not hold up the other devices
   bool busy = false;
 };
 constexpr int kSlots = 2;
