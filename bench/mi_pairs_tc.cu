@@ -1,16 +1,19 @@
 // The GPU pair search's engine time (no R) with the tensor-core and the popcount kernels, on
 // synthetic codes: every pair, top k by I(Y; Xi,Xj). Checks that both kernels (and, on a slice
-// of the features, the CPU) return the same pairs, bit for bit. Build from the repository root:
-//   mkdir -p /tmp/bpt && (cd /tmp/bpt && for f in $OLDPWD/src/core/*.cpp; do
-//     g++ -O3 -std=c++17 -fopenmp -I$OLDPWD/src -I$OLDPWD/src/core -c $f & done; wait; ar rcs libcore.a *.o)
+// of the features, the CPU) return the same pairs, bit for bit. Build from the repository root
+// against the objects of the CUDA test build:
+//   cmake -S tests/cpp -B /tmp/b -DFSGPU_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
+//     -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/b -j16 --target test_core
+//   ar rcs /tmp/libfsgpu.a $(find /tmp/b/CMakeFiles/test_core.dir -name '*.o' ! -name 'test_*')
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Xcompiler -fopenmp -Isrc -Isrc/core \
-//     bench/mi_pairs_tc.cu src/cuda/pairs.cu /tmp/bpt/libcore.a -o /tmp/bpt/mi_pairs_tc
+//     bench/mi_pairs_tc.cu /tmp/libfsgpu.a -lgomp -o /tmp/mi_pairs_tc
 // Run: mi_pairs_tc FEATURES SAMPLES LEVELS CLASSES TOP KERNELS [CPU_FEATURES]
 //   KERNELS: tensor, popcount or both; CPU_FEATURES: features of the CPU check (0: none).
+//   The issue's shape: mi_pairs_tc 100000 1000 10 3 1000 tensor
 // Prints one CSV line per kernel: shape, seconds of the whole search (bitmaps built and
 // uploaded included), seconds of its set-up alone (a search of one row), pairs per second of
-// the rest, mma per pair and the tensor-core bound at --mma-per-clock 0.57 per SM (the H100's,
-// bench/b1_mma_peak.cu).
+// the rest, mma per pair and the tensor-core bound at 0.57 mma per SM per clock (an H100's,
+// measured by bench/b1_mma_peak.cu).
 #include <cuda_runtime.h>
 
 #include <chrono>
