@@ -16,6 +16,13 @@
 #'   redundancy. This is Jakulin's sign convention, as in McGill's interaction information;
 #'   the co-information of `infotheo::interinformation()` and praznik has the opposite sign.
 #'
+#' @section GPU: Every pair's counts \eqn{n(x_i, x_j, y)} are products of the features' one-hot
+#'   bit planes. On GPUs with binary tensor cores (compute capability 8.0 and later: A100, H100)
+#'   the tensor cores multiply them (256 samples of a class per instruction); older GPUs count
+#'   with AND and popcount. Both compute the values on the GPU from the same exact integer sums
+#'   as the CPU, and only the pairs that can still enter the result come back to the host.
+#'   Features may have up to 64 levels on the GPU.
+#'
 #' @section Tests: \eqn{G = 2 N \ln 2 \, I(Y; X_i,X_j)} (information in bits) is asymptotically
 #'   \eqn{\chi^2} with \eqn{(c - 1)(k - 1)} degrees of freedom under independence of the class
 #'   and the pair, where \eqn{c} is the number of observed \eqn{(x_i, x_j)} combinations and

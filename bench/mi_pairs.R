@@ -2,14 +2,22 @@
 # top-k collector, end to end from R, on fsgpu's CPU engine and its GPU engine.
 #
 #   Rscript bench/mi_pairs.R [--backend cpu|gpu|both] [--threads 2] [--cpu-large] [--reps 3]
-#                            [--clock-ghz 1.98] [--shapes small,large,real] [--top 1000]
+#                            [--clock-ghz 1.98] [--mma-per-clock 0.57] [--shapes small,large,issue,real]
+#                            [--top 1000]
 #                            [--real chowdary] [--real-nbins 10] [--data DIR] [--devices 0]
 #                            [--out DIR] [--tag TAG] [--compare RDS[,RDS]|none] [--seed 1]
 #
-# Shapes: small (2,000 features x 500 samples), large (20,000 x 1,000: 2 x 10^8 pairs), both
-# integer codes 0..9 (10 levels, categorical: not binned) with 3 classes; real (a datamicroarray
-# set, numeric, binned into --real-nbins equal-width bins). Targets (the pair-search issue):
-# GPU (one H100) small <= 0.2 s, large <= 10 s; CPU small <= 20 s on 2 threads.
+# Shapes: small (2,000 features x 500 samples), large (20,000 x 1,000: 2 x 10^8 pairs), issue
+# (100,000 x 1,000: 5 x 10^9 pairs), all integer codes 0..9 (10 levels, categorical: not binned)
+# with 3 classes; real (a datamicroarray set, numeric, binned into --real-nbins equal-width
+# bins). Targets: GPU (one H100) small <= 0.2 s, large <= 10 s (the pair-search issue), issue
+# <= 2.5 s (2 x 10^9 pairs/s, issue 19); CPU small <= 20 s on 2 threads.
+#
+# GPU rows carry two bounds: the popcount bound of the CUDA-core kernel and the binary
+# tensor-core bound of the tensor kernel (the default on sm_80 and later: src/cuda/pairs.cu),
+# pairs x mma per pair / (SMs x --mma-per-clock x clock), mma per pair = ceil(levels / 2)^2 x
+# chunks / 32, chunks = sum over classes of ceil(n_c / 256) (0.57 m16n8k256 per SM per clock
+# on an H100, measured by bench/b1_mma_peak.cu).
 # See bench/README.md for what is measured and what each CSV column means.
 
 suppressPackageStartupMessages(library(fsgpu))
@@ -31,11 +39,12 @@ source(file.path(bench_dir, "shapes.R"))
 pair_shapes <- list(
   small = list(kind = "synthetic", p = 2000L, n = 500L, classes = 3L, levels = 10L),
   large = list(kind = "synthetic", p = 20000L, n = 1000L, classes = 3L, levels = 10L),
+  issue = list(kind = "synthetic", p = 100000L, n = 1000L, classes = 3L, levels = 10L),
   real = list(kind = "real")
 )
 
 # Seconds allowed (the issue's targets): GPU targets are for one H100, the CPU's for 2 threads.
-targets <- list(gpu = c(small = 0.2, large = 10), cpu = c(small = 20))
+targets <- list(gpu = c(small = 0.2, large = 10, issue = 2.5), cpu = c(small = 20))
 
 # Integer codes 0..levels-1, uniform, with one planted synergistic pair: the class is
 # (X1 + X2) mod classes for 70% of the samples and random for the rest, so the best pair must be
@@ -62,11 +71,14 @@ usage <- function() {
     "  --backend B        cpu, gpu or both (default both); gpu fails when no GPU is usable, both\n",
     "                     then runs the CPU only\n",
     "  --threads N        CPU threads of the cpu runs (default 2); gpu runs use fsgpu's default\n",
-    "  --cpu-large        also run the CPU on the large shape (minutes on 2 cores); skipped otherwise\n",
+    "  --cpu-large        also run the CPU on the large and issue shapes (minutes to hours on 2 cores);\n",
+    "                     skipped otherwise\n",
     "  --reps R           timed runs per shape and backend (default 3); the median is reported.\n",
     "                     The GPU makes one untimed warm-up run per shape first\n",
-    "  --clock-ghz G      GPU clock of the popcount bound (default 1.98, H100 SXM boost)\n",
-    "  --shapes A,B       any of small, large, real (default all)\n",
+    "  --clock-ghz G      GPU clock of the bounds (default 1.98, H100 SXM boost)\n",
+    "  --mma-per-clock M  binary m16n8k256 mma per SM per clock of the tensor-core bound (default 0.57,\n",
+    "                     an H100's by bench/b1_mma_peak.cu)\n",
+    "  --shapes A,B       any of small, large, issue, real (default all)\n",
     "  --top K            pairs kept (default 1000)\n",
     "  --real NAME        datamicroarray set of the real shape (default chowdary: 22,283 genes)\n",
     "  --real-nbins N     equal-width bins of the real shape (default 10); 'default' for fsgpu's\n",
@@ -85,12 +97,12 @@ usage <- function() {
 }
 
 parse_options <- function(args) {
-  opts <- list(backend = "both", threads = 2L, cpu_large = FALSE, reps = 3L, clock_ghz = 1.98,
+  opts <- list(backend = "both", threads = 2L, cpu_large = FALSE, reps = 3L, clock_ghz = 1.98, mma_per_clock = 0.57,
                shapes = names(pair_shapes), top = 1000L, real = "chowdary", real_nbins = "10", data = NULL,
                devices = NULL, out = NULL, tag = NULL, compare = NULL, seed = 1L)
   opts <- read_options(args, opts, usage = usage, specs = list(
     "--backend" = identity, "--threads" = as.integer, "--cpu-large" = NULL, "--reps" = as.integer,
-    "--clock-ghz" = as.numeric, "--shapes" = split_list, "--top" = as.integer, "--real" = identity,
+    "--clock-ghz" = as.numeric, "--mma-per-clock" = as.numeric, "--shapes" = split_list, "--top" = as.integer, "--real" = identity,
     "--real-nbins" = identity, "--data" = identity, "--devices" = identity, "--out" = identity, "--tag" = identity,
     "--compare" = split_list, "--seed" = as.integer))
   if (!opts$backend %in% c("cpu", "gpu", "both")) stop("--backend must be cpu, gpu or both", call. = FALSE)
@@ -101,6 +113,8 @@ parse_options <- function(args) {
     if (is.na(opts[[name]]) || opts[[name]] < 1L) stop("--", name, " must be a positive integer", call. = FALSE)
   }
   if (is.na(opts$clock_ghz) || opts$clock_ghz <= 0) stop("--clock-ghz must be a positive number", call. = FALSE)
+  if (is.na(opts$mma_per_clock) || opts$mma_per_clock <= 0)
+    stop("--mma-per-clock must be a positive number", call. = FALSE)
   if (opts$real_nbins == "default") {
     opts$real_nbins <- NULL
   } else {
@@ -185,16 +199,21 @@ write_summary <- function(csv, md) {
             basename(csv)),
     "All pairs, top 1000 by I(Y; Xi,Xj); seconds: median over the runs of one `mi_pairs()` call, end to end",
     "from R (GPU: after an untimed warm-up). Popcount bound: pairs x levels^2 x words / (SMs x 16 x clock),",
-    "words = sum over classes of ceil(n_c / 32); \"of bound\" is bound seconds / seconds.", "",
-    "| shape | features x samples | classes | levels | pairs | backend | threads | device | seconds | engine s | pairs/s | popcounts/s | bound s | of bound | target s | met | identical to CPU |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    "words = sum over classes of ceil(n_c / 32); \"of bound\" is bound seconds / seconds. Tensor-core bound:",
+    "pairs x ceil(levels / 2)^2 x chunks / 32 mma / (SMs x mma per SM per clock x clock), chunks = sum over",
+    "classes of ceil(n_c / 256): what the default GPU kernel on sm_80 and later needs at the binary tensor peak.", "",
+    "| shape | features x samples | classes | levels | pairs | backend | threads | device | seconds | engine s | pairs/s | popcounts/s | bound s | of bound | tensor bound s | of tensor bound | target s | met | identical to CPU |",
+    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
   for (i in seq_len(nrow(d))) {
     r <- d[i, ]
-    lines <- c(lines, sprintf("| %s | %s x %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
+    lines <- c(lines, sprintf("| %s | %s x %s | %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |",
       r$shape, fmt_big(r$features), fmt_big(r$samples), r$classes, r$levels, fmt_sci(r$pairs), r$backend,
       ifelse(is.na(r$threads), "-", r$threads), r$device, fmt_s(r$seconds), fmt_s(r$engine_seconds),
       fmt_sci(r$pairs_per_second), fmt_sci(r$popcounts_per_second), fmt_s(r$bound_seconds),
-      ifelse(is.na(r$bound_fraction), "-", sprintf("%.3g", r$bound_fraction)), ifelse(is.na(r$target_seconds), "-", r$target_seconds),
+      ifelse(is.na(r$bound_fraction), "-", sprintf("%.3g", r$bound_fraction)),
+      if (is.null(r$tensor_bound_seconds)) "-" else fmt_s(r$tensor_bound_seconds),
+      if (is.null(r$tensor_fraction) || is.na(r$tensor_fraction)) "-" else sprintf("%.3g", r$tensor_fraction),
+      ifelse(is.na(r$target_seconds), "-", r$target_seconds),
       yn(r$target_met), yn(r$identical_to_cpu)))
   }
   lines <- c(lines, "", "Data:", "", paste0("- ", unique(paste0(d$shape, ": ", d$source))), "")
@@ -283,9 +302,9 @@ main <- function() {
   for (name in opts$shapes) {
     spec <- pair_shapes[[name]]
     cat("== ", name, "\n", sep = "")
-    cpu_here <- run_cpu && (name != "large" || opts$cpu_large)
+    cpu_here <- run_cpu && (!name %in% c("large", "issue") || opts$cpu_large)
     if (!cpu_here && !run_gpu) {
-      cat("  skipped: the cpu runs of the large shape need --cpu-large\n\n")
+      cat("  skipped: the cpu runs of the large and issue shapes need --cpu-large\n\n")
       next
     }
     if (spec$kind == "synthetic") {
@@ -313,8 +332,10 @@ main <- function() {
                   else d$nbins
     levels <- max_levels(x, nbins_used)
     words <- sum(ceiling(sizes / 32))
+    chunks <- sum(ceiling(sizes / 256))
     pairs <- choose(p, 2)
     popcounts <- pairs * levels^2 * words
+    mma_per_pair <- ceiling(levels / 2)^2 * chunks / 32
     cat(sprintf("  data: %s; made in %.1f s\n", d$source, made))
     cat(sprintf("  %s features x %s samples, %d classes (%s), %d levels; %s pairs; %d words per level; %.3g popcounts\n",
                 fmt_big(p), fmt_big(n), length(sizes), paste(sizes, collapse = "/"), levels, fmt_big(pairs), words, popcounts))
@@ -324,6 +345,7 @@ main <- function() {
       secs <- stats::median(r$seconds)
       gpu <- backend == "gpu"
       bound <- if (gpu) popcounts / (sms * 16 * opts$clock_ghz * 1e9) else NA_real_
+      tensor_bound <- if (gpu) pairs * mma_per_pair / (sms * opts$mma_per_clock * opts$clock_ghz * 1e9) else NA_real_
       target <- targets[[backend]][name]
       target <- if (is.null(target) || is.na(target)) NA_real_ else unname(target)
       data.frame(
@@ -335,7 +357,9 @@ main <- function() {
         pairs_per_second = signif(pairs / secs, 4), popcounts = popcounts,
         popcounts_per_second = if (gpu) signif(popcounts / secs, 4) else NA_real_,
         sms = if (gpu) sms else NA_integer_, clock_ghz = if (gpu) opts$clock_ghz else NA_real_,
-        bound_seconds = signif(bound, 4), bound_fraction = signif(bound / secs, 4), target_seconds = target,
+        bound_seconds = signif(bound, 4), bound_fraction = signif(bound / secs, 4), chunks = chunks,
+        mma_per_pair = mma_per_pair, tensor_bound_seconds = signif(tensor_bound, 4),
+        tensor_fraction = signif(tensor_bound / secs, 4), target_seconds = target,
         target_met = if (is.na(target)) NA else secs <= target, identical_to_cpu = NA, stable = r$stable,
         top_pair = sprintf("%d,%d", r$result$index1[1], r$result$index2[1]), source = d$source,
         stringsAsFactors = FALSE)
@@ -345,7 +369,7 @@ main <- function() {
       r <- time_pairs(x, y, opts$top, d$nbins, "cpu", opts$threads, NULL, opts$reps, warm_up = FALSE)
       if (!is.null(r)) { res$cpu <- r; shape_rows$cpu <- add_row("cpu", opts$threads, cpu, r) }
     } else if (run_cpu) {
-      cat("    cpu skipped on the large shape (give --cpu-large)\n")
+      cat("    cpu skipped on the ", name, " shape (give --cpu-large)\n", sep = "")
     }
     if (run_gpu) {
       r <- time_pairs(x, y, opts$top, d$nbins, "gpu", NULL, devices, opts$reps, warm_up = TRUE)
@@ -384,8 +408,9 @@ main <- function() {
       t <- table[i, ]
       cat(sprintf("  %-3s %-40s %s s (engine %s s), %.3g pairs/s%s; top pair (%s)\n", t$backend, t$device,
                   fmt_s(t$seconds), fmt_s(t$engine_seconds), t$pairs_per_second,
-                  if (t$backend == "gpu") sprintf(", %.3g popcounts/s, bound %s s, %.3g of the bound",
-                                                  t$popcounts_per_second, fmt_s(t$bound_seconds), t$bound_fraction) else "",
+                  if (t$backend == "gpu") sprintf(", %.3g popcounts/s, bound %s s, %.3g of the bound; tensor bound %s s, %.3g of it",
+                                                  t$popcounts_per_second, fmt_s(t$bound_seconds), t$bound_fraction,
+                                                  fmt_s(t$tensor_bound_seconds), t$tensor_fraction) else "",
                   t$top_pair))
       if (!is.na(t$target_met)) {
         note <- if (t$backend == "cpu" && t$threads != 2L) sprintf(" (the target is for 2 threads; this ran on %d)", t$threads)

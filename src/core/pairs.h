@@ -118,6 +118,7 @@ class PairCollector {
 
   // Whether at most `top` pairs are kept (top > 0), so that held() stays bounded.
   bool bounded() const { return top_ > 0; }
+  int64_t top() const { return top_; }
   // Records held now: at most 2 * top after each add() when bounded.
   int64_t held() const { return static_cast<int64_t>(kept_.size()); }
   // An empty collector with the same top and threshold (and no sink): a worker's own, merged
@@ -138,6 +139,11 @@ class PairCollector {
   PairRecord cut_;     // the worst of them
 };
 
+// How the GPU search counts a pair's n(a, b, y): AND + popcount of one-hot bitmaps on the CUDA
+// cores, or the binary tensor cores (mma AND + POPC, sm_80 and later). automatic takes the
+// tensor cores on devices that have them; tests force either to compare both with the CPU.
+enum class GpuPairKernel : int32_t { automatic, popcount, tensor };
+
 // The dense codes of every feature by class-sorted position (sparse features expanded),
 // the per-feature sums, and the data's constants. Sums are made with the table's estimator;
 // with shrink (estimators.h), table by table from the counts, in the same fixed-point form:
@@ -149,6 +155,7 @@ struct PairData {
   FeatureSums sums;
   PairConstants constants;
   Estimator estimator = Estimator::empirical;
+  GpuPairKernel gpu_kernel = GpuPairKernel::automatic;
 
   static PairData of(const CodeMatrix& x, const ClassLayout& layout, const PlogpTable& plogp, PairMeasure measure,
                      int threads);

@@ -27,5 +27,8 @@ void knn_tests(const fsgpu::GpuStatus& gpu);
 // (test_interactions.cpp).
 void interaction_tests(const fsgpu::GpuStatus& gpu);
 
+// The GPU pair search's kernels, tensor cores and popcount, against the CPU (test_pairs.cpp).
+void pair_kernel_tests(const fsgpu::GpuStatus& gpu);
+
 // LibSVM and ARFF parsers: results and the position of every error (test_text_formats.cpp).
 void text_format_tests();

@@ -407,8 +407,13 @@ void shrink_tests() {
   EXPECT(std::fabs(bits({5, 7}) - 1) < 1e-9, "shrink with lambda >= 1: %g", bits({5, 7}));
 }
 
-int main() {
+int main(int argc, char** argv) {
   const GpuStatus gpu = gpu_status();
+  if (argc > 1 && std::string(argv[1]) == "pairs") {  // only the GPU pair kernels against the CPU
+    pair_kernel_tests(gpu);
+    std::printf("%d passed, %d failed\n", checks - failures, failures);
+    return failures ? 1 : 0;
+  }
   shrink_tests();
   collector_tests();
   jim_tie_tests(gpu);
@@ -556,6 +561,7 @@ int main() {
   discretize_tests(gpu);
   knn_tests(gpu);
   interaction_tests(gpu);
+  pair_kernel_tests(gpu);
   text_format_tests();
   std::printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;
