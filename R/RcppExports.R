@@ -101,3 +101,7 @@ fsgpu_conditional_scores <- function(x, y, n_classes, z_feature, z_column, kind,
     .Call(`_fsgpu_fsgpu_conditional_scores`, x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit)
 }
 
+fsgpu_select_subsamples <- function(x, y, n_classes, samples, methods, beta, gamma, min_score, k, nbins, backend, threads, devices, memory_limit, progress) {
+    .Call(`_fsgpu_fsgpu_select_subsamples`, x, y, n_classes, samples, methods, beta, gamma, min_score, k, nbins, backend, threads, devices, memory_limit, progress)
+}
+

@@ -1,0 +1,40 @@
+// Many selections at once: one criterion (or several) on many subsamples of one data set, as
+// stability selection and cross-validation run them.
+//
+// The data are encoded once. A subsample's codes are gathered from the shared code matrix
+// (one byte or two per cell of the subsample: no binning, no R data touched again), and its
+// selection runs on its own single-threaded CpuEngine, so that subsamples run side by side on
+// the threads. Each selection is exactly what select_features() returns for the same rows and
+// the same codes: counts do not depend on the sample order, on the codes' numbering or on the
+// base code, so the engine's keys, and with them every score and tie, are the same.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "checkpoint.h"
+#include "code_matrix.h"
+#include "select.h"
+
+namespace fsgpu {
+
+struct Subsample {
+  ClassLayout layout;
+  CodeMatrix codes;
+};
+
+// The rows `samples` (0-based, in the caller's sample order, each at most once) of x, whose
+// classes are layout's; classes absent from the subsample are dropped (the others keep their
+// order). Levels and base codes are x's.
+Subsample subsample_of(const CodeMatrix& x, const ClassLayout& layout, const std::vector<int32_t>& samples);
+
+// The selection of every (option, subsample) pair, at index option * samples.size() + subsample.
+// Pairs run on up to `threads` threads, one engine each (with fewer pairs than threads, one
+// after another on all threads); between rounds of pairs
+// `between_rounds` (when set) runs on the calling thread with the fraction done.
+std::vector<Selection> select_on_subsamples(const CodeMatrix& x, const ClassLayout& layout,
+                                            const std::vector<std::vector<int32_t>>& samples,
+                                            const std::vector<SelectionOptions>& options, int threads,
+                                            const Checkpoint& between_rounds);
+
+}  // namespace fsgpu
