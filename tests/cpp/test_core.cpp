@@ -557,6 +557,7 @@ int main() {
   knn_tests(gpu);
   interaction_tests(gpu);
   text_format_tests();
+  batched_tests(gpu);
   std::printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;
 }
