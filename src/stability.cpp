@@ -2,6 +2,7 @@
 // one data set, encoded once.
 #include <Rcpp.h>
 
+#include <algorithm>
 #include <map>
 
 #include "core/batched_select.h"
@@ -25,13 +26,16 @@ Method criterion_of(const std::string& name) {
   return it->second;
 }
 
+// Subsamples that run at once on the GPUs, each with its own engine.
+constexpr int kGpuSubsamplesAtOnce = 4;
+
 }  // namespace
 
 // The selection of k features by each method (with its beta, gamma and min_score in bits) on
 // each subsample (1-based sample indices), as a list indexed method-major: element
 // m * length(samples) + r is list(features = 1-based, scores). The CPU runs subsamples side by
-// side on the threads; the GPU runs them one after another, each subsample's codes copied to
-// the devices.
+// side on the threads; the GPU a few at a time (kGpuSubsamplesAtOnce), each subsample's codes
+// copied to the devices.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_select_subsamples(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::List samples,
                                    Rcpp::CharacterVector methods, Rcpp::NumericVector beta,
@@ -57,20 +61,19 @@ Rcpp::List fsgpu_select_subsamples(SEXP x, Rcpp::IntegerVector y, int n_classes,
     options[m].min_score = min_score[m];
   }
   JobProgress job(progress);
+  const Checkpoint between_rounds = [&](double done) { job.report(done); };
   std::vector<Selection> sel;
   if (backend == "gpu") {
     GpuOptions gpu;
     gpu.devices.assign(devices.begin(), devices.end());
     gpu.memory_limit = static_cast<int64_t>(memory_limit);
-    const size_t n = rows.size();
-    for (size_t t = 0; t < n * options.size(); ++t) {
-      job.report(static_cast<double>(t) / static_cast<double>(n * options.size()));
-      const Subsample sub = subsample_of(codes, layout, rows[t % n]);
-      std::unique_ptr<SelectionEngine> engine = make_gpu_engine(sub.codes, sub.layout, gpu);
-      sel.push_back(select_features(*engine, options[t / n], nullptr));
-    }
+    // A few subsamples at a time, each on its own engine (its own streams): one alone leaves the
+    // device idle between its steps.
+    const SubsampleEngine on_gpu = [&](const Subsample& sub, int) { return make_gpu_engine(sub.codes, sub.layout, gpu); };
+    sel = select_on_subsamples(codes, layout, rows, options, std::min(threads, kGpuSubsamplesAtOnce), between_rounds,
+                               on_gpu);
   } else {
-    sel = select_on_subsamples(codes, layout, rows, options, threads, [&](double done) { job.report(done); });
+    sel = select_on_subsamples(codes, layout, rows, options, threads, between_rounds);
   }
   Rcpp::List out(sel.size());
   for (size_t t = 0; t < sel.size(); ++t) {

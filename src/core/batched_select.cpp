@@ -75,7 +75,8 @@ Subsample subsample_of(const CodeMatrix& x, const ClassLayout& layout, const std
 std::vector<Selection> select_on_subsamples(const CodeMatrix& x, const ClassLayout& layout,
                                             const std::vector<std::vector<int32_t>>& samples,
                                             const std::vector<SelectionOptions>& options, int threads,
-                                            const Checkpoint& between_rounds) {
+                                            const Checkpoint& between_rounds,
+                                            const SubsampleEngine& make_engine) {
   const int64_t n_samples = static_cast<int64_t>(samples.size());
   const int64_t n_pairs = n_samples * static_cast<int64_t>(options.size());
   std::vector<Selection> out(n_pairs);
@@ -92,8 +93,10 @@ std::vector<Selection> select_on_subsamples(const CodeMatrix& x, const ClassLayo
     parallel_for(last - first, side_by_side ? threads : 1, 1, [&](int64_t begin, int64_t end, int) {
       for (int64_t t = first + begin; t < first + end; ++t) {
         const Subsample sub = subsample_of(x, layout, samples[t % n_samples]);
-        CpuEngine engine(sub.codes, sub.layout, engine_threads);
-        out[t] = select_features(engine, options[t / n_samples], nullptr);
+        std::unique_ptr<SelectionEngine> engine =
+            make_engine ? make_engine(sub, engine_threads)
+                        : std::make_unique<CpuEngine>(sub.codes, sub.layout, engine_threads);
+        out[t] = select_features(*engine, options[t / n_samples], nullptr);
       }
     });
   }

@@ -131,17 +131,21 @@ void batched_tests(const GpuStatus& gpu) {
   }
   EXPECT(refused, "batched: a repeated sample is refused");
 
-  // The GPU engine on each subsample's gathered codes equals the CPU.
+  // The GPU engine on each subsample's gathered codes equals the CPU, one at a time and four
+  // at once (each on its own engine), dense and sparse.
   if (gpu.devices.empty()) return;
   GpuOptions gpu_options;
   gpu_options.devices = {gpu.devices[0].id};
+  const SubsampleEngine on_gpu = [&](const Subsample& sub, int) {
+    return make_gpu_engine(sub.codes, sub.layout, gpu_options);
+  };
   for (const CodeMatrix* m : {&codes, &sparse}) {
     const std::vector<Selection> cpu = select_on_subsamples(*m, layout, samples, options, 2, nullptr);
-    for (size_t t = 0; t < cpu.size(); ++t) {
-      const Subsample sub = subsample_of(*m, layout, samples[t % samples.size()]);
-      auto engine = make_gpu_engine(sub.codes, sub.layout, gpu_options);
-      EXPECT(same(select_features(*engine, options[t / samples.size()], nullptr), cpu[t]),
-             "batched: GPU pair %zu (%s) differs from the CPU", t, m->sparse ? "sparse" : "dense");
+    for (int at_once : {1, 4}) {
+      const std::vector<Selection> got = select_on_subsamples(*m, layout, samples, options, at_once, nullptr, on_gpu);
+      for (size_t t = 0; t < cpu.size(); ++t)
+        EXPECT(same(got[t], cpu[t]), "batched: GPU pair %zu (%s, %d at once) differs from the CPU", t,
+               m->sparse ? "sparse" : "dense", at_once);
     }
   }
 }
