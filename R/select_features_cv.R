@@ -239,7 +239,9 @@ plot.fsgpu_cv <- function(x, ...) {
   se <- x$curve[[paste0(x$metric, "_se")]]
   graphics::plot(x$curve$k, m, type = "b", pch = 19, ylim = range(c(m - se, m + se), na.rm = TRUE),
                  xlab = "features kept (k)", ylab = paste("cross-validated", gsub("_", " ", x$metric)), ...)
-  graphics::arrows(x$curve$k, m - se, x$curve$k, m + se, angle = 90, code = 3, length = 0.03)
+  spread <- se > 0  # a zero-length bar has no direction to draw
+  graphics::arrows(x$curve$k[spread], (m - se)[spread], x$curve$k[spread], (m + se)[spread], angle = 90, code = 3,
+                   length = 0.03)
   graphics::abline(v = x$best_k, lty = 3)
   graphics::abline(v = x$suggested_k, lty = 2)
   invisible(x)
