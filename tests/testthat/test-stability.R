@@ -174,3 +174,14 @@ test_that("print, as.data.frame and plot", {
   expect_invisible(plot(st))
   expect_invisible(plot(st, type = "bars", n = 5))
 })
+
+test_that("progress goes to the handler between rounds of subsamples, then 1", {
+  d <- data_informative(n = 60, p = 15, classes = 2, informative = 2)
+  seen <- numeric()
+  old <- options(fsgpu.progress_handler = function(job, done) seen <<- c(seen, done), fsgpu.progress_interval = 0)
+  on.exit(options(old))
+  stability_selection(d$x, d$y, k = 3, resamples = 12, seed = 1, backend = "cpu", threads = 1)
+  expect_false(is.unsorted(seen))
+  expect_gt(length(seen), 2)
+  expect_identical(tail(seen, 1), 1)
+})
