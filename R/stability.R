@@ -148,7 +148,7 @@ run_stability <- function(input, k, method, resamples, fraction, pairs, threshol
   if (!is.numeric(alpha) || length(alpha) != 1 || !(alpha > 0 && alpha < 1))
     stop("alpha must be one number in (0, 1)", call. = FALSE)
   resamples <- check_count(resamples, "resamples", min = 2)
-  samples <- with_seed(seed, draw_subsamples(input$y, resamples, fraction, pairs))
+  samples <- with_seed(seed, draw_subsamples(input$y, input$classes, resamples, fraction, pairs))
   out <- run_subsamples(input, samples, k = k, method = method, nbins = nbins, beta = beta, gamma = gamma,
                         min_score = min_score, backend = backend, threads = threads, devices = devices, quiet = quiet,
                         discretize = discretize, BPPARAM = BPPARAM,
@@ -184,9 +184,10 @@ with_seed <- function(seed, expr) {
   expr
 }
 
-# Stratified subsamples (sorted 1-based indices) of the samples whose 0-based classes are y:
+# Stratified subsamples (sorted 1-based indices) of the samples whose 0-based classes are y
+# (labels `classes`):
 # complementary halves of every class (pairs), or fraction of every class, drawn anew each time.
-draw_subsamples <- function(y, resamples, fraction, pairs) {
+draw_subsamples <- function(y, classes, resamples, fraction, pairs) {
   by_class <- split(seq_along(y), y)
   if (pairs) {
     if (resamples %% 2) stop("resamples must be even with pairs = TRUE (each pair gives two)", call. = FALSE)
@@ -198,6 +199,9 @@ draw_subsamples <- function(y, resamples, fraction, pairs) {
   if (sum(size > 0) < 2)
     stop(sprintf("a subsample would hold fewer than two classes (class sizes %s; fraction %g)",
                  paste(lengths(by_class), collapse = ", "), if (pairs) 0.5 else fraction), call. = FALSE)
+  if (any(size == 0))
+    message(sprintf("class%s %s too small to be in any subsample", if (sum(size == 0) > 1) "es" else "",
+                    quote_list(classes[as.integer(names(by_class))[size == 0] + 1L])))
   draw <- function() lapply(seq_along(by_class), function(c) by_class[[c]][sample.int(length(by_class[[c]]))])
   if (!pairs) return(lapply(seq_len(resamples), function(r) {
     shuffled <- draw()

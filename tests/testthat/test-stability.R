@@ -161,6 +161,8 @@ test_that("bad arguments are refused with their names", {
   expect_error(stability_selection(d$x, d$y, k = 11, backend = "cpu"), "k must be between 1 and 10")
   expect_error(stability_selection(d$x, factor(c("a", rep("b", 39))), k = 2, backend = "cpu"),
                "fewer than two classes")
+  expect_message(stability_selection(d$x, factor(c("a", rep("b", 20), rep("c", 19))), k = 2, resamples = 2,
+                                     backend = "cpu"), "class 'a' too small to be in any subsample")
 })
 
 test_that("print, as.data.frame and plot", {
