@@ -112,3 +112,18 @@ test_that("select_features_cv() takes learners by name and as functions", {
     expect_true(all(cv$curve$accuracy > 0.6), info = learner)
   }
 })
+
+test_that("select_features_cv() on a SummarizedExperiment, a data frame and sparse data equals the matrix", {
+  skip_if_not_installed("SummarizedExperiment")
+  d <- data_informative(n = 60, p = 20, classes = 2, informative = 3)
+  d$x[abs(d$x) < 0.5] <- 0
+  run <- function(x, ...) {
+    res <- select_features_cv(x, k_max = 4, folds = 3, seed = 2, backend = "cpu", quiet = TRUE, ...)
+    res[c("curve", "by_fold", "folds", "selections", "suggested_k")]
+  }
+  ref <- run(d$x, y = d$y)
+  se <- SummarizedExperiment::SummarizedExperiment(list(expr = t(d$x)), colData = data.frame(group = d$y))
+  expect_identical(run(se, class = "group"), ref)
+  expect_identical(run(as.data.frame(d$x), y = d$y), ref)
+  expect_identical(run(as_dgc(d$x), y = d$y), ref)
+})
