@@ -2,7 +2,6 @@
 // one data set, encoded once.
 #include <Rcpp.h>
 
-#include <algorithm>
 #include <map>
 
 #include "core/batched_select.h"
@@ -26,16 +25,13 @@ Method criterion_of(const std::string& name) {
   return it->second;
 }
 
-// Subsamples that run at once on the GPUs, each with its own engine.
-constexpr int kGpuSubsamplesAtOnce = 4;
-
 }  // namespace
 
 // The selection of k features by each method (with its beta, gamma and min_score in bits) on
 // each subsample (1-based sample indices), as a list indexed method-major: element
 // m * length(samples) + r is list(features = 1-based, scores). The CPU runs subsamples side by
-// side on the threads; the GPU a few at a time (kGpuSubsamplesAtOnce), each subsample's codes
-// copied to the devices.
+// side on the threads; the GPU one after another, each subsample's codes copied to the
+// devices.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_select_subsamples(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::List samples,
                                    Rcpp::CharacterVector methods, Rcpp::NumericVector beta,
@@ -67,11 +63,10 @@ Rcpp::List fsgpu_select_subsamples(SEXP x, Rcpp::IntegerVector y, int n_classes,
     GpuOptions gpu;
     gpu.devices.assign(devices.begin(), devices.end());
     gpu.memory_limit = static_cast<int64_t>(memory_limit);
-    // A few subsamples at a time, each on its own engine (its own streams): one alone leaves the
-    // device idle between its steps.
+    // One subsample at a time: engines running side by side in one process would race on the
+    // counting kernel's shared-memory cap, which each launch sets for the whole process.
     const SubsampleEngine on_gpu = [&](const Subsample& sub, int) { return make_gpu_engine(sub.codes, sub.layout, gpu); };
-    sel = select_on_subsamples(codes, layout, rows, options, std::min(threads, kGpuSubsamplesAtOnce), between_rounds,
-                               on_gpu);
+    sel = select_on_subsamples(codes, layout, rows, options, 1, between_rounds, on_gpu);
   } else {
     sel = select_on_subsamples(codes, layout, rows, options, threads, between_rounds);
   }

@@ -32,7 +32,9 @@ struct Subsample {
 Subsample subsample_of(const CodeMatrix& x, const ClassLayout& layout, const std::vector<int32_t>& samples);
 
 // The engine a subsample's selection runs on, given the threads it may use. The default is a
-// CpuEngine; the GPU glue passes one that puts the subsample's codes on a device.
+// CpuEngine; the GPU glue passes one that puts the subsample's codes on a device, and calls with
+// threads = 1 (GPU engines must not run side by side in one process: their kernels' shared-memory
+// caps are process-wide settings).
 using SubsampleEngine = std::function<std::unique_ptr<SelectionEngine>(const Subsample&, int threads)>;
 
 // The selection of every (option, subsample) pair, at index option * samples.size() + subsample.
