@@ -59,7 +59,8 @@ void run(const char* shape, const CodeMatrix& codes, const ClassLayout& layout, 
   const double s = since(t);
   // The CPU's selections of the first 10 subsamples, for `agrees` (all of them would take the
   // CPU longer than the GPU's whole run on the news20 shape).
-  const std::vector<std::vector<int32_t>> checked(samples.begin(), samples.begin() + std::min<size_t>(10, samples.size()));
+  const std::vector<std::vector<int32_t>> checked(samples.begin(),
+                                                  samples.begin() + std::min<size_t>(10, samples.size()));
   const auto cpu = select_on_subsamples(codes, layout, checked, {o}, 16, nullptr);
   bool agrees = true;
   for (size_t i = 0; i < cpu.size(); ++i) agrees = agrees && sel[i].features == cpu[i].features;
