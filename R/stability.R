@@ -179,7 +179,8 @@ with_seed <- function(seed, expr) {
   if (is.null(seed)) return(expr)
   if (!is.numeric(seed) || length(seed) != 1 || is.na(seed)) stop("seed must be one integer or NULL", call. = FALSE)
   old <- if (exists(".Random.seed", envir = globalenv(), inherits = FALSE)) get(".Random.seed", envir = globalenv())
-  on.exit(if (is.null(old)) rm(".Random.seed", envir = globalenv()) else assign(".Random.seed", old, envir = globalenv()))
+  on.exit(if (is.null(old)) rm(".Random.seed", envir = globalenv()) else
+    assign(".Random.seed", old, envir = globalenv()))
   set.seed(seed)
   expr
 }

@@ -29,9 +29,10 @@ usage <- function() {
       "  --quick    the news20 shape with a tenth of its samples\n", sep = "")
 }
 
-opts <- read_options(commandArgs(TRUE), list(backend = "cpu", threads = 2L, shapes = c("chowdary", "nakayama", "news20"),
-                                             resamples = 100L, k = 50L, loop = 10L, quick = FALSE, out = NULL,
-                                             data = NULL, seed = 1L),
+opts <- read_options(commandArgs(TRUE), list(backend = "cpu", threads = 2L,
+                                             shapes = c("chowdary", "nakayama", "news20"), resamples = 100L,
+                                             k = 50L, loop = 10L, quick = FALSE, out = NULL, data = NULL,
+                                             seed = 1L),
                      specs = list("--backend" = identity, "--threads" = as.integer, "--shapes" = split_list,
                                   "--resamples" = as.integer, "--k" = as.integer, "--loop" = as.integer,
                                   "--quick" = NULL, "--out" = identity, "--data" = identity, "--seed" = as.integer),

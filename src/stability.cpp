@@ -65,7 +65,9 @@ Rcpp::List fsgpu_select_subsamples(SEXP x, Rcpp::IntegerVector y, int n_classes,
     gpu.memory_limit = static_cast<int64_t>(memory_limit);
     // One subsample at a time: engines running side by side in one process would race on the
     // counting kernel's shared-memory cap, which each launch sets for the whole process.
-    const SubsampleEngine on_gpu = [&](const Subsample& sub, int) { return make_gpu_engine(sub.codes, sub.layout, gpu); };
+    const SubsampleEngine on_gpu = [&](const Subsample& sub, int) {
+      return make_gpu_engine(sub.codes, sub.layout, gpu);
+    };
     sel = select_on_subsamples(codes, layout, rows, options, 1, between_rounds, on_gpu);
   } else {
     sel = select_on_subsamples(codes, layout, rows, options, threads, between_rounds);

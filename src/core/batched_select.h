@@ -4,8 +4,8 @@
 // The data are encoded once. A subsample's codes are gathered from the shared code matrix
 // (one byte or two per cell of the subsample: no binning, no R data touched again), and its
 // selection runs on its own engine (a single-threaded CpuEngine, or a GPU engine), so that
-// subsamples run side by side on the threads. Each selection is exactly what select_features() returns for the same rows and
-// the same codes: counts do not depend on the sample order, on the codes' numbering or on the
+// subsamples run side by side on the threads. Each selection is exactly what select_features()
+// returns for the same rows and the same codes: counts do not depend on the sample order, on the codes' numbering or on the
 // base code, so the engine's keys, and with them every score and tie, are the same.
 #pragma once
 

@@ -144,6 +144,7 @@ void batched_tests(const GpuStatus& gpu) {
     const std::vector<Selection> cpu = select_on_subsamples(*m, layout, samples, options, 2, nullptr);
     const std::vector<Selection> got = select_on_subsamples(*m, layout, samples, options, 1, nullptr, on_gpu);
     for (size_t t = 0; t < cpu.size(); ++t)
-      EXPECT(same(got[t], cpu[t]), "batched: GPU pair %zu (%s) differs from the CPU", t, m->sparse ? "sparse" : "dense");
+      EXPECT(same(got[t], cpu[t]), "batched: GPU pair %zu (%s) differs from the CPU", t,
+             m->sparse ? "sparse" : "dense");
   }
 }
