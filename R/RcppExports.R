@@ -121,3 +121,7 @@ fsgpu_front_stop <- function(front) {
     invisible(.Call(`_fsgpu_fsgpu_front_stop`, front))
 }
 
+fsgpu_select_subsamples <- function(x, y, n_classes, samples, methods, beta, gamma, min_score, k, nbins, backend, threads, devices, memory_limit, progress) {
+    .Call(`_fsgpu_fsgpu_select_subsamples`, x, y, n_classes, samples, methods, beta, gamma, min_score, k, nbins, backend, threads, devices, memory_limit, progress)
+}
+

@@ -22,6 +22,9 @@
 #'   \item{[select_features()] (`"fsgpu_selection"`)}{rowData `_rank` (integer, `NA` when not
 #'     selected) and `_score`; metadata: the parameters (`method`, `k`, `nbins`, `units`,
 #'     `backend`, ... and `discretization`, the method of a `discretize =` run).}
+#'   \item{[stability_selection()] (`"fsgpu_stability"`)}{rowData `_frequency` (and
+#'     `_freq_<method>` with several methods), `_mean_rank`, `_median_rank`, `_stable`;
+#'     metadata: the parameters, `pfer`, `stability` and the number of `resamples`.}
 #'   \item{[mi_scores()], [cmi_scores()], [jmi_scores()] (`"fsgpu_mi"`, `"fsgpu_cmi"`,
 #'     `"fsgpu_jmi"`; normalised scores `"fsgpu_su"`, `"fsgpu_nmi"`, `"fsgpu_gain_ratio"`)}{rowData
 #'     column `name` itself; metadata: `nbins`, `units`, `backend`.}
@@ -85,6 +88,22 @@ add_results.fsgpu_selection <- function(x, result, name = NULL, ...) {
   params <- result[c("method", "k", "beta", "gamma", "min_score", "weighted", "nbins", "units", "backend", "threads",
                      "devices", "n_samples", "n_features", "classes", "stopped_early")]
   params$discretization <- result$discretization$method
+  set_metadata(x, name, params)
+}
+
+#' @rdname add_results
+#' @export
+add_results.fsgpu_stability <- function(x, result, name = NULL, ...) {
+  check_dots_empty(...)
+  if (is.null(name)) name <- "fsgpu_stability"
+  f <- result$features
+  rows <- feature_rows(x, f$feature, f$index, result$n_features)
+  x <- set_row_columns(x, name, f[setdiff(names(f), c("feature", "index"))], rows)
+  params <- result[c("method", "k", "pairs", "fraction", "seed", "threshold", "pfer", "q", "stability", "nbins",
+                     "n_samples", "n_features", "classes")]
+  params$resamples <- length(result$resamples)
+  params$discretization <- result$discretization$method
+  params$backend <- result$run$name
   set_metadata(x, name, params)
 }
 

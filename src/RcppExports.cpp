@@ -510,6 +510,31 @@ BEGIN_RCPP
     return R_NilValue;
 END_RCPP
 }
+// fsgpu_select_subsamples
+Rcpp::List fsgpu_select_subsamples(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::List samples, Rcpp::CharacterVector methods, Rcpp::NumericVector beta, Rcpp::NumericVector gamma, Rcpp::NumericVector min_score, int k, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
+RcppExport SEXP _fsgpu_fsgpu_select_subsamples(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP samplesSEXP, SEXP methodsSEXP, SEXP betaSEXP, SEXP gammaSEXP, SEXP min_scoreSEXP, SEXP kSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type n_classes(n_classesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::List >::type samples(samplesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type methods(methodsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type beta(betaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type gamma(gammaSEXP);
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type min_score(min_scoreSEXP);
+    Rcpp::traits::input_parameter< int >::type k(kSEXP);
+    Rcpp::traits::input_parameter< int >::type nbins(nbinsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type backend(backendSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
+    Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
+    Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_select_subsamples(x, y, n_classes, samples, methods, beta, gamma, min_score, k, nbins, backend, threads, devices, memory_limit, progress));
+    return rcpp_result_gen;
+END_RCPP
+}
 
 static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_backend_info_raw", (DL_FUNC) &_fsgpu_fsgpu_backend_info_raw, 0},
@@ -542,6 +567,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_conditional_scores", (DL_FUNC) &_fsgpu_fsgpu_conditional_scores, 11},
     {"_fsgpu_fsgpu_front_start", (DL_FUNC) &_fsgpu_fsgpu_front_start, 8},
     {"_fsgpu_fsgpu_front_stop", (DL_FUNC) &_fsgpu_fsgpu_front_stop, 1},
+    {"_fsgpu_fsgpu_select_subsamples", (DL_FUNC) &_fsgpu_fsgpu_select_subsamples, 15},
     {NULL, NULL, 0}
 };
 

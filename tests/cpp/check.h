@@ -32,3 +32,7 @@ void pair_kernel_tests(const fsgpu::GpuStatus& gpu);
 
 // LibSVM and ARFF parsers: results and the position of every error (test_text_formats.cpp).
 void text_format_tests();
+
+// Selections on subsamples: against each subsample encoded alone, every thread count, sparse
+// against dense, the GPU engine against the CPU (test_batched.cpp).
+void batched_tests(const fsgpu::GpuStatus& gpu);

@@ -563,6 +563,7 @@ int main(int argc, char** argv) {
   interaction_tests(gpu);
   pair_kernel_tests(gpu);
   text_format_tests();
+  batched_tests(gpu);
   std::printf("%d passed, %d failed\n", checks - failures, failures);
   return failures ? 1 : 0;
 }

@@ -1,0 +1,120 @@
+// GPU timing of the subsample selections of stability_selection() without R: one JMI selection
+// (k = 50) on all samples against 100 complementary-pair subsamples (batched_select.h), one
+// after another as the R glue runs them, on synthetic data of the chowdary shape (104 x 22,283 dense, 2 classes, 5
+// levels) and of the news20 shape (15,935 x 62,061 sparse at density 0.23%, 20 classes, 26
+// bins). Built against the objects of the tests/cpp CMake build (see bench/README.md).
+//
+//   stability_gpu [resamples=100] [k=50]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+
+#include "core/batched_select.h"
+#include "core/cpu_engine.h"
+#include "core/gpu_backend.h"
+
+using namespace fsgpu;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Complementary halves of every class, `resamples / 2` draws.
+std::vector<std::vector<int32_t>> pairs_of(const std::vector<int32_t>& y, int classes, int resamples,
+                                           std::mt19937& rng) {
+  std::vector<std::vector<int32_t>> by_class(classes), out;
+  for (int32_t i = 0; i < static_cast<int32_t>(y.size()); ++i) by_class[y[i]].push_back(i);
+  for (int r = 0; r < resamples / 2; ++r) {
+    std::vector<int32_t> a, b;
+    for (auto s : by_class) {
+      std::shuffle(s.begin(), s.end(), rng);
+      const size_t half = s.size() / 2;
+      a.insert(a.end(), s.begin(), s.begin() + half);
+      b.insert(b.end(), s.begin() + half, s.begin() + 2 * half);
+    }
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    out.push_back(a);
+    out.push_back(b);
+  }
+  return out;
+}
+
+void run(const char* shape, const CodeMatrix& codes, const ClassLayout& layout, const std::vector<int32_t>& y,
+         int classes, int resamples, int k, const GpuOptions& gpu, std::mt19937& rng) {
+  SelectionOptions o;
+  o.method = Method::jmi;
+  o.k = k;
+  Clock::time_point t = Clock::now();
+  auto engine = make_gpu_engine(codes, layout, gpu);
+  const Selection single = select_features(*engine, o, nullptr);
+  const double single_s = since(t);
+  const auto samples = pairs_of(y, classes, resamples, rng);
+  const SubsampleEngine on_gpu = [&](const Subsample& sub, int) { return make_gpu_engine(sub.codes, sub.layout, gpu); };
+  t = Clock::now();
+  const auto sel = select_on_subsamples(codes, layout, samples, {o}, 1, nullptr, on_gpu);
+  const double s = since(t);
+  // The CPU's selections of the first 10 subsamples, for `agrees` (all of them would take the
+  // CPU longer than the GPU's whole run on the news20 shape).
+  const std::vector<std::vector<int32_t>> checked(samples.begin(),
+                                                  samples.begin() + std::min<size_t>(10, samples.size()));
+  const auto cpu = select_on_subsamples(codes, layout, checked, {o}, 16, nullptr);
+  bool agrees = true;
+  for (size_t i = 0; i < cpu.size(); ++i) agrees = agrees && sel[i].features == cpu[i].features;
+  std::printf("%s,%d,%lld,%d,%d,%.4f,%.4f,%.1f,%s\n", shape, layout.n_samples,
+              static_cast<long long>(codes.n_features), k, resamples, single_s, s, s / single_s,
+              agrees ? "TRUE" : "FALSE");
+  std::printf("# %s: single selection took %zu features\n", shape, single.features.size());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines reach the log even if a later step aborts
+  const int resamples = argc > 1 ? std::atoi(argv[1]) : 100;
+  const int k = argc > 2 ? std::atoi(argv[2]) : 50;
+  const GpuStatus status = gpu_status();
+  if (status.devices.empty()) {
+    std::printf("no GPU: %s\n", status.problem.c_str());
+    return 1;
+  }
+  GpuOptions gpu;
+  gpu.devices = {status.devices[0].id};
+  std::printf("# %s\nshape,n_samples,n_features,k,resamples,single_seconds,batched_seconds,ratio,agrees\n",
+              status.devices[0].name.c_str());
+  std::mt19937 rng(1);
+  {  // chowdary shape: 5 levels, 10 informative features
+    const int32_t n = 104, p = 22283, classes = 2;
+    std::vector<int32_t> y(n), values(size_t(n) * p);
+    for (int32_t i = 0; i < n; ++i) y[i] = i < 62 ? 0 : 1;
+    for (int32_t j = 0; j < p; ++j)
+      for (int32_t i = 0; i < n; ++i)
+        values[size_t(j) * n + i] = j < 10 && rng() % 4 ? (y[i] * 2 + j) % 5 : static_cast<int32_t>(rng() % 5);
+    const ClassLayout layout = ClassLayout::from_labels(y.data(), n, classes);
+    std::vector<ColumnSource> cols(p);
+    for (int32_t j = 0; j < p; ++j) cols[j].categorical = values.data() + size_t(j) * n;
+    run("chowdary-shape", encode_dense(cols, layout, 2, 16), layout, y, classes, resamples, k, gpu, rng);
+  }
+  {  // news20 shape: counts 1..20 at density 0.23%
+    const int32_t n = 15935, p = 62061, classes = 20;
+    std::vector<int32_t> y(n);
+    for (int32_t i = 0; i < n; ++i) y[i] = static_cast<int32_t>(rng() % classes);
+    std::vector<int32_t> rows, start(1, 0);
+    std::vector<double> x;
+    for (int32_t j = 0; j < p; ++j) {
+      for (int32_t i = 0; i < n; ++i)
+        if (rng() % 10000 < 23 || (j < 10 && y[i] == j && rng() % 2)) {
+          rows.push_back(i);
+          x.push_back(1 + rng() % 20);
+        }
+      start.push_back(static_cast<int32_t>(rows.size()));
+    }
+    const ClassLayout layout = ClassLayout::from_labels(y.data(), n, classes);
+    run("news20-shape", encode_sparse(rows.data(), start.data(), x.data(), p, layout, 26, 16), layout, y, classes,
+        resamples, k, gpu, rng);
+  }
+  return 0;
+}
