@@ -103,8 +103,9 @@ struct CandidateArgs {
   const void* queries;      // float or half rows of `stride` elements, by query id
   const void* refs;         // the reference block's rows
   int64_t n_block, first_ref;  // reference rows of the block: global indices first_ref ..
+  int64_t query_base;       // the global index of query id 0 (streaming: the device's first query)
   int32_t stride;
-  bool self;                // queries are the reference points: skip id == index
+  bool self;                // queries are the reference points: skip id + query_base == index
   KnnCand* heaps;           // per local row `capacity` candidates
   int32_t* sizes;
   int32_t capacity;
@@ -130,55 +131,107 @@ __device__ inline void load_selection_state(const CandidateArgs& a, SelectionSta
   __syncthreads();
 }
 
-// Offers a thread's 64 scores of the tile at reference row r0 (position(e, row, col) places
-// score e in the tile) to their rows' heaps: those that beat the row's worst kept candidate go
-// through the queues, in rounds until none is left. Called by every thread of the block.
-template <class Position>
+// Moves each row's queued candidates into its heap (a thread per row) and refreshes the row's
+// worst kept candidate. Called by every thread of the block.
+__device__ inline void flush_queues(const CandidateArgs& a, SelectionState& st) {
+  __syncthreads();
+  if (threadIdx.x < kTile) {
+    const int row = threadIdx.x;
+    const int32_t n_queued = min(st.queued[row], kQueue);
+    if (n_queued > 0) {
+      const int64_t local = int64_t(blockIdx.x) * kTile + row;
+      KnnCand* heap = a.heaps + local * a.capacity;
+      int32_t size = a.sizes[local];
+      for (int q = 0; q < n_queued; ++q) heap_offer(heap, size, a.capacity, st.queue[row][q]);
+      a.sizes[local] = size;
+      st.worst[row] = size < a.capacity ? KnnCand{INFINITY, INT_MAX} : heap[0];
+    }
+    st.queued[row] = 0;
+  }
+  __syncthreads();
+}
+
+// Offers a thread's 64 scores of the tile at reference row r0 to their rows' heaps. A thread's
+// scores lie on 8 rows and 8 columns of the tile: score e is at row row_at(e / 8 slot...) as
+// the layout says (layout.row(e) and layout.col(e) give the slots, layout.row_at(slot) and
+// layout.col_at(slot) the positions). A score that beats its row's worst kept candidate (as of
+// the last flush) is queued in shared memory; the queues go into the heaps (flush_queues) only
+// when one overflows, and at the end of the kernel. A stale worst lets more scores through,
+// never fewer, and the heap keeps the best `capacity` of what it is offered, so every point left
+// out scores no better than the heap's final worst: what rerank_kernel relies on. Called by
+// every thread of the block.
+template <class Layout>
 __device__ inline void offer_scores(const CandidateArgs& a, SelectionState& st, int64_t r0, const float* score,
-                             Position position) {
+                                    const Layout& layout) {
+  float worst_score[8];
+  int32_t worst_index[8], index[8];
+  bool row_valid[8], col_valid[8];
+  int64_t row_id[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int row = layout.row_at(i), col = layout.col_at(i);
+    worst_score[i] = st.worst[row].score;
+    worst_index[i] = st.worst[row].index;
+    row_id[i] = st.id[row];
+    row_valid[i] = row_id[i] >= 0;
+    index[i] = static_cast<int32_t>(a.first_ref + r0 + col);
+    col_valid[i] = r0 + col < a.n_block;
+  }
+  // Only a tile holding a query's own row (self search) needs the check per score.
+  const int64_t lo = a.first_ref + r0, block_first = a.query_base + a.rows.first + int64_t(blockIdx.x) * kTile;
+  const bool check_self = a.self && (a.rows.ids || (block_first < lo + kTile && lo < block_first + kTile));
   uint64_t pending = 0;
 #pragma unroll
   for (int e = 0; e < 64; ++e) {
-    int row, col;
-    position(e, row, col);
-    const int64_t id = st.id[row];
-    if (id >= 0 && r0 + col < a.n_block && !(a.self && id == a.first_ref + r0 + col)) pending |= uint64_t(1) << e;
+    const int i = layout.row(e), j = layout.col(e);
+    bool offer = row_valid[i] && col_valid[j] && before(score[e], index[j], worst_score[i], worst_index[i]);
+    if (check_self) offer = offer && row_id[i] + a.query_base != index[j];
+    if (offer) pending |= uint64_t(1) << e;
   }
-  while (__syncthreads_or(pending != 0)) {
+  for (;;) {
+    if (pending) {
+#pragma unroll
+      for (int e = 0; e < 64; ++e) {
+        const uint64_t bit = uint64_t(1) << e;
+        if (!(pending & bit)) continue;
+        const int row = layout.row_at(layout.row(e));
+        const int slot = atomicAdd(&st.queued[row], 1);
+        if (slot < kQueue) {
+          st.queue[row][slot] = KnnCand{score[e], index[layout.col(e)]};
+          pending &= ~bit;
+        }
+      }
+    }
+    if (!__syncthreads_or(pending != 0)) return;
+    flush_queues(a, st);  // a queue overflowed: empty them all, then offer what is left
 #pragma unroll
     for (int e = 0; e < 64; ++e) {
       const uint64_t bit = uint64_t(1) << e;
-      if (!(pending & bit)) continue;
-      int row, col;
-      position(e, row, col);
-      const int32_t index = static_cast<int32_t>(a.first_ref + r0 + col);
-      if (!before(score[e], index, st.worst[row].score, st.worst[row].index)) {
-        pending &= ~bit;
-        continue;
-      }
-      const int slot = atomicAdd(&st.queued[row], 1);
-      if (slot < kQueue) {
-        st.queue[row][slot] = KnnCand{score[e], index};
-        pending &= ~bit;
-      }
+      const int i = layout.row(e), j = layout.col(e);
+      const KnnCand w = st.worst[layout.row_at(i)];
+      if ((pending & bit) && !before(score[e], index[j], w.score, w.index)) pending &= ~bit;
     }
-    __syncthreads();
-    if (threadIdx.x < kTile) {
-      const int row = threadIdx.x;
-      const int32_t n_queued = min(st.queued[row], kQueue);
-      if (n_queued > 0) {
-        const int64_t local = int64_t(blockIdx.x) * kTile + row;
-        KnnCand* heap = a.heaps + local * a.capacity;
-        int32_t size = a.sizes[local];
-        for (int q = 0; q < n_queued; ++q) heap_offer(heap, size, a.capacity, st.queue[row][q]);
-        a.sizes[local] = size;
-        st.worst[row] = size < a.capacity ? KnnCand{INFINITY, INT_MAX} : heap[0];
-      }
-      st.queued[row] = 0;
-    }
-    __syncthreads();
   }
 }
+
+// The score layouts of the two candidate kernels: thread (tx, ty) of the single-precision one
+// holds rows ty*8.. and columns tx*8.. of the tile; a tensor-core warp (warp_m, warp_n) holds
+// fragment element e = (mi * 4 + ni) * 4 + c of its 64 x 32 part, at row
+// warp_m*64 + mi*16 + g + 8 (c / 2) and column warp_n*32 + ni*8 + 2t + c % 2.
+struct GridLayout {
+  int tx, ty;
+  __device__ int row(int e) const { return e / 8; }
+  __device__ int col(int e) const { return e % 8; }
+  __device__ int row_at(int i) const { return ty * 8 + i; }
+  __device__ int col_at(int j) const { return tx * 8 + j; }
+};
+struct MmaLayout {
+  int warp_m, warp_n, g, t;
+  __device__ int row(int e) const { return (e / 16) * 2 + (e % 4) / 2; }
+  __device__ int col(int e) const { return ((e / 4) % 4) * 2 + e % 2; }
+  __device__ int row_at(int i) const { return warp_m * 64 + (i / 2) * 16 + g + (i % 2) * 8; }
+  __device__ int col_at(int j) const { return warp_n * 32 + (j / 2) * 8 + 2 * t + j % 2; }
+};
 
 // The single-precision terms of the three kinds of metric (a compile-time choice: the tile loop
 // must not branch).
@@ -237,11 +290,9 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(CandidateArgs a) {
     }
     if (Kind == TileKind::dot)
       for (int e = 0; e < 64; ++e) acc[e] = 1.0f - acc[e];
-    offer_scores(a, st, r0, acc, [&](int e, int& row, int& col) {
-      row = ty * 8 + e / 8;
-      col = tx * 8 + e % 8;
-    });
+    offer_scores(a, st, r0, acc, GridLayout{tx, ty});
   }
+  flush_queues(a, st);
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800  // used only by the tensor-core pass
@@ -259,83 +310,115 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* shared
 #endif
 
 // Half precision on tensor cores (correlation metrics; sm_80 and later): 8 warps as 2 x 4, each
-// scoring 64 rows x 32 columns of the tile with mma.sync m16n8k16 (half inputs, float sums);
-// operands staged by cp.async into two buffers.
+// scoring 64 rows x 32 columns of a tile with mma.sync m16n8k16 (half inputs, float sums).
+// Resident: the block's 128 query rows are copied to shared memory once and stay there (only the
+// reference rows stream through); otherwise (dimensions too many for shared memory) both stream.
+// Operands come in chunks of 32 dimensions through a ring of kStages buffers filled by cp.async,
+// the chunks of consecutive tiles in one stream, so loads run ahead across tile boundaries.
+constexpr int kStages = 4;
+
+template <bool kResident>
 __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) unsigned char staged[];
-  typedef __half Staged[kTile][kRowPad16];
-  Staged* as = reinterpret_cast<Staged*>(staged);  // [2]
-  Staged* bs = as + 2;                              // [2]
   __shared__ SelectionState st;
+  // A row of halves in shared memory is padded by 8 (16 bytes): its pitch is then an odd number
+  // of 16-byte units, so the 8 rows of an ldmatrix hit distinct banks.
+  const int32_t pitch_a = kResident ? a.stride + 8 : kRowPad16;
+  __half* as = reinterpret_cast<__half*>(staged);  // resident: kTile x pitch_a; else kStages x kTile x kRowPad16
+  __half* bs = as + (kResident ? kTile * pitch_a : kStages * kTile * kRowPad16);  // kStages x kTile x kRowPad16
   const __half* queries = static_cast<const __half*>(a.queries);
   const __half* refs = static_cast<const __half*>(a.refs);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int warp_m = warp / 4, warp_n = warp % 4, g = lane / 4, t = lane % 4;
+  const int warp_m = warp / 4, warp_n = warp % 4;
+  const MmaLayout layout{warp_m, warp_n, lane / 4, lane % 4};
   load_selection_state(a, st);
-  // Each thread copies two 16-byte pieces of A and two of B per step: piece p is row p / 4's
-  // halves 8 (p % 4) .. + 7.
-  auto stage = [&](int buffer, int32_t k0, int64_t r0) {
-    for (int i = 0; i < 2; ++i) {
-      const int p = threadIdx.x + i * kThreads, row = p / 4, part = (p % 4) * 8;
-      const int64_t id = st.id[row], rrow = r0 + row;
-      cp_async16(&as[buffer][row][part], queries + (id >= 0 ? id : 0) * a.stride + k0 + part, id >= 0);
-      cp_async16(&bs[buffer][row][part], refs + (rrow < a.n_block ? rrow : 0) * a.stride + k0 + part,
-                 rrow < a.n_block);
+  if (kResident) {  // the query rows, 16 bytes a copy
+    const int32_t parts = a.stride / 8;
+    for (int32_t p = threadIdx.x; p < kTile * parts; p += kThreads) {
+      const int row = p / parts, part = (p % parts) * 8;
+      const int64_t id = st.id[row];
+      cp_async16(as + row * pitch_a + part, queries + (id >= 0 ? id : 0) * a.stride + part, id >= 0);
     }
     asm volatile("cp.async.commit_group;\n" ::);
-  };
-  const int chunks = a.stride / kChunk16;
-  for (int64_t r0 = 0; r0 < a.n_block; r0 += kTile) {
-    float acc[64];  // (m tile, n tile, fragment element)
-#pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] = 0;
-    __syncthreads();  // the last tile's operands are no longer read
-    stage(0, 0, r0);
-    for (int c = 0; c < chunks; ++c) {
-      if (c + 1 < chunks) {
-        stage((c + 1) & 1, (c + 1) * kChunk16, r0);
-        asm volatile("cp.async.wait_group 1;\n" ::);
-      } else {
-        asm volatile("cp.async.wait_group 0;\n" ::);
-      }
-      __syncthreads();
-      const int buffer = c & 1;
-#pragma unroll
-      for (int kk = 0; kk < kChunk16; kk += 16) {
-        uint32_t af[4][4], bf[2][4];
-#pragma unroll
-        for (int mi = 0; mi < 4; ++mi)
-          ldmatrix_x4(af[mi], &as[buffer][warp_m * 64 + mi * 16 + lane % 16][kk + (lane / 16) * 8]);
-#pragma unroll
-        for (int nj = 0; nj < 2; ++nj) {
-          const int matrix = lane / 8;
-          ldmatrix_x4(bf[nj], &bs[buffer][warp_n * 32 + nj * 16 + (matrix / 2) * 8 + lane % 8][kk + (matrix % 2) * 8]);
-        }
-#pragma unroll
-        for (int mi = 0; mi < 4; ++mi)
-#pragma unroll
-          for (int ni = 0; ni < 4; ++ni) {
-            float* d = &acc[(mi * 4 + ni) * 4];
-            asm volatile(
-                "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                "{%0,%1,%2,%3};\n"
-                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                : "r"(af[mi][0]), "r"(af[mi][1]), "r"(af[mi][2]), "r"(af[mi][3]), "r"(bf[ni / 2][(ni % 2) * 2]),
-                  "r"(bf[ni / 2][(ni % 2) * 2 + 1]));
-          }
-      }
-      __syncthreads();  // the buffer is refilled by the step after next
-    }
-#pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] = 1.0f - acc[e];
-    offer_scores(a, st, r0, acc, [&](int e, int& row, int& col) {
-      const int mi = e / 16, ni = (e / 4) % 4, c = e % 4;
-      row = warp_m * 64 + mi * 16 + g + (c >= 2 ? 8 : 0);
-      col = warp_n * 32 + ni * 8 + 2 * t + (c & 1);
-    });
   }
+  const int chunks = a.stride / kChunk16;
+  const int64_t steps = (a.n_block + kTile - 1) / kTile * chunks;
+  // Step s: chunk s % chunks of tile s / chunks, into buffer s % kStages. Each thread copies two
+  // 16-byte pieces of B (and of A when not resident): piece p is row p / 4's halves 8 (p % 4) ..
+  auto stage = [&](int64_t s) {
+    if (s < steps) {
+      const int buffer = static_cast<int>(s % kStages);
+      const int64_t r0 = s / chunks * kTile;
+      const int32_t k0 = static_cast<int32_t>(s % chunks) * kChunk16;
+      for (int i = 0; i < 2; ++i) {
+        const int p = threadIdx.x + i * kThreads, row = p / 4, part = (p % 4) * 8;
+        const int64_t rrow = r0 + row;
+        cp_async16(bs + (buffer * kTile + row) * kRowPad16 + part,
+                   refs + (rrow < a.n_block ? rrow : 0) * a.stride + k0 + part, rrow < a.n_block);
+        if (!kResident) {
+          const int64_t id = st.id[row];
+          cp_async16(as + (buffer * kTile + row) * kRowPad16 + part,
+                     queries + (id >= 0 ? id : 0) * a.stride + k0 + part, id >= 0);
+        }
+      }
+    }
+    asm volatile("cp.async.commit_group;\n" ::);  // empty past the end: the group count stays uniform
+  };
+  for (int s = 0; s < kStages - 1; ++s) stage(s);
+  float acc[64];  // (m tile, n tile, fragment element)
+#pragma unroll
+  for (int e = 0; e < 64; ++e) acc[e] = 0;
+  for (int64_t s = 0; s < steps; ++s) {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2));  // step s's chunk has landed
+    __syncthreads();  // ... for every thread; and step s - 1's buffer is no longer read
+    stage(s + kStages - 1);
+    const int buffer = static_cast<int>(s % kStages);
+    const int32_t c = static_cast<int32_t>(s % chunks);
+    const __half* a_chunk = kResident ? as + c * kChunk16 : as + buffer * kTile * kRowPad16;
+    const __half* b_chunk = bs + buffer * kTile * kRowPad16;
+#pragma unroll
+    for (int kk = 0; kk < kChunk16; kk += 16) {
+      uint32_t af[4][4], bf[2][4];
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi)
+        ldmatrix_x4(af[mi], a_chunk + (warp_m * 64 + mi * 16 + lane % 16) * pitch_a + kk + (lane / 16) * 8);
+#pragma unroll
+      for (int nj = 0; nj < 2; ++nj) {
+        const int matrix = lane / 8;
+        ldmatrix_x4(bf[nj],
+                    b_chunk + (warp_n * 32 + nj * 16 + (matrix / 2) * 8 + lane % 8) * kRowPad16 + kk + (matrix % 2) * 8);
+      }
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < 4; ++ni) {
+          float* d = &acc[(mi * 4 + ni) * 4];
+          asm volatile(
+              "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+              "{%0,%1,%2,%3};\n"
+              : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+              : "r"(af[mi][0]), "r"(af[mi][1]), "r"(af[mi][2]), "r"(af[mi][3]), "r"(bf[ni / 2][(ni % 2) * 2]),
+                "r"(bf[ni / 2][(ni % 2) * 2 + 1]));
+        }
+    }
+    if (c == chunks - 1) {  // the tile is scored
+#pragma unroll
+      for (int e = 0; e < 64; ++e) acc[e] = 1.0f - acc[e];
+      offer_scores(a, st, s / chunks * kTile, acc, layout);
+#pragma unroll
+      for (int e = 0; e < 64; ++e) acc[e] = 0;
+    }
+  }
+  asm volatile("cp.async.wait_group 0;\n" ::);
+  flush_queues(a, st);
 #endif
+}
+
+// Dynamic shared memory of the tensor-core pass over rows of stride16 halves.
+size_t mma_shared_bytes(bool resident, int32_t stride16) {
+  const size_t b = size_t(kStages) * kTile * kRowPad16 * sizeof(__half);
+  return b + (resident ? size_t(kTile) * (stride16 + 8) * sizeof(__half) : b);
 }
 
 __global__ void to_half_kernel(const float* in, __half* out, int64_t n_rows, int32_t stride32, int32_t stride16) {
@@ -659,9 +742,15 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
     const double* queries64 = self ? refs64 : dev.queries64.data();
     const double* ref_norms = reference.norms.empty() ? nullptr : ref_norms_d;
     const double* query_norms = reference.norms.empty() ? nullptr : self ? ref_norms : dev.query_norms.data();
-    const size_t mma_shared = 4 * size_t(kTile) * kRowPad16 * sizeof(__half);
-    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(candidates_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(mma_shared)));
+    // The tensor-core pass keeps a block's query rows in shared memory when they fit.
+    int shared_optin = 0;
+    FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    const bool keep_queries =
+        mma_shared_bytes(true, stride16) + sizeof(SelectionState) + 1024 <= static_cast<size_t>(shared_optin);
+    const size_t mma_shared = mma_shared_bytes(keep_queries, stride16);
+    if (tensor)
+      FSGPU_CUDA_CHECK(cudaFuncSetAttribute(keep_queries ? candidates_mma_kernel<true> : candidates_mma_kernel<false>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(mma_shared)));
 
     // A pass over some queries (ids, or first.. without): candidates, then (resident) the rerank
     // on the device, whose unsure ids are returned, or (streaming) the rerank on the host.
@@ -679,6 +768,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
         ca.rows = rows_of;
         ca.n_block = nr;
         ca.first_ref = r0;
+        ca.query_base = query_base;
         ca.self = self;
         ca.heaps = dev.heaps.data();
         ca.sizes = dev.sizes.data();
@@ -687,7 +777,8 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
           ca.queries = queries16;
           ca.refs = dev.refs16.data();
           ca.stride = stride16;
-          candidates_mma_kernel<<<blocks, kThreads, mma_shared, s>>>(ca);
+          if (keep_queries) candidates_mma_kernel<true><<<blocks, kThreads, mma_shared, s>>>(ca);
+          else candidates_mma_kernel<false><<<blocks, kThreads, mma_shared, s>>>(ca);
         } else {
           ca.queries = queries32;
           ca.refs = resident ? refs32_d : dev.refs32.data();

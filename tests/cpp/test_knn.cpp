@@ -153,6 +153,51 @@ void knn_tests(const GpuStatus& gpu) {
       EXPECT(phases.retried_rows + phases.exact_rows > 0, "lattice %s: ties sent rows to another search", names[int(m)]);
     }
   }
+  // Adversarial data for the tensor-core pass (half-precision scores, whose error bound is wide):
+  // near-duplicate rows (scores tied in half precision, apart in double), rows scaled by huge and
+  // tiny factors, many constant rows (every distance 1, ties by index), groups of exact
+  // duplicates, dimensions past what shared memory holds (the pass whose query rows stream), and
+  // n and k at the edges of the 128-row tiles and of the candidate heaps (k + 96). The CPU must
+  // equal brute force, and the GPU the CPU bit for bit.
+  {
+    struct Adversarial { const char* name; int64_t n; int32_t dim; int32_t k; int kind; };
+    const Adversarial adversarial[] = {
+        {"near duplicates", 300, 40, 20, 0}, {"huge and tiny norms", 257, 29, 20, 1},
+        {"constant rows", 300, 16, 150, 2},  {"duplicate groups", 520, 12, 33, 3},
+        {"tile edge 129", 129, 64, 32, 0},    {"tile edge 256", 256, 33, 128, 3},
+        {"many dimensions", 300, 700, 20, 0}, {"k at the heap edge", 400, 24, 96, 1}};
+    std::mt19937 rng(77);
+    std::normal_distribution<double> normal(0, 1);
+    for (const Adversarial& a : adversarial) {
+      const int64_t n = a.n;
+      std::vector<double> x(n * a.dim);
+      for (double& v : x) v = normal(rng);
+      for (int64_t i = 0; i < n; ++i)
+        for (int32_t t = 0; t < a.dim; ++t) {
+          double& v = x[t * n + i];
+          if (a.kind == 0 && i % 3 != 0) v = x[t * n + i - i % 3] * (1 + 1e-9 * (i % 3)) + 1e-12 * t;  // near duplicates
+          if (a.kind == 1) v *= std::pow(10.0, double(i % 61 - 30));                                   // 1e-30 .. 1e30
+          if (a.kind == 2 && i % 3 != 0) v = double(i % 5);                                            // constant rows
+          if (a.kind == 3) v = x[t * n + i % 13];  // 13 groups of copies
+        }
+      for (KnnMetric m : metrics) {
+        if (a.kind == 1 && !is_correlation(m)) continue;  // 1e30^2 times the dimensions: past single precision
+        const char* name = names[int(m)];
+        const KnnPoints p = prepare_points(x.data(), n, a.dim, m, 2);
+        const KnnResult cpu = cpu_knn(p, nullptr, a.k, 2, nullptr);
+        EXPECT(same(brute_force(p, nullptr, a.k), cpu), "%s %s: cpu against brute force", a.name, name);
+        if (gpu.devices.empty()) continue;
+        GpuOptions options;
+        options.devices.push_back(0);
+        options.host_threads = 2;
+        GpuKnnPhases phases;
+        EXPECT(same(cpu, gpu_knn(p, nullptr, a.k, options, nullptr, &phases)), "%s %s: gpu", a.name, name);
+        const KnnPoints qp = prepare_points(x.data(), n, a.dim, m, 2);  // the points as queries: themselves included
+        EXPECT(same(brute_force(p, &qp, a.k), gpu_knn(p, &qp, a.k, options, nullptr, nullptr)), "%s %s: gpu queries",
+               a.name, name);
+      }
+    }
+  }
   // Range search: CPU against every pair's knn_key(), thread counts, queries, a threshold per
   // query (some of them exactly a pair's distance), and on a GPU the GPU against the CPU bitwise.
   for (const Case& c : cases) {
