@@ -151,42 +151,45 @@ __device__ inline void flush_queues(const CandidateArgs& a, SelectionState& st) 
   __syncthreads();
 }
 
-// Offers a thread's 64 scores of the tile at reference row r0 to their rows' heaps. A thread's
-// scores lie on 8 rows and 8 columns of the tile: score e is at row row_at(e / 8 slot...) as
-// the layout says (layout.row(e) and layout.col(e) give the slots, layout.row_at(slot) and
-// layout.col_at(slot) the positions). A score that beats its row's worst kept candidate (as of
-// the last flush) is queued in shared memory; the queues go into the heaps (flush_queues) only
-// when one overflows, and at the end of the kernel. A stale worst lets more scores through,
-// never fewer, and the heap keeps the best `capacity` of what it is offered, so every point left
-// out scores no better than the heap's final worst: what rerank_kernel relies on. Called by
-// every thread of the block.
+// Offers a thread's 64 scores of the tile at reference row r0 to their rows' heaps. The scores
+// lie on 8 rows and 8 columns of the tile: score e is on row slot layout.row(e) and column slot
+// layout.col(e), at tile positions layout.row_at(slot) and layout.col_at(slot). A score that
+// beats its row's worst kept candidate (as of the last flush) is queued in shared memory; the
+// queues go into the heaps (flush_queues) only when one overflows, and at the end of the kernel.
+// A stale worst lets more scores through, never fewer, and a heap keeps the best `capacity` of
+// what it is offered, so every point left out scores no better than its heap's final worst:
+// what the rerank relies on. Called by every thread of the block.
 template <class Layout>
 __device__ inline void offer_scores(const CandidateArgs& a, SelectionState& st, int64_t r0, const float* score,
                                     const Layout& layout) {
+  // A first, cheap screen against each row's worst score (rows past the end take none); the
+  // few scores through it get the full test: (score, index) order, a column inside the block,
+  // and not the query itself.
   float worst_score[8];
-  int32_t worst_index[8], index[8];
-  bool row_valid[8], col_valid[8];
-  int64_t row_id[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
-    const int row = layout.row_at(i), col = layout.col_at(i);
-    worst_score[i] = st.worst[row].score;
-    worst_index[i] = st.worst[row].index;
-    row_id[i] = st.id[row];
-    row_valid[i] = row_id[i] >= 0;
-    index[i] = static_cast<int32_t>(a.first_ref + r0 + col);
-    col_valid[i] = r0 + col < a.n_block;
+    const int row = layout.row_at(i);
+    worst_score[i] = st.id[row] >= 0 ? st.worst[row].score : -INFINITY;
   }
-  // Only a tile holding a query's own row (self search) needs the check per score.
-  const int64_t lo = a.first_ref + r0, block_first = a.query_base + a.rows.first + int64_t(blockIdx.x) * kTile;
-  const bool check_self = a.self && (a.rows.ids || (block_first < lo + kTile && lo < block_first + kTile));
   uint64_t pending = 0;
 #pragma unroll
-  for (int e = 0; e < 64; ++e) {
-    const int i = layout.row(e), j = layout.col(e);
-    bool offer = row_valid[i] && col_valid[j] && before(score[e], index[j], worst_score[i], worst_index[i]);
-    if (check_self) offer = offer && row_id[i] + a.query_base != index[j];
-    if (offer) pending |= uint64_t(1) << e;
+  for (int e = 0; e < 64; ++e)
+    if (score[e] <= worst_score[layout.row(e)]) pending |= uint64_t(1) << e;
+  int32_t index[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) index[j] = static_cast<int32_t>(a.first_ref + r0 + layout.col_at(j));
+  if (pending) {
+#pragma unroll
+    for (int e = 0; e < 64; ++e) {
+      const uint64_t bit = uint64_t(1) << e;
+      if (!(pending & bit)) continue;
+      const int row = layout.row_at(layout.row(e));
+      const int32_t j = index[layout.col(e)];
+      const KnnCand w = st.worst[row];
+      if (!before(score[e], j, w.score, w.index) || j >= a.first_ref + a.n_block ||
+          (a.self && st.id[row] + a.query_base == j))
+        pending &= ~bit;
+    }
   }
   for (;;) {
     if (pending) {
