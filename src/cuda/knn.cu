@@ -33,6 +33,7 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -424,6 +425,27 @@ size_t mma_shared_bytes(bool resident, int32_t stride16) {
   return b + (resident ? size_t(kTile) * (stride16 + 8) * sizeof(__half) : b);
 }
 
+// The float rows of prepared double rows of a correlation metric, as knn_float_rows() makes them
+// (spearman's scaled to unit length; norms null: unit rows), zero-padded to stride32.
+__global__ void float_rows_kernel(const double* rows64, const double* norms, int64_t n, int32_t dim, int32_t stride,
+                                  int32_t stride32, float* out) {
+  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (i >= n * stride32) return;
+  const int64_t row = i / stride32;
+  const int32_t t = static_cast<int32_t>(i % stride32);
+  const double norm = norms ? norms[row] : 1.0;
+  const double scale = norm > 0 ? 1 / norm : 0.0;
+  out[i] = t < dim ? __double2float_rn(__dmul_rn(rows64[row * stride + t], scale)) : 0.0f;
+}
+
+void float_rows(const double* rows64, const double* norms, const KnnPoints& p, int32_t stride32,
+                DeviceBuffer<float>& out, cudaStream_t s) {
+  out.resize(p.n * stride32);
+  float_rows_kernel<<<static_cast<unsigned>((p.n * stride32 + 255) / 256), 256, 0, s>>>(
+      rows64, p.norms.empty() ? nullptr : norms, p.n, p.dim, p.stride, stride32, out.data());
+  check_launch("float_rows_kernel");
+}
+
 __global__ void to_half_kernel(const float* in, __half* out, int64_t n_rows, int32_t stride32, int32_t stride16) {
   const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
   if (i >= n_rows * stride16) return;
@@ -633,13 +655,25 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
   const int32_t capacity16 = static_cast<int32_t>(std::min<int64_t>(k + kExtra16, reference.n));
 
   // Single-precision rows (centred for euclidean and manhattan) and each query's error bounds.
+  // The correlation metrics' float rows are their double rows rounded (float_rows_kernel), which
+  // a device holding every point makes itself: the host makes them only for a device that
+  // streams (host_rows32), once.
   const std::vector<double> centre = knn_centre(reference);
   const double* centre_data = centre.empty() ? nullptr : centre.data();
-  const KnnFloatRows refs32 = knn_float_rows(reference, centre_data, stride32, options.host_threads);
-  const KnnFloatRows own32 = self ? KnnFloatRows() : knn_float_rows(q, centre_data, stride32, options.host_threads);
+  const bool rows_on_device = is_correlation(m);
+  KnnFloatRows refs32 = knn_float_rows(reference, centre_data, stride32, options.host_threads, !rows_on_device);
+  KnnFloatRows own32 = self ? KnnFloatRows() : knn_float_rows(q, centre_data, stride32, options.host_threads, !rows_on_device);
   const KnnFloatRows& q32 = self ? refs32 : own32;
   const std::vector<double> bound16 = knn_score_bounds(m, Precision::half, stride16, q32, refs32);
   const std::vector<double> bound32 = knn_score_bounds(m, Precision::single, stride32, q32, refs32);
+  std::once_flag rows32_once;
+  auto host_rows32 = [&] {
+    std::call_once(rows32_once, [&] {
+      if (!rows_on_device) return;
+      refs32 = knn_float_rows(reference, nullptr, stride32, options.host_threads);
+      if (!self) own32 = knn_float_rows(q, nullptr, stride32, options.host_threads);
+    });
+  };
 
   KnnResult out;
   out.n_queries = q.n;
@@ -700,18 +734,20 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
       refs64_d = on_device->rows64.data();
       ref_norms_d = on_device->norms.data();
     } else if (resident) {
-      dev.refs32.upload(refs32.rows.data(), refs32.rows.size(), s);
       dev.refs64.upload(reference.rows.data(), reference.rows.size(), s);
       dev.ref_norms.upload(reference.norms.data(), reference.norms.size(), s);
+      if (rows_on_device) float_rows(dev.refs64.data(), dev.ref_norms.data(), reference, stride32, dev.refs32, s);
+      else dev.refs32.upload(refs32.rows.data(), refs32.rows.size(), s);
       refs32_d = dev.refs32.data();
       refs64_d = dev.refs64.data();
       ref_norms_d = dev.ref_norms.data();
     }
     if (resident) {
       if (!self) {
-        dev.queries32.upload(q32.rows.data(), q32.rows.size(), s);
         dev.queries64.upload(q.rows.data(), q.rows.size(), s);
         dev.query_norms.upload(q.norms.data(), q.norms.size(), s);
+        if (rows_on_device) float_rows(dev.queries64.data(), dev.query_norms.data(), q, stride32, dev.queries32, s);
+        else dev.queries32.upload(q32.rows.data(), q32.rows.size(), s);
       }
       dev.bound16.upload(bound16.data(), bound16.size(), s);
       dev.bound32.upload(bound32.data(), bound32.size(), s);
@@ -728,6 +764,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
         }
       }
     } else {
+      host_rows32();
       dev.refs32.resize(block * stride32);
       dev.queries32.upload(q32.rows.data() + first * stride32, (last - first) * stride32, s);
     }
