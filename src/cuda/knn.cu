@@ -2,27 +2,43 @@
 //
 //   1. A candidate pass: a block owns 128 query rows and runs over the reference rows 128 at a
 //      time, scoring each tile and fusing the selection into it: a score that beats its row's
-//      worst kept candidate goes through a small shared queue into the row's heap of candidates
-//      (in global memory). No distance matrix is ever written. The correlation metrics are
-//      scored on tensor cores in half precision (candidates_mma_kernel, mma.sync m16n8k16, on
-//      sm_80 and later), the others, and the rows that need it, in single precision
-//      (candidates_kernel, 8 x 8 scores per thread).
+//      worst kept candidate is queued in shared memory, and the queues go into the rows' heaps
+//      of candidates (global memory) when one overflows (offer_scores). No distance matrix is
+//      ever written. The correlation metrics are scored on tensor cores in half precision
+//      (candidates_mma_kernel, mma.sync m16n8k16 with float sums, sm_80 and later; the block's
+//      query rows stay in shared memory when they fit), the others, and the rows that need it,
+//      in single precision (candidates_kernel, 8 x 8 scores per thread).
 //   2. rerank_kernel, a block per query: the candidates sorted; every one that the pass's error
 //      bound cannot rule out gets knn_key() in double precision, and the k best by (key, index)
-//      are the answer (reported as knn_key_distance()). When the heap's last candidate is itself within the
-//      bound of the k-th, a point outside the heap could still belong: the row is marked and
-//      searched again, in single precision after a half-precision pass, and otherwise by
-//      exact_kernel (every distance in double precision, sorted by CUB).
+//      are the answer (reported as knn_key_distance()). When the heap's last candidate is itself
+//      within the bound of the k-th, a point outside the heap could still belong: the row is
+//      marked and searched again, in single precision after a half-precision pass, and
+//      otherwise by exact_kernel (every distance in double precision, sorted by CUB).
 // Reference points that do not fit the device stream through a single-precision pass in blocks
 // (the heaps carry over) and step 2 runs on the host (rerank_candidates() in core/knn.cpp, the
 // same steps). Several GPUs split the query rows.
 //
-// The error bounds (score_bound): an input rounded to float (half) loses at most u = 2^-24
-// (2^-11) of itself, a half below 2^-14 up to 2^-25 absolutely, and a sum of m terms at most
-// m u of the sum of the terms' magnitudes (2 m u on tensor cores, which may truncate); for the
-// unit rows of the correlation metrics that magnitude is at most 1; for euclidean it is at
-// most 2 (|a|^2 + |b|^2) and for manhattan |a|_1 + |b|_1 of the rows centred on the reference
-// mean (which changes no distance and shrinks the bound). The double computation adds its own
+// Why the answer is exact. For a query, let S(j) be reference point j's score in the pass and
+// K(j) its knn_key(), what the CPU orders by; let e bound |S(j) - K(j)| for every j (below; the
+// bound arrays hold 2e). The pass keeps a set C of candidates: all other points when fewer than
+// `capacity`, else `capacity` of them such that no point left out scores below the largest
+// score in C (a heap keeps the best of what it is offered, and offer_scores only ever screens
+// out a score that is no better than a kept one). Let s_k be the k-th smallest score in C. A
+// point j with S(j) > s_k + 2e has K(j) > s_k + e, while k points of C have K <= s_k + e: j is
+// not among the k nearest. So the k nearest lie among the points with S <= s_k + 2e ("close").
+// If some candidate is not close, every point left out of C scores at least as high and is not
+// close either: the k nearest are all in C's close part, and sorting that by (K, index) gives
+// them, ties by index as the CPU. Otherwise (C full and all close) the row is unsure and goes to
+// the next, tighter, search; the last one computes every K.
+//
+// The error bounds (knn_score_bounds() in core/knn.cpp): an input rounded to float (half) loses
+// at most u = 2^-24 (2^-11) of itself, a half below 2^-14 up to 2^-25 absolutely, and a sum of
+// m terms at most m u of the sum of the terms' magnitudes (2 m u on tensor cores, which may
+// truncate); for the unit rows of the correlation metrics that magnitude is at most 1 (so
+// neither huge nor tiny inputs can overflow a half, and underflow is the absolute term; a
+// constant row is zeros, scoring exactly 1 as its key is); for euclidean it is at most
+// 2 (|a|^2 + |b|^2) and for manhattan |a|_1 + |b|_1 of the rows centred on the reference mean
+// (which changes no distance and shrinks the bound). The double computation adds its own
 // m 2^-53 of the uncentred rows' magnitudes.
 #include <cub/cub.cuh>
 #include <cuda_fp16.h>
