@@ -11,12 +11,13 @@
 //   cmake -S tests/cpp -B /tmp/b -DFSGPU_WITH_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 && cmake --build /tmp/b -j16
 //   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Isrc -Isrc/core -Xcompiler -fopenmp bench/knn_tc.cu \
 //     $(find /tmp/b/CMakeFiles/test_core.dir -name '*.o' ! -name 'test_*' ! -name 'knn.cu.o') -o /tmp/knn_tc
-//   /tmp/knn_tc [n_large]
+//   /tmp/knn_tc [n_large] [kernels]     (kernels: only the candidate kernels on n_large points, for ncu)
 #include "cuda/knn.cu"
 
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <string>
 #include <thread>
 
 #include "core/parallel.h"
@@ -152,6 +153,13 @@ int main(int argc, char** argv) {
   options.devices = {0};
   options.host_threads = threads;
   const std::vector<double> base = base_points();
+  if (argc > 2 && std::string(argv[2]) == "kernels") {
+    const std::vector<double> x = expanded_points(base, n_large, threads);
+    const KnnPoints p = prepare_points(x.data(), n_large, kDim, KnnMetric::pearson, threads);
+    std::printf("== candidate kernels on %lld x %d\n", (long long)n_large, kDim);
+    time_kernels(p, std::min<int64_t>(n_large, int64_t(prop.multiProcessorCount) * kTile * 2), threads);
+    return 0;
+  }
   for (int64_t n : {kBase, n_large}) {
     const std::vector<double> x = n == kBase ? base : expanded_points(base, n, threads);
     std::printf("== %lld x %d, pearson, k = %d\n", (long long)n, kDim, kK);
