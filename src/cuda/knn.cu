@@ -273,30 +273,37 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(CandidateArgs a) {
   const float* queries = static_cast<const float*>(a.queries);
   const float* refs = static_cast<const float*>(a.refs);
   load_selection_state(a, st);
-  // Staging: thread t loads row t / 2's floats 4 (t % 2) .. + 3 of the chunk, for A and B.
+  // Staging: thread t loads row t / 2's floats 4 (t % 2) .. + 3 of the chunk, for A and B, into
+  // registers before the current chunk's sums and stores them after, so the loads' latency hides
+  // behind the sums.
   const int load_row = threadIdx.x / 2, load_col = (threadIdx.x % 2) * 4;
-  auto stage = [&](int buffer, int32_t k0, int64_t r0) {
+  float4 next_a, next_b;
+  auto load = [&](int32_t k0, int64_t r0) {
     const int64_t id = st.id[load_row], rrow = r0 + load_row;
-    float4 va = make_float4(0, 0, 0, 0), vb = va;
-    if (id >= 0) va = *reinterpret_cast<const float4*>(queries + id * a.stride + k0 + load_col);
-    if (rrow < a.n_block) vb = *reinterpret_cast<const float4*>(refs + rrow * a.stride + k0 + load_col);
-    as[buffer][load_col][load_row] = va.x;
-    as[buffer][load_col + 1][load_row] = va.y;
-    as[buffer][load_col + 2][load_row] = va.z;
-    as[buffer][load_col + 3][load_row] = va.w;
-    bs[buffer][load_col][load_row] = vb.x;
-    bs[buffer][load_col + 1][load_row] = vb.y;
-    bs[buffer][load_col + 2][load_row] = vb.z;
-    bs[buffer][load_col + 3][load_row] = vb.w;
+    next_a = next_b = make_float4(0, 0, 0, 0);
+    if (id >= 0) next_a = *reinterpret_cast<const float4*>(queries + id * a.stride + k0 + load_col);
+    if (rrow < a.n_block) next_b = *reinterpret_cast<const float4*>(refs + rrow * a.stride + k0 + load_col);
+  };
+  auto store = [&](int buffer) {
+    as[buffer][load_col][load_row] = next_a.x;
+    as[buffer][load_col + 1][load_row] = next_a.y;
+    as[buffer][load_col + 2][load_row] = next_a.z;
+    as[buffer][load_col + 3][load_row] = next_a.w;
+    bs[buffer][load_col][load_row] = next_b.x;
+    bs[buffer][load_col + 1][load_row] = next_b.y;
+    bs[buffer][load_col + 2][load_row] = next_b.z;
+    bs[buffer][load_col + 3][load_row] = next_b.w;
   };
   for (int64_t r0 = 0; r0 < a.n_block; r0 += kTile) {
     float acc[64];
     for (int e = 0; e < 64; ++e) acc[e] = 0;
-    __syncthreads();
-    stage(0, 0, r0);
+    load(0, r0);
+    __syncthreads();  // the last tile's operands are no longer read
+    store(0);
     __syncthreads();
     for (int32_t k0 = 0, buffer = 0; k0 < a.stride; k0 += kChunk, buffer ^= 1) {
-      if (k0 + kChunk < a.stride) stage(buffer ^ 1, k0 + kChunk, r0);
+      const bool more = k0 + kChunk < a.stride;
+      if (more) load(k0 + kChunk, r0);
       for (int kk = 0; kk < kChunk; ++kk) {
         float va[8], vb[8];
         *reinterpret_cast<float4*>(va) = *reinterpret_cast<const float4*>(&as[buffer][kk][ty * 8]);
@@ -306,6 +313,7 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(CandidateArgs a) {
         for (int i = 0; i < 8; ++i)
           for (int j = 0; j < 8; ++j) acc[i * 8 + j] = tile_term<Kind>(va[i], vb[j], acc[i * 8 + j]);
       }
+      if (more) store(buffer ^ 1);  // read last in the previous chunk, before its barrier
       __syncthreads();
     }
     if (Kind == TileKind::dot)
@@ -335,7 +343,7 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* shared
 // reference rows stream through); otherwise (dimensions too many for shared memory) both stream.
 // Operands come in chunks of 32 dimensions through a ring of kStages buffers filled by cp.async,
 // the chunks of consecutive tiles in one stream, so loads run ahead across tile boundaries.
-constexpr int kStages = 4;
+constexpr int kStages = 5;
 
 template <bool kResident>
 __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs a) {
@@ -364,37 +372,42 @@ __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs 
   }
   const int chunks = a.stride / kChunk16;
   const int64_t steps = (a.n_block + kTile - 1) / kTile * chunks;
-  // Step s: chunk s % chunks of tile s / chunks, into buffer s % kStages. Each thread copies two
-  // 16-byte pieces of B (and of A when not resident): piece p is row p / 4's halves 8 (p % 4) ..
-  auto stage = [&](int64_t s) {
-    if (s < steps) {
-      const int buffer = static_cast<int>(s % kStages);
-      const int64_t r0 = s / chunks * kTile;
-      const int32_t k0 = static_cast<int32_t>(s % chunks) * kChunk16;
+  // Step s: chunk c of the tile at reference row r0, in buffer s % kStages; the issuing side
+  // runs kStages - 1 steps ahead. Counters, not divisions (64-bit ones cost more than the mma).
+  // Each thread copies two 16-byte pieces of B (and of A when not resident): piece p is row
+  // p / 4's halves 8 (p % 4) .. + 7 of the chunk.
+  int issue_c = 0, issue_buffer = 0;
+  int64_t issue_r0 = 0;
+  auto stage = [&] {
+    if (issue_r0 < a.n_block) {
+      const int32_t k0 = issue_c * kChunk16;
+#pragma unroll
       for (int i = 0; i < 2; ++i) {
         const int p = threadIdx.x + i * kThreads, row = p / 4, part = (p % 4) * 8;
-        const int64_t rrow = r0 + row;
-        cp_async16(bs + (buffer * kTile + row) * kRowPad16 + part,
+        const int64_t rrow = issue_r0 + row;
+        cp_async16(bs + (issue_buffer * kTile + row) * kRowPad16 + part,
                    refs + (rrow < a.n_block ? rrow : 0) * a.stride + k0 + part, rrow < a.n_block);
         if (!kResident) {
           const int64_t id = st.id[row];
-          cp_async16(as + (buffer * kTile + row) * kRowPad16 + part,
+          cp_async16(as + (issue_buffer * kTile + row) * kRowPad16 + part,
                      queries + (id >= 0 ? id : 0) * a.stride + k0 + part, id >= 0);
         }
       }
+      if (++issue_c == chunks) issue_c = 0, issue_r0 += kTile;
     }
     asm volatile("cp.async.commit_group;\n" ::);  // empty past the end: the group count stays uniform
+    if (++issue_buffer == kStages) issue_buffer = 0;
   };
-  for (int s = 0; s < kStages - 1; ++s) stage(s);
+  for (int s = 0; s < kStages - 1; ++s) stage();
   float acc[64];  // (m tile, n tile, fragment element)
 #pragma unroll
   for (int e = 0; e < 64; ++e) acc[e] = 0;
+  int c = 0, buffer = 0;
+  int64_t r0 = 0;
   for (int64_t s = 0; s < steps; ++s) {
     asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2));  // step s's chunk has landed
     __syncthreads();  // ... for every thread; and step s - 1's buffer is no longer read
-    stage(s + kStages - 1);
-    const int buffer = static_cast<int>(s % kStages);
-    const int32_t c = static_cast<int32_t>(s % chunks);
+    stage();
     const __half* a_chunk = kResident ? as + c * kChunk16 : as + buffer * kTile * kRowPad16;
     const __half* b_chunk = bs + buffer * kTile * kRowPad16;
 #pragma unroll
@@ -422,12 +435,15 @@ __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs 
                 "r"(bf[ni / 2][(ni % 2) * 2 + 1]));
         }
     }
-    if (c == chunks - 1) {  // the tile is scored
+    if (++buffer == kStages) buffer = 0;
+    if (++c == chunks) {  // the tile is scored
 #pragma unroll
       for (int e = 0; e < 64; ++e) acc[e] = 1.0f - acc[e];
-      offer_scores(a, st, s / chunks * kTile, acc, layout);
+      offer_scores(a, st, r0, acc, layout);
 #pragma unroll
       for (int e = 0; e < 64; ++e) acc[e] = 0;
+      c = 0;
+      r0 += kTile;
     }
   }
   asm volatile("cp.async.wait_group 0;\n" ::);
