@@ -72,8 +72,8 @@ KnnPoints prepare_points(const double* x, int64_t n, int32_t dim, KnnMetric metr
 struct KnnResult {
   int64_t n_queries = 0;
   int32_t k = 0;
-  std::vector<int32_t> index;
-  std::vector<double> distance;
+  RowVector<int32_t> index;   // uninitialised when sized: the searches write every entry
+  RowVector<double> distance;
 };
 
 // Throws when queries (null: the reference points themselves) and reference points do not fit
