@@ -122,15 +122,18 @@ void time_kernels(const KnnPoints& p, int64_t count, int threads) {
                   useful / kPeakFp32, ms * 1e-3 * double(p.n) / count);
     }
   };
-  for (bool resident : {true, false}) {
-    const size_t shared = mma_shared_bytes(resident, stride16);
-    auto kernel = resident ? candidates_mma_kernel<true> : candidates_mma_kernel<false>;
-    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+  struct Variant { const char* name; bool resident; int chunk; void (*kernel)(CandidateArgs); };
+  const Variant variants[] = {{"half mma, query rows resident", true, kChunk16, candidates_mma_kernel<true>},
+                              {"half mma, query rows streamed", false, kChunk16, candidates_mma_kernel<false>},
+                              {"half mma, resident, 64-dim chunks", true, 64, candidates_mma_kernel<true, 64>}};
+  for (const Variant& v : variants) {
+    if (stride16 % v.chunk) continue;
+    const size_t shared = mma_shared_bytes(v.resident, stride16, v.chunk);
+    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
     ca.queries = refs16.data();
     ca.refs = refs16.data();
     ca.stride = stride16;
-    timed(resident ? "half mma, query rows resident" : "half mma, query rows streamed", stride16, kPeakFp16,
-          [&] { kernel<<<blocks, kThreads, shared>>>(ca); });
+    timed(v.name, stride16, kPeakFp16, [&] { v.kernel<<<blocks, kThreads, shared>>>(ca); });
   }
   ca.queries = refs32.data();
   ca.refs = refs32.data();
@@ -176,6 +179,7 @@ int main(int argc, char** argv) {
       const KnnResult cpu = cpu_knn(p, nullptr, kK, threads, nullptr);
       std::printf("cpu_knn (%d threads): %.3f s; GPU identical to CPU: %s\n", threads, seconds_since(t),
                   same(gpu, cpu) ? "yes" : "NO");
+      time_kernels(p, n, threads);
       continue;
     }
     // Brute force for 64 rows spread over the points: every distance by knn_key().

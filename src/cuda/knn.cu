@@ -68,7 +68,6 @@ constexpr int kTile = 128;      // query rows of a block, and reference rows of 
 constexpr int kThreads = 256;   // 8 warps; 64 scores per thread
 constexpr int kChunk = kKnnStride32;  // floats staged per step (single precision)
 constexpr int kChunk16 = 32;    // halves staged per step (tensor cores)
-constexpr int kRowPad16 = kChunk16 + 8;  // a staged row of halves: 80 bytes, so ldmatrix rows hit distinct banks
 constexpr int kQueue = 24;      // shared queue per query row and round
 constexpr int kExtra32 = 32;    // candidates kept beyond k: single precision
 constexpr int kExtra16 = 96;    // half precision, whose bound is wider
@@ -341,20 +340,22 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* shared
 // scoring 64 rows x 32 columns of a tile with mma.sync m16n8k16 (half inputs, float sums).
 // Resident: the block's 128 query rows are copied to shared memory once and stay there (only the
 // reference rows stream through); otherwise (dimensions too many for shared memory) both stream.
-// Operands come in chunks of 32 dimensions through a ring of kStages buffers filled by cp.async,
+// Operands come in chunks of kChunkH dimensions through a ring of kStages buffers filled by cp.async,
 // the chunks of consecutive tiles in one stream, so loads run ahead across tile boundaries.
 constexpr int kStages = 5;
 
-template <bool kResident>
+template <bool kResident, int kChunkH = kChunk16>
 __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) unsigned char staged[];
   __shared__ SelectionState st;
   // A row of halves in shared memory is padded by 8 (16 bytes): its pitch is then an odd number
   // of 16-byte units, so the 8 rows of an ldmatrix hit distinct banks.
-  const int32_t pitch_a = kResident ? a.stride + 8 : kRowPad16;
-  __half* as = reinterpret_cast<__half*>(staged);  // resident: kTile x pitch_a; else kStages x kTile x kRowPad16
-  __half* bs = as + (kResident ? kTile * pitch_a : kStages * kTile * kRowPad16);  // kStages x kTile x kRowPad16
+  constexpr int kPad = kChunkH + 8;  // a staged chunk's pitch (80 or 144 bytes: odd numbers of 16)
+  constexpr int kPieces = kTile * kChunkH / 8 / kThreads;  // 16-byte copies per thread and operand
+  const int32_t pitch_a = kResident ? a.stride + 8 : kPad;
+  __half* as = reinterpret_cast<__half*>(staged);  // resident: kTile x pitch_a; else kStages x kTile x kPad
+  __half* bs = as + (kResident ? kTile * pitch_a : kStages * kTile * kPad);  // kStages x kTile x kPad
   const __half* queries = static_cast<const __half*>(a.queries);
   const __half* refs = static_cast<const __half*>(a.refs);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -370,26 +371,26 @@ __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs 
     }
     asm volatile("cp.async.commit_group;\n" ::);
   }
-  const int chunks = a.stride / kChunk16;
+  const int chunks = a.stride / kChunkH;
   const int64_t steps = (a.n_block + kTile - 1) / kTile * chunks;
   // Step s: chunk c of the tile at reference row r0, in buffer s % kStages; the issuing side
   // runs kStages - 1 steps ahead. Counters, not divisions (64-bit ones cost more than the mma).
-  // Each thread copies two 16-byte pieces of B (and of A when not resident): piece p is row
-  // p / 4's halves 8 (p % 4) .. + 7 of the chunk.
+  // Each thread copies kPieces 16-byte pieces of B (and of A when not resident): piece p is row
+  // p / (kChunkH / 8)'s halves 8 (p % (kChunkH / 8)) .. + 7 of the chunk.
   int issue_c = 0, issue_buffer = 0;
   int64_t issue_r0 = 0;
   auto stage = [&] {
     if (issue_r0 < a.n_block) {
-      const int32_t k0 = issue_c * kChunk16;
+      const int32_t k0 = issue_c * kChunkH;
 #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const int p = threadIdx.x + i * kThreads, row = p / 4, part = (p % 4) * 8;
+      for (int i = 0; i < kPieces; ++i) {
+        const int p = threadIdx.x + i * kThreads, row = p / (kChunkH / 8), part = (p % (kChunkH / 8)) * 8;
         const int64_t rrow = issue_r0 + row;
-        cp_async16(bs + (issue_buffer * kTile + row) * kRowPad16 + part,
+        cp_async16(bs + (issue_buffer * kTile + row) * kPad + part,
                    refs + (rrow < a.n_block ? rrow : 0) * a.stride + k0 + part, rrow < a.n_block);
         if (!kResident) {
           const int64_t id = st.id[row];
-          cp_async16(as + (issue_buffer * kTile + row) * kRowPad16 + part,
+          cp_async16(as + (issue_buffer * kTile + row) * kPad + part,
                      queries + (id >= 0 ? id : 0) * a.stride + k0 + part, id >= 0);
         }
       }
@@ -408,10 +409,10 @@ __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs 
     asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2));  // step s's chunk has landed
     __syncthreads();  // ... for every thread; and step s - 1's buffer is no longer read
     stage();
-    const __half* a_chunk = kResident ? as + c * kChunk16 : as + buffer * kTile * kRowPad16;
-    const __half* b_chunk = bs + buffer * kTile * kRowPad16;
+    const __half* a_chunk = kResident ? as + c * kChunkH : as + buffer * kTile * kPad;
+    const __half* b_chunk = bs + buffer * kTile * kPad;
 #pragma unroll
-    for (int kk = 0; kk < kChunk16; kk += 16) {
+    for (int kk = 0; kk < kChunkH; kk += 16) {
       uint32_t af[4][4], bf[2][4];
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi)
@@ -420,7 +421,7 @@ __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs 
       for (int nj = 0; nj < 2; ++nj) {
         const int matrix = lane / 8;
         ldmatrix_x4(bf[nj],
-                    b_chunk + (warp_n * 32 + nj * 16 + (matrix / 2) * 8 + lane % 8) * kRowPad16 + kk + (matrix % 2) * 8);
+                    b_chunk + (warp_n * 32 + nj * 16 + (matrix / 2) * 8 + lane % 8) * kPad + kk + (matrix % 2) * 8);
       }
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi)
@@ -452,8 +453,8 @@ __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs 
 }
 
 // Dynamic shared memory of the tensor-core pass over rows of stride16 halves.
-size_t mma_shared_bytes(bool resident, int32_t stride16) {
-  const size_t b = size_t(kStages) * kTile * kRowPad16 * sizeof(__half);
+size_t mma_shared_bytes(bool resident, int32_t stride16, int chunk = kChunk16) {
+  const size_t b = size_t(kStages) * kTile * (chunk + 8) * sizeof(__half);
   return b + (resident ? size_t(kTile) * (stride16 + 8) * sizeof(__half) : b);
 }
 
