@@ -31,6 +31,40 @@ constexpr int64_t kBase = 24158;
 // Dense peaks of an H100 SXM (NVIDIA's figures, no sparsity), in TFLOP/s.
 constexpr double kPeakFp16 = 989.4, kPeakTf32 = 494.7, kPeakFp32 = 66.9;
 
+// The rate of mma.sync m16n8k16 (half inputs, float sums) alone: every warp of a full device
+// runs 8 independent chains of it on registers. The tensor-core pass's own ceiling (Hopper's
+// full FP16 rate needs wgmma, which the pass does not use).
+__global__ void mma_peak_kernel(float* out, int iterations) {
+  uint32_t a[4] = {threadIdx.x, threadIdx.x * 3u, threadIdx.x * 5u, threadIdx.x * 7u}, b[2] = {threadIdx.x, 1u};
+  float d[8][4] = {};
+  for (int it = 0; it < iterations; ++it)
+#pragma unroll
+    for (int c = 0; c < 8; ++c)
+      asm volatile(
+          "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+          : "+f"(d[c][0]), "+f"(d[c][1]), "+f"(d[c][2]), "+f"(d[c][3])
+          : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+  float sum = 0;
+  for (int c = 0; c < 8; ++c) sum += d[c][0] + d[c][1] + d[c][2] + d[c][3];
+  if (sum == 1.2345f) out[0] = sum;  // keeps the chains alive
+}
+
+double mma_sync_tflops(int multiprocessors) {
+  DeviceBuffer<float> out(1);
+  const int iterations = 4096, blocks = multiprocessors * 4, threads = 256;
+  mma_peak_kernel<<<blocks, threads>>>(out.data(), 16);
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  cudaEventRecord(start);
+  mma_peak_kernel<<<blocks, threads>>>(out.data(), iterations);
+  cudaEventRecord(stop);
+  FSGPU_CUDA_CHECK(cudaEventSynchronize(stop));
+  float ms = 0;
+  cudaEventElapsedTime(&ms, start, stop);
+  return double(blocks) * threads / 32 * iterations * 8 * 16 * 8 * 16 * 2 / (ms * 1e-3) / 1e12;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -154,6 +188,7 @@ int main(int argc, char** argv) {
   cudaDeviceProp prop;
   FSGPU_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
   std::printf("device %s, %d SMs; %d host threads\n", prop.name, prop.multiProcessorCount, threads);
+  std::printf("mma.sync m16n8k16 f16 -> f32 alone: %.1f TFLOP/s\n", mma_sync_tflops(prop.multiProcessorCount));
   GpuOptions options;
   options.devices = {0};
   options.host_threads = threads;
