@@ -24,7 +24,7 @@
 
 using namespace fsgpu;
 
-namespace {
+namespace knn_tc_bench {  // named: knn.cu's unnamed namespace is in scope
 
 constexpr int32_t kDim = 295, kFactors = 20, kK = 20;
 constexpr int64_t kBase = 24158;
@@ -180,7 +180,9 @@ void time_kernels(const KnnPoints& p, int64_t count, int threads) {
   std::printf("  (peaks, TFLOP/s: FP16 tensor %.1f, TF32 tensor %.1f, FP32 %.1f)\n", kPeakFp16, kPeakTf32, kPeakFp32);
 }
 
-}  // namespace
+}  // namespace knn_tc_bench
+
+using namespace knn_tc_bench;
 
 int main(int argc, char** argv) {
   const int64_t n_large = argc > 1 ? std::atoll(argv[1]) : 1533876;
