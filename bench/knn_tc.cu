@@ -208,7 +208,22 @@ int main(int argc, char** argv) {
     auto t = std::chrono::steady_clock::now();
     const KnnPoints p = prepare_points(x.data(), n, kDim, KnnMetric::pearson, threads);
     std::printf("prepare_points: %.3f s\n", seconds_since(t));
-    if (n == kBase) gpu_knn(p, nullptr, kK, options, nullptr, nullptr);  // warm-up
+    if (n == kBase) {
+      gpu_knn(p, nullptr, kK, options, nullptr, nullptr);  // warm-up
+      // The fixed cost of a call: 2,000 points (read from the start of x as if it held 2,000 rows), twice.
+      const KnnPoints small = prepare_points(x.data(), 2000, kDim, KnnMetric::pearson, threads);
+      for (int rep = 0; rep < 2; ++rep) {
+        GpuKnnPhases ph;
+        t = std::chrono::steady_clock::now();
+        gpu_knn(small, nullptr, kK, options, nullptr, &ph);
+        print_phases("gpu_knn of 2,000 points", seconds_since(t), ph);
+      }
+      for (int rep = 0; rep < 2; ++rep) {
+        t = std::chrono::steady_clock::now();
+        prepare_points(x.data(), n, kDim, KnnMetric::pearson, threads);
+        std::printf("prepare_points again: %.4f s\n", seconds_since(t));
+      }
+    }
     GpuKnnPhases phases;
     t = std::chrono::steady_clock::now();
     const KnnResult gpu = gpu_knn(p, nullptr, kK, options, nullptr, &phases);
