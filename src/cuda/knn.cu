@@ -79,14 +79,17 @@ using Precision = KnnPrecision;
 
 __device__ __forceinline__ bool before(float s, int32_t j, float s2, int32_t j2) { return s < s2 || (s == s2 && j < j2); }
 
-// Max-heap of up to `capacity` candidates (the worst on top).
+// Max-heap of up to `capacity` candidates (the worst on top), 4-ary: half the levels of a
+// binary heap, and a level's 4 children are loaded together, so a replacement waits on about
+// half as many dependent loads (the heaps live in global memory).
 __device__ inline void heap_offer(KnnCand* heap, int32_t& size, int32_t capacity, KnnCand c) {
   if (size < capacity) {
     int32_t i = size++;
     while (i > 0) {
-      const int32_t parent = (i - 1) / 2;
-      if (!before(heap[parent].score, heap[parent].index, c.score, c.index)) break;
-      heap[i] = heap[parent];
+      const int32_t parent = (i - 1) / 4;
+      const KnnCand p = heap[parent];
+      if (!before(p.score, p.index, c.score, c.index)) break;
+      heap[i] = p;
       i = parent;
     }
     heap[i] = c;
@@ -95,13 +98,19 @@ __device__ inline void heap_offer(KnnCand* heap, int32_t& size, int32_t capacity
   if (!before(c.score, c.index, heap[0].score, heap[0].index)) return;
   int32_t i = 0;
   for (;;) {
-    int32_t child = 2 * i + 1;
-    if (child >= size) break;
-    if (child + 1 < size && before(heap[child].score, heap[child].index, heap[child + 1].score, heap[child + 1].index))
-      ++child;
-    if (!before(c.score, c.index, heap[child].score, heap[child].index)) break;
-    heap[i] = heap[child];
-    i = child;
+    const int32_t first = 4 * i + 1;
+    if (first >= size) break;
+    KnnCand child[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) child[j] = first + j < size ? heap[first + j] : KnnCand{-INFINITY, INT_MIN};
+    KnnCand worst = child[0];
+    int at = 0;
+#pragma unroll
+    for (int j = 1; j < 4; ++j)
+      if (before(worst.score, worst.index, child[j].score, child[j].index)) worst = child[j], at = j;
+    if (!before(c.score, c.index, worst.score, worst.index)) break;
+    heap[i] = worst;
+    i = first + at;
   }
   heap[i] = c;
 }
