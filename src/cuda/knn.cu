@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "core/gpu_backend.h"
+#include "core/knn_heap.h"
 #include "core/knn_metric.h"
 #include "cuda_check.cuh"
 #include "device_threads.cuh"
@@ -77,43 +78,6 @@ using KnnCand = KnnCandidate;  // ordered by score, then index
 
 using Precision = KnnPrecision;
 
-__device__ __forceinline__ bool before(float s, int32_t j, float s2, int32_t j2) { return s < s2 || (s == s2 && j < j2); }
-
-// Max-heap of up to `capacity` candidates (the worst on top), 4-ary: half the levels of a
-// binary heap, and a level's 4 children are loaded together, so a replacement waits on about
-// half as many dependent loads (the heaps live in global memory).
-__device__ inline void heap_offer(KnnCand* heap, int32_t& size, int32_t capacity, KnnCand c) {
-  if (size < capacity) {
-    int32_t i = size++;
-    while (i > 0) {
-      const int32_t parent = (i - 1) / 4;
-      const KnnCand p = heap[parent];
-      if (!before(p.score, p.index, c.score, c.index)) break;
-      heap[i] = p;
-      i = parent;
-    }
-    heap[i] = c;
-    return;
-  }
-  if (!before(c.score, c.index, heap[0].score, heap[0].index)) return;
-  int32_t i = 0;
-  for (;;) {
-    const int32_t first = 4 * i + 1;
-    if (first >= size) break;
-    KnnCand child[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) child[j] = first + j < size ? heap[first + j] : KnnCand{-INFINITY, INT_MIN};
-    KnnCand worst = child[0];
-    int at = 0;
-#pragma unroll
-    for (int j = 1; j < 4; ++j)
-      if (before(worst.score, worst.index, child[j].score, child[j].index)) worst = child[j], at = j;
-    if (!before(c.score, c.index, worst.score, worst.index)) break;
-    heap[i] = worst;
-    i = first + at;
-  }
-  heap[i] = c;
-}
 
 // The query rows of a launch: local row r is query ids[r], or first + r without ids. Query data
 // are indexed by query id; heaps, sizes and outputs by local row.
@@ -167,7 +131,7 @@ __device__ inline void flush_queues(const CandidateArgs& a, SelectionState& st) 
       const int64_t local = int64_t(blockIdx.x) * kTile + row;
       KnnCand* heap = a.heaps + local * a.capacity;
       int32_t size = a.sizes[local];
-      for (int q = 0; q < n_queued; ++q) heap_offer(heap, size, a.capacity, st.queue[row][q]);
+      for (int q = 0; q < n_queued; ++q) candidate_heap_offer(heap, size, a.capacity, st.queue[row][q]);
       a.sizes[local] = size;
       st.worst[row] = size < a.capacity ? KnnCand{INFINITY, INT_MAX} : heap[0];
     }
@@ -211,7 +175,7 @@ __device__ inline void offer_scores(const CandidateArgs& a, SelectionState& st, 
       const int row = layout.row_at(layout.row(e));
       const int32_t j = index[layout.col(e)];
       const KnnCand w = st.worst[row];
-      if (!before(score[e], j, w.score, w.index) || j >= a.first_ref + a.n_block ||
+      if (!candidate_before(score[e], j, w.score, w.index) || j >= a.first_ref + a.n_block ||
           (a.self && st.id[row] + a.query_base == j))
         pending &= ~bit;
     }
@@ -237,7 +201,7 @@ __device__ inline void offer_scores(const CandidateArgs& a, SelectionState& st, 
       const uint64_t bit = uint64_t(1) << e;
       const int i = layout.row(e), j = layout.col(e);
       const KnnCand w = st.worst[layout.row_at(i)];
-      if ((pending & bit) && !before(score[e], index[j], w.score, w.index)) pending &= ~bit;
+      if ((pending & bit) && !candidate_before(score[e], index[j], w.score, w.index)) pending &= ~bit;
     }
   }
 }

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "core/knn.h"
+#include "core/knn_heap.h"
 #include "core/knn_metric.h"
 
 using namespace fsgpu;
@@ -152,6 +153,41 @@ void knn_tests(const GpuStatus& gpu) {
       EXPECT(same(cpu, gpu_knn(p, nullptr, 12, options, nullptr, &phases)), "lattice %s: gpu", names[int(m)]);
       EXPECT(phases.retried_rows + phases.exact_rows > 0, "lattice %s: ties sent rows to another search", names[int(m)]);
     }
+  }
+  // The GPU pass's candidate heap (4-ary, knn_heap.h) against a sort: after any sequence of
+  // offers (scores with many ties, indices in any order) it holds the best `capacity` by
+  // (score, index), with the worst of them on top.
+  {
+    std::mt19937 rng(78);
+    int heap_failures = 0;
+    for (int trial = 0; trial < 3000; ++trial) {
+      const int32_t capacity = trial % 7 == 0 ? 1 : 1 + int32_t(rng() % 200);
+      const int32_t offers = int32_t(rng() % 700);
+      const int32_t levels = trial % 3 == 0 ? 3 : 1000;  // few distinct scores: ties everywhere
+      std::vector<KnnCandidate> heap(capacity), offered;
+      std::vector<int32_t> order(offers);
+      for (int32_t j = 0; j < offers; ++j) order[j] = j;
+      std::shuffle(order.begin(), order.end(), rng);
+      int32_t size = 0;
+      for (int32_t j : order) {
+        const KnnCandidate c{float(rng() % levels) / 7.0f, j};
+        offered.push_back(c);
+        candidate_heap_offer(heap.data(), size, capacity, c);
+      }
+      auto by_order = [](const KnnCandidate& a, const KnnCandidate& b) {
+        return candidate_before(a.score, a.index, b.score, b.index);
+      };
+      std::sort(offered.begin(), offered.end(), by_order);
+      offered.resize(std::min<size_t>(offered.size(), capacity));
+      std::vector<KnnCandidate> kept(heap.begin(), heap.begin() + size);
+      const bool top_is_worst = size == 0 || (kept[0].score == offered.back().score && kept[0].index == offered.back().index);
+      std::sort(kept.begin(), kept.end(), by_order);
+      bool equal = kept.size() == offered.size() && top_is_worst;
+      for (size_t e = 0; equal && e < kept.size(); ++e)
+        equal = kept[e].score == offered[e].score && kept[e].index == offered[e].index;
+      heap_failures += !equal;
+    }
+    EXPECT(heap_failures == 0, "candidate heap: %d of 3000 trials differ from a sort", heap_failures);
   }
   // Adversarial data for the tensor-core pass (half-precision scores, whose error bound is wide):
   // near-duplicate rows (scores tied in half precision, apart in double), rows scaled by huge and
