@@ -16,8 +16,9 @@ knn_metrics <- c("pearson", "spearman", "cosine", "euclidean", "manhattan")
 #'   so the two backends return identical neighbours and bitwise-identical distances. Equal
 #'   distances are ordered by row index, and a row is never its own neighbour (by index, so
 #'   duplicated rows are each other's nearest neighbours at distance 0). The GPU first scores
-#'   all pairs in single precision and computes the exact distance for every candidate that
-#'   the single-precision error bound cannot rule out.
+#'   all pairs on tensor cores in half precision (pearson, spearman, cosine) or in single
+#'   precision (euclidean, manhattan), and computes the exact distance for every candidate
+#'   that the pass's proven error bound cannot rule out.
 #'
 #' @section Metrics:
 #' \describe{
