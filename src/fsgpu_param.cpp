@@ -7,6 +7,7 @@
 #include "core/knn.h"
 #include "input_codes.h"
 #include "job_progress.h"
+#include "knn_glue.h"
 
 using namespace fsgpu;
 
@@ -95,14 +96,7 @@ Rcpp::List fsgpu_bn_knn(SEXP handle, Rcpp::Nullable<Rcpp::NumericMatrix> query, 
   } else {
     r = cpu_knn(reference, has_queries ? &queries : nullptr, k, threads, job.whole());
   }
-  Rcpp::IntegerMatrix index(static_cast<int>(r.n_queries), k);
-  Rcpp::NumericMatrix distance(static_cast<int>(r.n_queries), k);
-  for (int64_t i = 0; i < r.n_queries; ++i)
-    for (int32_t c = 0; c < k; ++c) {
-      index(i, c) = r.index[i * k + c] + 1;
-      distance(i, c) = r.distance[i * k + c];
-    }
-  return Rcpp::List::create(Rcpp::Named("index") = index, Rcpp::Named("distance") = distance);
+  return knn_result_matrices(r, threads);
   FSGPU_GLUE_END
 }
 

@@ -7,6 +7,7 @@
 #include "core/knn.h"
 #include "input_codes.h"
 #include "job_progress.h"
+#include "knn_glue.h"
 
 using namespace fsgpu;
 
@@ -55,13 +56,7 @@ Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> 
   } else {
     r = cpu_knn(reference, self ? nullptr : &queries, k, threads, job.whole());
   }
-  Rcpp::IntegerMatrix index(static_cast<int>(r.n_queries), k);
-  Rcpp::NumericMatrix distance(static_cast<int>(r.n_queries), k);
-  for (int64_t i = 0; i < r.n_queries; ++i)
-    for (int32_t c = 0; c < k; ++c) {
-      index(i, c) = r.index[i * k + c] + 1;
-      distance(i, c) = r.distance[i * k + c];
-    }
+  const Rcpp::List matrices = knn_result_matrices(r, threads);
   Rcpp::NumericVector timings = Rcpp::NumericVector::create(
       Rcpp::Named("prepare") = prepare_seconds,
       Rcpp::Named("search") = std::chrono::duration<double>(Clock::now() - start).count() - prepare_seconds);
@@ -74,7 +69,7 @@ Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> 
     timings.push_back(static_cast<double>(phases.retried_rows), "single_precision_rows");
     timings.push_back(static_cast<double>(phases.exact_rows), "exact_rows");
   }
-  return Rcpp::List::create(Rcpp::Named("index") = index, Rcpp::Named("distance") = distance,
+  return Rcpp::List::create(Rcpp::Named("index") = matrices["index"], Rcpp::Named("distance") = matrices["distance"],
                             Rcpp::Named("backend") = backend,
                             Rcpp::Named("constant_rows") = static_cast<double>(reference.constant_rows +
                                                                                queries.constant_rows),

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,30 @@
 namespace fsgpu {
 
 enum class KnnMetric : int32_t { pearson, spearman, cosine, euclidean, manhattan };
+
+// An allocator whose new elements are left uninitialised, for the big row arrays that
+// prepare_points() and knn_float_rows() fill in full from several threads: zeroing them first
+// would touch every page on one thread (a second of 1.5 million points' 3.6 GB).
+template <class T>
+struct UninitialisedAllocator : std::allocator<T> {
+  template <class U>
+  struct rebind {
+    using other = UninitialisedAllocator<U>;
+  };
+  UninitialisedAllocator() = default;
+  template <class U>
+  UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
+  template <class U>
+  void construct(U* p) noexcept {
+    ::new (static_cast<void*>(p)) U;
+  }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+};
+template <class T>
+using RowVector = std::vector<T, UninitialisedAllocator<T>>;
 
 // Points prepared for a metric: rows of `dim` values (padded with zeros to `stride`, a multiple
 // of 4, which changes no distance). pearson: centred and scaled to unit length (a constant row
@@ -31,7 +56,7 @@ struct KnnPoints {
   KnnMetric metric = KnnMetric::euclidean;
   int64_t n = 0;
   int32_t dim = 0, stride = 0;
-  std::vector<double> rows;     // n x stride, row-major
+  RowVector<double> rows;       // n x stride, row-major
   std::vector<double> norms;    // spearman: each row's length (0 for a constant row); empty otherwise
   int64_t constant_rows = 0;    // pearson, spearman, cosine: rows without variation (or length)
 
@@ -47,8 +72,8 @@ KnnPoints prepare_points(const double* x, int64_t n, int32_t dim, KnnMetric metr
 struct KnnResult {
   int64_t n_queries = 0;
   int32_t k = 0;
-  std::vector<int32_t> index;
-  std::vector<double> distance;
+  RowVector<int32_t> index;   // uninitialised when sized: the searches write every entry
+  RowVector<double> distance;
 };
 
 // Throws when queries (null: the reference points themselves) and reference points do not fit
@@ -98,10 +123,12 @@ KnnRangeResult cpu_knn_range(const KnnPoints& reference, const KnnPoints* querie
 std::vector<double> knn_centre(const KnnPoints& reference);
 
 struct KnnFloatRows {
-  std::vector<float> rows;
+  RowVector<float> rows;
   std::vector<double> size32, size64;
 };
-KnnFloatRows knn_float_rows(const KnnPoints& p, const double* centre, int32_t stride32, int threads);
+// with_rows false: for the correlation metrics, the magnitudes only (rows empty).
+KnnFloatRows knn_float_rows(const KnnPoints& p, const double* centre, int32_t stride32, int threads,
+                            bool with_rows = true);
 
 // The precision of a candidate pass: half (tensor cores; correlation metrics only) or single.
 enum class KnnPrecision : int32_t { half, single };

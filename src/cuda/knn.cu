@@ -2,27 +2,43 @@
 //
 //   1. A candidate pass: a block owns 128 query rows and runs over the reference rows 128 at a
 //      time, scoring each tile and fusing the selection into it: a score that beats its row's
-//      worst kept candidate goes through a small shared queue into the row's heap of candidates
-//      (in global memory). No distance matrix is ever written. The correlation metrics are
-//      scored on tensor cores in half precision (candidates_mma_kernel, mma.sync m16n8k16, on
-//      sm_80 and later), the others, and the rows that need it, in single precision
-//      (candidates_kernel, 8 x 8 scores per thread).
+//      worst kept candidate is queued in shared memory, and the queues go into the rows' heaps
+//      of candidates (global memory) when one overflows (offer_scores). No distance matrix is
+//      ever written. The correlation metrics are scored on tensor cores in half precision
+//      (candidates_mma_kernel, mma.sync m16n8k16 with float sums, sm_80 and later; the block's
+//      query rows stay in shared memory when they fit), the others, and the rows that need it,
+//      in single precision (candidates_kernel, 8 x 8 scores per thread).
 //   2. rerank_kernel, a block per query: the candidates sorted; every one that the pass's error
 //      bound cannot rule out gets knn_key() in double precision, and the k best by (key, index)
-//      are the answer (reported as knn_key_distance()). When the heap's last candidate is itself within the
-//      bound of the k-th, a point outside the heap could still belong: the row is marked and
-//      searched again, in single precision after a half-precision pass, and otherwise by
-//      exact_kernel (every distance in double precision, sorted by CUB).
+//      are the answer (reported as knn_key_distance()). When the heap's last candidate is itself
+//      within the bound of the k-th, a point outside the heap could still belong: the row is
+//      marked and searched again, in single precision after a half-precision pass, and
+//      otherwise by exact_kernel (every distance in double precision, sorted by CUB).
 // Reference points that do not fit the device stream through a single-precision pass in blocks
 // (the heaps carry over) and step 2 runs on the host (rerank_candidates() in core/knn.cpp, the
 // same steps). Several GPUs split the query rows.
 //
-// The error bounds (score_bound): an input rounded to float (half) loses at most u = 2^-24
-// (2^-11) of itself, a half below 2^-14 up to 2^-25 absolutely, and a sum of m terms at most
-// m u of the sum of the terms' magnitudes (2 m u on tensor cores, which may truncate); for the
-// unit rows of the correlation metrics that magnitude is at most 1; for euclidean it is at
-// most 2 (|a|^2 + |b|^2) and for manhattan |a|_1 + |b|_1 of the rows centred on the reference
-// mean (which changes no distance and shrinks the bound). The double computation adds its own
+// Why the answer is exact. For a query, let S(j) be reference point j's score in the pass and
+// K(j) its knn_key(), what the CPU orders by; let e bound |S(j) - K(j)| for every j (below; the
+// bound arrays hold 2e). The pass keeps a set C of candidates: all other points when fewer than
+// `capacity`, else `capacity` of them such that no point left out scores below the largest
+// score in C (a heap keeps the best of what it is offered, and offer_scores only ever screens
+// out a score that is no better than a kept one). Let s_k be the k-th smallest score in C. A
+// point j with S(j) > s_k + 2e has K(j) > s_k + e, while k points of C have K <= s_k + e: j is
+// not among the k nearest. So the k nearest lie among the points with S <= s_k + 2e ("close").
+// If some candidate is not close, every point left out of C scores at least as high and is not
+// close either: the k nearest are all in C's close part, and sorting that by (K, index) gives
+// them, ties by index as the CPU. Otherwise (C full and all close) the row is unsure and goes to
+// the next, tighter, search; the last one computes every K.
+//
+// The error bounds (knn_score_bounds() in core/knn.cpp): an input rounded to float (half) loses
+// at most u = 2^-24 (2^-11) of itself, a half below 2^-14 up to 2^-25 absolutely, and a sum of
+// m terms at most m u of the sum of the terms' magnitudes (2 m u on tensor cores, which may
+// truncate); for the unit rows of the correlation metrics that magnitude is at most 1 (so
+// neither huge nor tiny inputs can overflow a half, and underflow is the absolute term; a
+// constant row is zeros, scoring exactly 1 as its key is); for euclidean it is at most
+// 2 (|a|^2 + |b|^2) and for manhattan |a|_1 + |b|_1 of the rows centred on the reference mean
+// (which changes no distance and shrinks the bound). The double computation adds its own
 // m 2^-53 of the uncentred rows' magnitudes.
 #include <cub/cub.cuh>
 #include <cuda_fp16.h>
@@ -33,10 +49,12 @@
 #include <climits>
 #include <cmath>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "core/gpu_backend.h"
+#include "core/knn_heap.h"
 #include "core/knn_metric.h"
 #include "cuda_check.cuh"
 #include "device_threads.cuh"
@@ -51,7 +69,6 @@ constexpr int kTile = 128;      // query rows of a block, and reference rows of 
 constexpr int kThreads = 256;   // 8 warps; 64 scores per thread
 constexpr int kChunk = kKnnStride32;  // floats staged per step (single precision)
 constexpr int kChunk16 = 32;    // halves staged per step (tensor cores)
-constexpr int kRowPad16 = kChunk16 + 8;  // a staged row of halves: 80 bytes, so ldmatrix rows hit distinct banks
 constexpr int kQueue = 24;      // shared queue per query row and round
 constexpr int kExtra32 = 32;    // candidates kept beyond k: single precision
 constexpr int kExtra16 = 96;    // half precision, whose bound is wider
@@ -61,34 +78,6 @@ using KnnCand = KnnCandidate;  // ordered by score, then index
 
 using Precision = KnnPrecision;
 
-__device__ __forceinline__ bool before(float s, int32_t j, float s2, int32_t j2) { return s < s2 || (s == s2 && j < j2); }
-
-// Max-heap of up to `capacity` candidates (the worst on top).
-__device__ inline void heap_offer(KnnCand* heap, int32_t& size, int32_t capacity, KnnCand c) {
-  if (size < capacity) {
-    int32_t i = size++;
-    while (i > 0) {
-      const int32_t parent = (i - 1) / 2;
-      if (!before(heap[parent].score, heap[parent].index, c.score, c.index)) break;
-      heap[i] = heap[parent];
-      i = parent;
-    }
-    heap[i] = c;
-    return;
-  }
-  if (!before(c.score, c.index, heap[0].score, heap[0].index)) return;
-  int32_t i = 0;
-  for (;;) {
-    int32_t child = 2 * i + 1;
-    if (child >= size) break;
-    if (child + 1 < size && before(heap[child].score, heap[child].index, heap[child + 1].score, heap[child + 1].index))
-      ++child;
-    if (!before(c.score, c.index, heap[child].score, heap[child].index)) break;
-    heap[i] = heap[child];
-    i = child;
-  }
-  heap[i] = c;
-}
 
 // The query rows of a launch: local row r is query ids[r], or first + r without ids. Query data
 // are indexed by query id; heaps, sizes and outputs by local row.
@@ -103,8 +92,9 @@ struct CandidateArgs {
   const void* queries;      // float or half rows of `stride` elements, by query id
   const void* refs;         // the reference block's rows
   int64_t n_block, first_ref;  // reference rows of the block: global indices first_ref ..
+  int64_t query_base;       // the global index of query id 0 (streaming: the device's first query)
   int32_t stride;
-  bool self;                // queries are the reference points: skip id == index
+  bool self;                // queries are the reference points: skip id + query_base == index
   KnnCand* heaps;           // per local row `capacity` candidates
   int32_t* sizes;
   int32_t capacity;
@@ -130,55 +120,110 @@ __device__ inline void load_selection_state(const CandidateArgs& a, SelectionSta
   __syncthreads();
 }
 
-// Offers a thread's 64 scores of the tile at reference row r0 (position(e, row, col) places
-// score e in the tile) to their rows' heaps: those that beat the row's worst kept candidate go
-// through the queues, in rounds until none is left. Called by every thread of the block.
-template <class Position>
+// Moves each row's queued candidates into its heap (a thread per row) and refreshes the row's
+// worst kept candidate. Called by every thread of the block.
+__device__ inline void flush_queues(const CandidateArgs& a, SelectionState& st) {
+  __syncthreads();
+  if (threadIdx.x < kTile) {
+    const int row = threadIdx.x;
+    const int32_t n_queued = min(st.queued[row], kQueue);
+    if (n_queued > 0) {
+      const int64_t local = int64_t(blockIdx.x) * kTile + row;
+      KnnCand* heap = a.heaps + local * a.capacity;
+      int32_t size = a.sizes[local];
+      for (int q = 0; q < n_queued; ++q) candidate_heap_offer(heap, size, a.capacity, st.queue[row][q]);
+      a.sizes[local] = size;
+      st.worst[row] = size < a.capacity ? KnnCand{INFINITY, INT_MAX} : heap[0];
+    }
+    st.queued[row] = 0;
+  }
+  __syncthreads();
+}
+
+// Offers a thread's 64 scores of the tile at reference row r0 to their rows' heaps. The scores
+// lie on 8 rows and 8 columns of the tile: score e is on row slot layout.row(e) and column slot
+// layout.col(e), at tile positions layout.row_at(slot) and layout.col_at(slot). A score that
+// beats its row's worst kept candidate (as of the last flush) is queued in shared memory; the
+// queues go into the heaps (flush_queues) only when one overflows, and at the end of the kernel.
+// A stale worst lets more scores through, never fewer, and a heap keeps the best `capacity` of
+// what it is offered, so every point left out scores no better than its heap's final worst:
+// what the rerank relies on. Called by every thread of the block.
+template <class Layout>
 __device__ inline void offer_scores(const CandidateArgs& a, SelectionState& st, int64_t r0, const float* score,
-                             Position position) {
+                                    const Layout& layout) {
+  // A first, cheap screen against each row's worst score (rows past the end take none); the
+  // few scores through it get the full test: (score, index) order, a column inside the block,
+  // and not the query itself.
+  float worst_score[8];
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int row = layout.row_at(i);
+    worst_score[i] = st.id[row] >= 0 ? st.worst[row].score : -INFINITY;
+  }
   uint64_t pending = 0;
 #pragma unroll
-  for (int e = 0; e < 64; ++e) {
-    int row, col;
-    position(e, row, col);
-    const int64_t id = st.id[row];
-    if (id >= 0 && r0 + col < a.n_block && !(a.self && id == a.first_ref + r0 + col)) pending |= uint64_t(1) << e;
-  }
-  while (__syncthreads_or(pending != 0)) {
+  for (int e = 0; e < 64; ++e)
+    if (score[e] <= worst_score[layout.row(e)]) pending |= uint64_t(1) << e;
+  int32_t index[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) index[j] = static_cast<int32_t>(a.first_ref + r0 + layout.col_at(j));
+  if (pending) {
 #pragma unroll
     for (int e = 0; e < 64; ++e) {
       const uint64_t bit = uint64_t(1) << e;
       if (!(pending & bit)) continue;
-      int row, col;
-      position(e, row, col);
-      const int32_t index = static_cast<int32_t>(a.first_ref + r0 + col);
-      if (!before(score[e], index, st.worst[row].score, st.worst[row].index)) {
+      const int row = layout.row_at(layout.row(e));
+      const int32_t j = index[layout.col(e)];
+      const KnnCand w = st.worst[row];
+      if (!candidate_before(score[e], j, w.score, w.index) || j >= a.first_ref + a.n_block ||
+          (a.self && st.id[row] + a.query_base == j))
         pending &= ~bit;
-        continue;
-      }
-      const int slot = atomicAdd(&st.queued[row], 1);
-      if (slot < kQueue) {
-        st.queue[row][slot] = KnnCand{score[e], index};
-        pending &= ~bit;
+    }
+  }
+  for (;;) {
+    if (pending) {
+#pragma unroll
+      for (int e = 0; e < 64; ++e) {
+        const uint64_t bit = uint64_t(1) << e;
+        if (!(pending & bit)) continue;
+        const int row = layout.row_at(layout.row(e));
+        const int slot = atomicAdd(&st.queued[row], 1);
+        if (slot < kQueue) {
+          st.queue[row][slot] = KnnCand{score[e], index[layout.col(e)]};
+          pending &= ~bit;
+        }
       }
     }
-    __syncthreads();
-    if (threadIdx.x < kTile) {
-      const int row = threadIdx.x;
-      const int32_t n_queued = min(st.queued[row], kQueue);
-      if (n_queued > 0) {
-        const int64_t local = int64_t(blockIdx.x) * kTile + row;
-        KnnCand* heap = a.heaps + local * a.capacity;
-        int32_t size = a.sizes[local];
-        for (int q = 0; q < n_queued; ++q) heap_offer(heap, size, a.capacity, st.queue[row][q]);
-        a.sizes[local] = size;
-        st.worst[row] = size < a.capacity ? KnnCand{INFINITY, INT_MAX} : heap[0];
-      }
-      st.queued[row] = 0;
+    if (!__syncthreads_or(pending != 0)) return;
+    flush_queues(a, st);  // a queue overflowed: empty them all, then offer what is left
+#pragma unroll
+    for (int e = 0; e < 64; ++e) {
+      const uint64_t bit = uint64_t(1) << e;
+      const int i = layout.row(e), j = layout.col(e);
+      const KnnCand w = st.worst[layout.row_at(i)];
+      if ((pending & bit) && !candidate_before(score[e], index[j], w.score, w.index)) pending &= ~bit;
     }
-    __syncthreads();
   }
 }
+
+// The score layouts of the two candidate kernels: thread (tx, ty) of the single-precision one
+// holds rows ty*8.. and columns tx*8.. of the tile; a tensor-core warp (warp_m, warp_n) holds
+// fragment element e = (mi * 4 + ni) * 4 + c of its 64 x 32 part, at row
+// warp_m*64 + mi*16 + g + 8 (c / 2) and column warp_n*32 + ni*8 + 2t + c % 2.
+struct GridLayout {
+  int tx, ty;
+  __device__ int row(int e) const { return e / 8; }
+  __device__ int col(int e) const { return e % 8; }
+  __device__ int row_at(int i) const { return ty * 8 + i; }
+  __device__ int col_at(int j) const { return tx * 8 + j; }
+};
+struct MmaLayout {
+  int warp_m, warp_n, g, t;
+  __device__ int row(int e) const { return (e / 16) * 2 + (e % 4) / 2; }
+  __device__ int col(int e) const { return ((e / 4) % 4) * 2 + e % 2; }
+  __device__ int row_at(int i) const { return warp_m * 64 + (i / 2) * 16 + g + (i % 2) * 8; }
+  __device__ int col_at(int j) const { return warp_n * 32 + (j / 2) * 8 + 2 * t + j % 2; }
+};
 
 // The single-precision terms of the three kinds of metric (a compile-time choice: the tile loop
 // must not branch).
@@ -200,30 +245,37 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(CandidateArgs a) {
   const float* queries = static_cast<const float*>(a.queries);
   const float* refs = static_cast<const float*>(a.refs);
   load_selection_state(a, st);
-  // Staging: thread t loads row t / 2's floats 4 (t % 2) .. + 3 of the chunk, for A and B.
+  // Staging: thread t loads row t / 2's floats 4 (t % 2) .. + 3 of the chunk, for A and B, into
+  // registers before the current chunk's sums and stores them after, so the loads' latency hides
+  // behind the sums.
   const int load_row = threadIdx.x / 2, load_col = (threadIdx.x % 2) * 4;
-  auto stage = [&](int buffer, int32_t k0, int64_t r0) {
+  float4 next_a, next_b;
+  auto load = [&](int32_t k0, int64_t r0) {
     const int64_t id = st.id[load_row], rrow = r0 + load_row;
-    float4 va = make_float4(0, 0, 0, 0), vb = va;
-    if (id >= 0) va = *reinterpret_cast<const float4*>(queries + id * a.stride + k0 + load_col);
-    if (rrow < a.n_block) vb = *reinterpret_cast<const float4*>(refs + rrow * a.stride + k0 + load_col);
-    as[buffer][load_col][load_row] = va.x;
-    as[buffer][load_col + 1][load_row] = va.y;
-    as[buffer][load_col + 2][load_row] = va.z;
-    as[buffer][load_col + 3][load_row] = va.w;
-    bs[buffer][load_col][load_row] = vb.x;
-    bs[buffer][load_col + 1][load_row] = vb.y;
-    bs[buffer][load_col + 2][load_row] = vb.z;
-    bs[buffer][load_col + 3][load_row] = vb.w;
+    next_a = next_b = make_float4(0, 0, 0, 0);
+    if (id >= 0) next_a = *reinterpret_cast<const float4*>(queries + id * a.stride + k0 + load_col);
+    if (rrow < a.n_block) next_b = *reinterpret_cast<const float4*>(refs + rrow * a.stride + k0 + load_col);
+  };
+  auto store = [&](int buffer) {
+    as[buffer][load_col][load_row] = next_a.x;
+    as[buffer][load_col + 1][load_row] = next_a.y;
+    as[buffer][load_col + 2][load_row] = next_a.z;
+    as[buffer][load_col + 3][load_row] = next_a.w;
+    bs[buffer][load_col][load_row] = next_b.x;
+    bs[buffer][load_col + 1][load_row] = next_b.y;
+    bs[buffer][load_col + 2][load_row] = next_b.z;
+    bs[buffer][load_col + 3][load_row] = next_b.w;
   };
   for (int64_t r0 = 0; r0 < a.n_block; r0 += kTile) {
     float acc[64];
     for (int e = 0; e < 64; ++e) acc[e] = 0;
-    __syncthreads();
-    stage(0, 0, r0);
+    load(0, r0);
+    __syncthreads();  // the last tile's operands are no longer read
+    store(0);
     __syncthreads();
     for (int32_t k0 = 0, buffer = 0; k0 < a.stride; k0 += kChunk, buffer ^= 1) {
-      if (k0 + kChunk < a.stride) stage(buffer ^ 1, k0 + kChunk, r0);
+      const bool more = k0 + kChunk < a.stride;
+      if (more) load(k0 + kChunk, r0);
       for (int kk = 0; kk < kChunk; ++kk) {
         float va[8], vb[8];
         *reinterpret_cast<float4*>(va) = *reinterpret_cast<const float4*>(&as[buffer][kk][ty * 8]);
@@ -233,15 +285,14 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(CandidateArgs a) {
         for (int i = 0; i < 8; ++i)
           for (int j = 0; j < 8; ++j) acc[i * 8 + j] = tile_term<Kind>(va[i], vb[j], acc[i * 8 + j]);
       }
+      if (more) store(buffer ^ 1);  // read last in the previous chunk, before its barrier
       __syncthreads();
     }
     if (Kind == TileKind::dot)
       for (int e = 0; e < 64; ++e) acc[e] = 1.0f - acc[e];
-    offer_scores(a, st, r0, acc, [&](int e, int& row, int& col) {
-      row = ty * 8 + e / 8;
-      col = tx * 8 + e % 8;
-    });
+    offer_scores(a, st, r0, acc, GridLayout{tx, ty});
   }
+  flush_queues(a, st);
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800  // used only by the tensor-core pass
@@ -259,83 +310,146 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* shared
 #endif
 
 // Half precision on tensor cores (correlation metrics; sm_80 and later): 8 warps as 2 x 4, each
-// scoring 64 rows x 32 columns of the tile with mma.sync m16n8k16 (half inputs, float sums);
-// operands staged by cp.async into two buffers.
+// scoring 64 rows x 32 columns of a tile with mma.sync m16n8k16 (half inputs, float sums).
+// Resident: the block's 128 query rows are copied to shared memory once and stay there (only the
+// reference rows stream through); otherwise (dimensions too many for shared memory) both stream.
+// Operands come in chunks of kChunkH dimensions through a ring of kStages buffers filled by cp.async,
+// the chunks of consecutive tiles in one stream, so loads run ahead across tile boundaries.
+constexpr int kStages = 5;
+
+template <bool kResident, int kChunkH = kChunk16>
 __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) unsigned char staged[];
-  typedef __half Staged[kTile][kRowPad16];
-  Staged* as = reinterpret_cast<Staged*>(staged);  // [2]
-  Staged* bs = as + 2;                              // [2]
   __shared__ SelectionState st;
+  // A row of halves in shared memory is padded by 8 (16 bytes): its pitch is then an odd number
+  // of 16-byte units, so the 8 rows of an ldmatrix hit distinct banks.
+  constexpr int kPad = kChunkH + 8;  // a staged chunk's pitch (80 or 144 bytes: odd numbers of 16)
+  constexpr int kPieces = kTile * kChunkH / 8 / kThreads;  // 16-byte copies per thread and operand
+  const int32_t pitch_a = kResident ? a.stride + 8 : kPad;
+  __half* as = reinterpret_cast<__half*>(staged);  // resident: kTile x pitch_a; else kStages x kTile x kPad
+  __half* bs = as + (kResident ? kTile * pitch_a : kStages * kTile * kPad);  // kStages x kTile x kPad
   const __half* queries = static_cast<const __half*>(a.queries);
   const __half* refs = static_cast<const __half*>(a.refs);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int warp_m = warp / 4, warp_n = warp % 4, g = lane / 4, t = lane % 4;
+  const int warp_m = warp / 4, warp_n = warp % 4;
+  const MmaLayout layout{warp_m, warp_n, lane / 4, lane % 4};
   load_selection_state(a, st);
-  // Each thread copies two 16-byte pieces of A and two of B per step: piece p is row p / 4's
-  // halves 8 (p % 4) .. + 7.
-  auto stage = [&](int buffer, int32_t k0, int64_t r0) {
-    for (int i = 0; i < 2; ++i) {
-      const int p = threadIdx.x + i * kThreads, row = p / 4, part = (p % 4) * 8;
-      const int64_t id = st.id[row], rrow = r0 + row;
-      cp_async16(&as[buffer][row][part], queries + (id >= 0 ? id : 0) * a.stride + k0 + part, id >= 0);
-      cp_async16(&bs[buffer][row][part], refs + (rrow < a.n_block ? rrow : 0) * a.stride + k0 + part,
-                 rrow < a.n_block);
+  if (kResident) {  // the query rows, 16 bytes a copy
+    const int32_t parts = a.stride / 8;
+    for (int32_t p = threadIdx.x; p < kTile * parts; p += kThreads) {
+      const int row = p / parts, part = (p % parts) * 8;
+      const int64_t id = st.id[row];
+      cp_async16(as + row * pitch_a + part, queries + (id >= 0 ? id : 0) * a.stride + part, id >= 0);
     }
     asm volatile("cp.async.commit_group;\n" ::);
-  };
-  const int chunks = a.stride / kChunk16;
-  for (int64_t r0 = 0; r0 < a.n_block; r0 += kTile) {
-    float acc[64];  // (m tile, n tile, fragment element)
-#pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] = 0;
-    __syncthreads();  // the last tile's operands are no longer read
-    stage(0, 0, r0);
-    for (int c = 0; c < chunks; ++c) {
-      if (c + 1 < chunks) {
-        stage((c + 1) & 1, (c + 1) * kChunk16, r0);
-        asm volatile("cp.async.wait_group 1;\n" ::);
-      } else {
-        asm volatile("cp.async.wait_group 0;\n" ::);
-      }
-      __syncthreads();
-      const int buffer = c & 1;
-#pragma unroll
-      for (int kk = 0; kk < kChunk16; kk += 16) {
-        uint32_t af[4][4], bf[2][4];
-#pragma unroll
-        for (int mi = 0; mi < 4; ++mi)
-          ldmatrix_x4(af[mi], &as[buffer][warp_m * 64 + mi * 16 + lane % 16][kk + (lane / 16) * 8]);
-#pragma unroll
-        for (int nj = 0; nj < 2; ++nj) {
-          const int matrix = lane / 8;
-          ldmatrix_x4(bf[nj], &bs[buffer][warp_n * 32 + nj * 16 + (matrix / 2) * 8 + lane % 8][kk + (matrix % 2) * 8]);
-        }
-#pragma unroll
-        for (int mi = 0; mi < 4; ++mi)
-#pragma unroll
-          for (int ni = 0; ni < 4; ++ni) {
-            float* d = &acc[(mi * 4 + ni) * 4];
-            asm volatile(
-                "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-                "{%0,%1,%2,%3};\n"
-                : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                : "r"(af[mi][0]), "r"(af[mi][1]), "r"(af[mi][2]), "r"(af[mi][3]), "r"(bf[ni / 2][(ni % 2) * 2]),
-                  "r"(bf[ni / 2][(ni % 2) * 2 + 1]));
-          }
-      }
-      __syncthreads();  // the buffer is refilled by the step after next
-    }
-#pragma unroll
-    for (int e = 0; e < 64; ++e) acc[e] = 1.0f - acc[e];
-    offer_scores(a, st, r0, acc, [&](int e, int& row, int& col) {
-      const int mi = e / 16, ni = (e / 4) % 4, c = e % 4;
-      row = warp_m * 64 + mi * 16 + g + (c >= 2 ? 8 : 0);
-      col = warp_n * 32 + ni * 8 + 2 * t + (c & 1);
-    });
   }
+  const int chunks = a.stride / kChunkH;
+  const int64_t steps = (a.n_block + kTile - 1) / kTile * chunks;
+  // Step s: chunk c of the tile at reference row r0, in buffer s % kStages; the issuing side
+  // runs kStages - 1 steps ahead. Counters, not divisions (64-bit ones cost more than the mma).
+  // Each thread copies kPieces 16-byte pieces of B (and of A when not resident): piece p is row
+  // p / (kChunkH / 8)'s halves 8 (p % (kChunkH / 8)) .. + 7 of the chunk.
+  int issue_c = 0, issue_buffer = 0;
+  int64_t issue_r0 = 0;
+  auto stage = [&] {
+    if (issue_r0 < a.n_block) {
+      const int32_t k0 = issue_c * kChunkH;
+#pragma unroll
+      for (int i = 0; i < kPieces; ++i) {
+        const int p = threadIdx.x + i * kThreads, row = p / (kChunkH / 8), part = (p % (kChunkH / 8)) * 8;
+        const int64_t rrow = issue_r0 + row;
+        cp_async16(bs + (issue_buffer * kTile + row) * kPad + part,
+                   refs + (rrow < a.n_block ? rrow : 0) * a.stride + k0 + part, rrow < a.n_block);
+        if (!kResident) {
+          const int64_t id = st.id[row];
+          cp_async16(as + (issue_buffer * kTile + row) * kPad + part,
+                     queries + (id >= 0 ? id : 0) * a.stride + k0 + part, id >= 0);
+        }
+      }
+      if (++issue_c == chunks) issue_c = 0, issue_r0 += kTile;
+    }
+    asm volatile("cp.async.commit_group;\n" ::);  // empty past the end: the group count stays uniform
+    if (++issue_buffer == kStages) issue_buffer = 0;
+  };
+  for (int s = 0; s < kStages - 1; ++s) stage();
+  float acc[64];  // (m tile, n tile, fragment element)
+#pragma unroll
+  for (int e = 0; e < 64; ++e) acc[e] = 0;
+  int c = 0, buffer = 0;
+  int64_t r0 = 0;
+  for (int64_t s = 0; s < steps; ++s) {
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(kStages - 2));  // step s's chunk has landed
+    __syncthreads();  // ... for every thread; and step s - 1's buffer is no longer read
+    stage();
+    const __half* a_chunk = kResident ? as + c * kChunkH : as + buffer * kTile * kPad;
+    const __half* b_chunk = bs + buffer * kTile * kPad;
+#pragma unroll
+    for (int kk = 0; kk < kChunkH; kk += 16) {
+      uint32_t af[4][4], bf[2][4];
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi)
+        ldmatrix_x4(af[mi], a_chunk + (warp_m * 64 + mi * 16 + lane % 16) * pitch_a + kk + (lane / 16) * 8);
+#pragma unroll
+      for (int nj = 0; nj < 2; ++nj) {
+        const int matrix = lane / 8;
+        ldmatrix_x4(bf[nj],
+                    b_chunk + (warp_n * 32 + nj * 16 + (matrix / 2) * 8 + lane % 8) * kPad + kk + (matrix % 2) * 8);
+      }
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < 4; ++ni) {
+          float* d = &acc[(mi * 4 + ni) * 4];
+          asm volatile(
+              "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+              "{%0,%1,%2,%3};\n"
+              : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+              : "r"(af[mi][0]), "r"(af[mi][1]), "r"(af[mi][2]), "r"(af[mi][3]), "r"(bf[ni / 2][(ni % 2) * 2]),
+                "r"(bf[ni / 2][(ni % 2) * 2 + 1]));
+        }
+    }
+    if (++buffer == kStages) buffer = 0;
+    if (++c == chunks) {  // the tile is scored
+#pragma unroll
+      for (int e = 0; e < 64; ++e) acc[e] = 1.0f - acc[e];
+      offer_scores(a, st, r0, acc, layout);
+#pragma unroll
+      for (int e = 0; e < 64; ++e) acc[e] = 0;
+      c = 0;
+      r0 += kTile;
+    }
+  }
+  asm volatile("cp.async.wait_group 0;\n" ::);
+  flush_queues(a, st);
 #endif
+}
+
+// Dynamic shared memory of the tensor-core pass over rows of stride16 halves.
+size_t mma_shared_bytes(bool resident, int32_t stride16, int chunk = kChunk16) {
+  const size_t b = size_t(kStages) * kTile * (chunk + 8) * sizeof(__half);
+  return b + (resident ? size_t(kTile) * (stride16 + 8) * sizeof(__half) : b);
+}
+
+// The float rows of prepared double rows of a correlation metric, as knn_float_rows() makes them
+// (spearman's scaled to unit length; norms null: unit rows), zero-padded to stride32.
+__global__ void float_rows_kernel(const double* rows64, const double* norms, int64_t n, int32_t dim, int32_t stride,
+                                  int32_t stride32, float* out) {
+  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (i >= n * stride32) return;
+  const int64_t row = i / stride32;
+  const int32_t t = static_cast<int32_t>(i % stride32);
+  const double norm = norms ? norms[row] : 1.0;
+  const double scale = norm > 0 ? 1 / norm : 0.0;
+  out[i] = t < dim ? __double2float_rn(__dmul_rn(rows64[row * stride + t], scale)) : 0.0f;
+}
+
+void float_rows(const double* rows64, const double* norms, const KnnPoints& p, int32_t stride32,
+                DeviceBuffer<float>& out, cudaStream_t s) {
+  out.resize(p.n * stride32);
+  float_rows_kernel<<<static_cast<unsigned>((p.n * stride32 + 255) / 256), 256, 0, s>>>(
+      rows64, p.norms.empty() ? nullptr : norms, p.n, p.dim, p.stride, stride32, out.data());
+  check_launch("float_rows_kernel");
 }
 
 __global__ void to_half_kernel(const float* in, __half* out, int64_t n_rows, int32_t stride32, int32_t stride16) {
@@ -547,13 +661,25 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
   const int32_t capacity16 = static_cast<int32_t>(std::min<int64_t>(k + kExtra16, reference.n));
 
   // Single-precision rows (centred for euclidean and manhattan) and each query's error bounds.
+  // The correlation metrics' float rows are their double rows rounded (float_rows_kernel), which
+  // a device holding every point makes itself: the host makes them only for a device that
+  // streams (host_rows32), once.
   const std::vector<double> centre = knn_centre(reference);
   const double* centre_data = centre.empty() ? nullptr : centre.data();
-  const KnnFloatRows refs32 = knn_float_rows(reference, centre_data, stride32, options.host_threads);
-  const KnnFloatRows own32 = self ? KnnFloatRows() : knn_float_rows(q, centre_data, stride32, options.host_threads);
+  const bool rows_on_device = is_correlation(m);
+  KnnFloatRows refs32 = knn_float_rows(reference, centre_data, stride32, options.host_threads, !rows_on_device);
+  KnnFloatRows own32 = self ? KnnFloatRows() : knn_float_rows(q, centre_data, stride32, options.host_threads, !rows_on_device);
   const KnnFloatRows& q32 = self ? refs32 : own32;
   const std::vector<double> bound16 = knn_score_bounds(m, Precision::half, stride16, q32, refs32);
   const std::vector<double> bound32 = knn_score_bounds(m, Precision::single, stride32, q32, refs32);
+  std::once_flag rows32_once;
+  auto host_rows32 = [&] {
+    std::call_once(rows32_once, [&] {
+      if (!rows_on_device) return;
+      refs32 = knn_float_rows(reference, nullptr, stride32, options.host_threads);
+      if (!self) own32 = knn_float_rows(q, nullptr, stride32, options.host_threads);
+    });
+  };
 
   KnnResult out;
   out.n_queries = q.n;
@@ -614,18 +740,20 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
       refs64_d = on_device->rows64.data();
       ref_norms_d = on_device->norms.data();
     } else if (resident) {
-      dev.refs32.upload(refs32.rows.data(), refs32.rows.size(), s);
       dev.refs64.upload(reference.rows.data(), reference.rows.size(), s);
       dev.ref_norms.upload(reference.norms.data(), reference.norms.size(), s);
+      if (rows_on_device) float_rows(dev.refs64.data(), dev.ref_norms.data(), reference, stride32, dev.refs32, s);
+      else dev.refs32.upload(refs32.rows.data(), refs32.rows.size(), s);
       refs32_d = dev.refs32.data();
       refs64_d = dev.refs64.data();
       ref_norms_d = dev.ref_norms.data();
     }
     if (resident) {
       if (!self) {
-        dev.queries32.upload(q32.rows.data(), q32.rows.size(), s);
         dev.queries64.upload(q.rows.data(), q.rows.size(), s);
         dev.query_norms.upload(q.norms.data(), q.norms.size(), s);
+        if (rows_on_device) float_rows(dev.queries64.data(), dev.query_norms.data(), q, stride32, dev.queries32, s);
+        else dev.queries32.upload(q32.rows.data(), q32.rows.size(), s);
       }
       dev.bound16.upload(bound16.data(), bound16.size(), s);
       dev.bound32.upload(bound32.data(), bound32.size(), s);
@@ -642,6 +770,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
         }
       }
     } else {
+      host_rows32();
       dev.refs32.resize(block * stride32);
       dev.queries32.upload(q32.rows.data() + first * stride32, (last - first) * stride32, s);
     }
@@ -659,9 +788,15 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
     const double* queries64 = self ? refs64 : dev.queries64.data();
     const double* ref_norms = reference.norms.empty() ? nullptr : ref_norms_d;
     const double* query_norms = reference.norms.empty() ? nullptr : self ? ref_norms : dev.query_norms.data();
-    const size_t mma_shared = 4 * size_t(kTile) * kRowPad16 * sizeof(__half);
-    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(candidates_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(mma_shared)));
+    // The tensor-core pass keeps a block's query rows in shared memory when they fit.
+    int shared_optin = 0;
+    FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    const bool keep_queries =
+        mma_shared_bytes(true, stride16) + sizeof(SelectionState) + 1024 <= static_cast<size_t>(shared_optin);
+    const size_t mma_shared = mma_shared_bytes(keep_queries, stride16);
+    if (tensor)
+      FSGPU_CUDA_CHECK(cudaFuncSetAttribute(keep_queries ? candidates_mma_kernel<true> : candidates_mma_kernel<false>,
+                                            cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(mma_shared)));
 
     // A pass over some queries (ids, or first.. without): candidates, then (resident) the rerank
     // on the device, whose unsure ids are returned, or (streaming) the rerank on the host.
@@ -679,6 +814,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
         ca.rows = rows_of;
         ca.n_block = nr;
         ca.first_ref = r0;
+        ca.query_base = query_base;
         ca.self = self;
         ca.heaps = dev.heaps.data();
         ca.sizes = dev.sizes.data();
@@ -687,7 +823,8 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
           ca.queries = queries16;
           ca.refs = dev.refs16.data();
           ca.stride = stride16;
-          candidates_mma_kernel<<<blocks, kThreads, mma_shared, s>>>(ca);
+          if (keep_queries) candidates_mma_kernel<true><<<blocks, kThreads, mma_shared, s>>>(ca);
+          else candidates_mma_kernel<false><<<blocks, kThreads, mma_shared, s>>>(ca);
         } else {
           ca.queries = queries32;
           ca.refs = resident ? refs32_d : dev.refs32.data();

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "core/knn.h"
+#include "core/knn_heap.h"
 #include "core/knn_metric.h"
 
 using namespace fsgpu;
@@ -151,6 +152,86 @@ void knn_tests(const GpuStatus& gpu) {
       GpuKnnPhases phases;
       EXPECT(same(cpu, gpu_knn(p, nullptr, 12, options, nullptr, &phases)), "lattice %s: gpu", names[int(m)]);
       EXPECT(phases.retried_rows + phases.exact_rows > 0, "lattice %s: ties sent rows to another search", names[int(m)]);
+    }
+  }
+  // The GPU pass's candidate heap (4-ary, knn_heap.h) against a sort: after any sequence of
+  // offers (scores with many ties, indices in any order) it holds the best `capacity` by
+  // (score, index), with the worst of them on top.
+  {
+    std::mt19937 rng(78);
+    int heap_failures = 0;
+    for (int trial = 0; trial < 3000; ++trial) {
+      const int32_t capacity = trial % 7 == 0 ? 1 : 1 + int32_t(rng() % 200);
+      const int32_t offers = int32_t(rng() % 700);
+      const int32_t levels = trial % 3 == 0 ? 3 : 1000;  // few distinct scores: ties everywhere
+      std::vector<KnnCandidate> heap(capacity), offered;
+      std::vector<int32_t> order(offers);
+      for (int32_t j = 0; j < offers; ++j) order[j] = j;
+      std::shuffle(order.begin(), order.end(), rng);
+      int32_t size = 0;
+      for (int32_t j : order) {
+        const KnnCandidate c{float(rng() % levels) / 7.0f, j};
+        offered.push_back(c);
+        candidate_heap_offer(heap.data(), size, capacity, c);
+      }
+      auto by_order = [](const KnnCandidate& a, const KnnCandidate& b) {
+        return candidate_before(a.score, a.index, b.score, b.index);
+      };
+      std::sort(offered.begin(), offered.end(), by_order);
+      offered.resize(std::min<size_t>(offered.size(), capacity));
+      std::vector<KnnCandidate> kept(heap.begin(), heap.begin() + size);
+      const bool top_is_worst = size == 0 || (kept[0].score == offered.back().score && kept[0].index == offered.back().index);
+      std::sort(kept.begin(), kept.end(), by_order);
+      bool equal = kept.size() == offered.size() && top_is_worst;
+      for (size_t e = 0; equal && e < kept.size(); ++e)
+        equal = kept[e].score == offered[e].score && kept[e].index == offered[e].index;
+      heap_failures += !equal;
+    }
+    EXPECT(heap_failures == 0, "candidate heap: %d of 3000 trials differ from a sort", heap_failures);
+  }
+  // Adversarial data for the tensor-core pass (half-precision scores, whose error bound is wide):
+  // near-duplicate rows (scores tied in half precision, apart in double), rows scaled by huge and
+  // tiny factors, many constant rows (every distance 1, ties by index), groups of exact
+  // duplicates, dimensions past what shared memory holds (the pass whose query rows stream), and
+  // n and k at the edges of the 128-row tiles and of the candidate heaps (k + 96). The CPU must
+  // equal brute force, and the GPU the CPU bit for bit.
+  {
+    struct Adversarial { const char* name; int64_t n; int32_t dim; int32_t k; int kind; };
+    const Adversarial adversarial[] = {
+        {"near duplicates", 300, 40, 20, 0}, {"huge and tiny norms", 257, 29, 20, 1},
+        {"constant rows", 300, 16, 150, 2},  {"duplicate groups", 520, 12, 33, 3},
+        {"tile edge 129", 129, 64, 32, 0},    {"tile edge 256", 256, 33, 128, 3},
+        {"many dimensions", 300, 700, 20, 0}, {"k at the heap edge", 400, 24, 96, 1}};
+    std::mt19937 rng(77);
+    std::normal_distribution<double> normal(0, 1);
+    for (const Adversarial& a : adversarial) {
+      const int64_t n = a.n;
+      std::vector<double> x(n * a.dim);
+      for (double& v : x) v = normal(rng);
+      for (int64_t i = 0; i < n; ++i)
+        for (int32_t t = 0; t < a.dim; ++t) {
+          double& v = x[t * n + i];
+          if (a.kind == 0 && i % 3 != 0) v = x[t * n + i - i % 3] * (1 + 1e-9 * (i % 3)) + 1e-12 * t;  // near duplicates
+          if (a.kind == 1) v *= std::pow(10.0, double(i % 61 - 30));                                   // 1e-30 .. 1e30
+          if (a.kind == 2 && i % 3 != 0) v = double(i % 5);                                            // constant rows
+          if (a.kind == 3) v = x[t * n + i % 13];  // 13 groups of copies
+        }
+      for (KnnMetric m : metrics) {
+        if (a.kind == 1 && !is_correlation(m)) continue;  // 1e30^2 times the dimensions: past single precision
+        const char* name = names[int(m)];
+        const KnnPoints p = prepare_points(x.data(), n, a.dim, m, 2);
+        const KnnResult cpu = cpu_knn(p, nullptr, a.k, 2, nullptr);
+        EXPECT(same(brute_force(p, nullptr, a.k), cpu), "%s %s: cpu against brute force", a.name, name);
+        if (gpu.devices.empty()) continue;
+        GpuOptions options;
+        options.devices.push_back(0);
+        options.host_threads = 2;
+        GpuKnnPhases phases;
+        EXPECT(same(cpu, gpu_knn(p, nullptr, a.k, options, nullptr, &phases)), "%s %s: gpu", a.name, name);
+        const KnnPoints qp = prepare_points(x.data(), n, a.dim, m, 2);  // the points as queries: themselves included
+        EXPECT(same(brute_force(p, &qp, a.k), gpu_knn(p, &qp, a.k, options, nullptr, nullptr)), "%s %s: gpu queries",
+               a.name, name);
+      }
     }
   }
   // Range search: CPU against every pair's knn_key(), thread counts, queries, a threshold per

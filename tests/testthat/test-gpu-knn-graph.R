@@ -45,3 +45,29 @@ test_that("GPU SNN and mutual graphs equal the CPU's", {
     expect_identical(do.call(knn_graph, c(list(x, k = 8, output = "edges", backend = "gpu"), args)),
                      do.call(knn_graph, c(list(x, k = 8, output = "edges", backend = "cpu"), args)))
 })
+
+test_that("GPU equals CPU on data built against the tensor-core pass's bound", {
+  skip_unless_gpu_knn()
+  set.seed(66)
+  base <- matrix(rnorm(100 * 40), 100, 40)
+  # near duplicates: copies moved by 1e-9 of themselves (tied in half precision, apart in double)
+  near <- rbind(base, base * (1 + 1e-9), base + 1e-12)
+  # huge and tiny rows, 1e-30 .. 1e30
+  scaled <- base * 10^rep(seq(-30, 30, by = 6), length.out = 100)
+  # constant rows among varying ones, all at distance 1 from everything (ties by index)
+  constant <- rbind(base[1:40, ], matrix(rep(1:5, length.out = 160), 160, 40))
+  # groups of exact copies, k reaching into a group
+  copies <- base[rep(1:13, length.out = 520), 1:12]
+  # many dimensions: the query rows no longer fit the block's shared memory
+  wide <- matrix(rnorm(300 * 700), 300, 700)
+  for (metric in c("pearson", "cosine", "spearman")) {
+    expect_gpu_knn_equals_cpu(near, k = 20, metric = metric, info = paste("near duplicates", metric))
+    expect_gpu_knn_equals_cpu(scaled, k = 20, metric = metric, info = paste("huge and tiny", metric))
+    expect_gpu_knn_equals_cpu(constant, k = 150, metric = metric, quiet = TRUE, info = paste("constant rows", metric))
+    expect_gpu_knn_equals_cpu(copies, k = 33, metric = metric, info = paste("copies", metric))
+  }
+  expect_gpu_knn_equals_cpu(wide, k = 20, metric = "pearson", info = "700 dimensions")
+  for (k in c(31, 32, 33, 96, 127, 128)) {  # heaps of k + 96 around the 128-row tiles
+    expect_gpu_knn_equals_cpu(copies[1:257, ], k = k, metric = "pearson", info = paste("tile edge, k =", k))
+  }
+})
