@@ -215,6 +215,7 @@ class GpuEngine : public SelectionEngine {
     std::vector<cudaEvent_t> done;
     DeviceBuffer<uint16_t> levels, base;
     DeviceBuffer<uint32_t> s_codes;
+    DeviceBuffer<uint8_t> s_codes8;  // S's codes as bytes for the tensor-core counts (levels(S) <= 256)
     DeviceBuffer<uint8_t> retired;
     DeviceBuffer<FeatureState> state;
     DeviceBuffer<uint32_t> s_class_counts, s_counts;
@@ -297,6 +298,11 @@ class GpuEngine : public SelectionEngine {
     dev.s_class_counts.upload(s.class_counts.data(), s.class_counts.size(), main);
     dev.s_counts.upload(s.counts.data(), s.counts.size(), main);
     dev.s_class_terms.upload(s.class_terms.data(), s.class_terms.size(), main);
+    const bool narrow_s = s.levels <= 256 && !x_.sparse && !x_.wide;
+    if (narrow_s) {
+      dev.s_codes8.reserve(static_cast<size_t>(layout_.n_samples + 15) / 16 * 16);
+      launch_narrow_codes(dev.s_codes.data(), layout_.n_samples, dev.s_codes8.data(), main);
+    }
     FSGPU_CUDA_CHECK(cudaStreamSynchronize(main));  // the host vectors are pageable and step-local
 
     StepView step;
@@ -306,6 +312,7 @@ class GpuEngine : public SelectionEngine {
     step.state = dev.state.data();
     step.rule = rule;
     step.s_codes = dev.s_codes.data();
+    step.s_codes8 = narrow_s ? dev.s_codes8.data() : nullptr;
     step.s_class_counts = dev.s_class_counts.data();
     step.s_counts = dev.s_counts.data();
     step.s_class_terms = dev.s_class_terms.data();

@@ -3,6 +3,7 @@
 #include "cuda_check.cuh"
 #include "core/joint_counts.h"
 #include "joint_counts.cuh"
+#include "sorted_rows.cuh"
 
 namespace fsgpu {
 
@@ -24,15 +25,6 @@ __device__ __forceinline__ int64_t block_sum(int64_t v, int64_t* scratch) {
     for (int w = 0; w < kThreads / 32; ++w) total += scratch[w];
   __syncthreads();
   return total;  // valid in thread 0
-}
-
-__device__ __forceinline__ int32_t lower_bound_rows(const int32_t* rows, int32_t n, int32_t value) {
-  int32_t lo = 0, hi = n;
-  while (lo < hi) {
-    int32_t mid = (lo + hi) / 2;
-    if (rows[mid] < value) lo = mid + 1; else hi = mid;
-  }
-  return lo;
 }
 
 // Steps follow joint_sums() in src/core/joint_counts.cpp; see there for the why.
@@ -75,7 +67,7 @@ __global__ void __launch_bounds__(kThreads) score_pass_kernel(FeatureBlockView b
     const bool derived = base != kNoBase;
     const size_t cells = static_cast<size_t>(step.levels[f]) * ls;
     for (int32_t c = threadIdx.x; c <= step.n_classes; c += kThreads)
-      bounds[c] = sparse ? lower_bound_rows(rows, n_entries, step.class_start[c]) : step.class_start[c];
+      bounds[c] = sparse ? first_row_at_least(rows, n_entries, step.class_start[c]) : step.class_start[c];
     __syncthreads();
 
     // The (x, s) cell of entry e, or -1 for the base code.
@@ -275,6 +267,154 @@ __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockVi
   }
 }
 
+// ---- Dense byte codes of few levels: counting on the tensor cores ----------------------------
+//
+// Within a class, n(x, s) = sum over its samples of onehot(x) onehot(s)^T, the product of a
+// levels(X) x samples and a samples x levels(S) matrix of 0/1 entries: mma.sync's int8 form
+// computes it exactly in int32 (a class has fewer than 2^31 samples), with no shared-memory
+// atomic per code read. The one-hot entries are bytes of -1 (0xFF, what the SIMD byte compare
+// __vcmpeq4 gives for equal bytes), and (-1)(-1) = 1. A sum does not care which sample sits in
+// which k column, so a lane compares the very bytes it loaded: lane (g, t) holds A's rows g and
+// g + 8 and B's column g at the k columns 4t..4t+3 and 16+4t..16+4t+3 (the layout of
+// mma_and_popc() in interactions.cu, with bytes for bits), i.e. the same 8 samples of X and of S.
+// A warp reads 128 samples a tile (lane t: 16 bytes at 16t and at 64 + 16t, 4 k-steps of 32);
+// bytes outside the class are set to 0xFF, which matches no level. The counts' terms are the
+// same integers as score_pass_kernel's, so the sums are equal bitwise.
+constexpr int kOneHotTile = 128;
+constexpr int kOneHotMaxCells = 2 * 16 * 4 * 8;  // MT = 2 row tiles x NT = 4 column tiles
+
+__device__ __forceinline__ void mma_s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800  // plan_counts() takes this path from sm_80 on
+  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+// 16 codes at position p (a multiple of 16) of a row, as 4 words; bytes outside [first, last) are 0xFF.
+__device__ __forceinline__ uint4 codes_in_class(const uint8_t* row, int32_t p, int32_t first, int32_t last) {
+  if (p >= last) return make_uint4(~0u, ~0u, ~0u, ~0u);
+  union { uint4 v; uint8_t b[16]; } c;
+  c.v = __ldg(reinterpret_cast<const uint4*>(row + p));
+  if (p < first || p + 16 > last) {
+#pragma unroll
+    for (int i = 0; i < 16; ++i)
+      if (p + i < first || p + i >= last) c.b[i] = 0xFF;
+  }
+  return c.v;
+}
+
+// A group of W warps (W = warps_per_feature; 8 / W groups a block) takes one feature at a time,
+// its warps taking every W-th tile of each class; with W > 1 the warps' counts meet in shared
+// memory (group barrier: named barrier 1 + group) before their terms are taken.
+template <int MT, int NT>
+__global__ void __launch_bounds__(kThreads) onehot_counts_kernel(FeatureBlockView block, StepView step,
+                                                                 int warps_per_feature) {
+  constexpr int kCells = MT * NT * 4;  // counters a lane holds
+  __shared__ uint32_t group_counts[kThreads / 32 / 2][kOneHotMaxCells];  // groups of W >= 2 warps
+  const int W = warps_per_feature, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int group = warp / W, w = warp % W, g = lane / 4, t = lane % 4;
+  const int groups = (kThreads / 32) / W;
+  uint32_t* counts = W > 1 ? group_counts[group] : nullptr;
+  auto group_barrier = [&] {
+    if (W > 1) asm volatile("bar.sync %0, %1;" ::"r"(1 + group), "r"(W * 32) : "memory");
+    else __syncwarp();
+  };
+  if (W > 1)
+    for (int i = w * 32 + lane; i < kCells * 32; i += W * 32) counts[i] = 0;
+  group_barrier();
+  const uint8_t* all_codes = static_cast<const uint8_t*>(block.codes);
+  for (int64_t lf = int64_t(blockIdx.x) * groups + group; lf < block.n_features; lf += int64_t(gridDim.x) * groups) {
+    const int64_t f = block.first + lf;
+    if (step.retired[f]) continue;  // the same for the whole group
+    const uint8_t* row = all_codes + lf * block.row_stride;
+    int64_t xsy = 0, xs = 0;    // the group's first warp's parts of the sums (criteria.h)
+    uint32_t n_xs[kCells] = {};  // the first warp's n(x, s), summed over the classes
+    for (int32_t c = 0; c < step.n_classes; ++c) {
+      const int32_t first = step.class_start[c], last = step.class_start[c + 1];
+      int32_t acc[2][MT][NT][4] = {};  // two sets, so that consecutive mmas do not wait on each other
+#pragma unroll 2
+      for (int32_t tile = (first & ~15) + w * kOneHotTile; tile < last; tile += W * kOneHotTile) {
+        uint32_t x[8], s[8];
+        *reinterpret_cast<uint4*>(x) = codes_in_class(row, tile + 16 * t, first, last);
+        *reinterpret_cast<uint4*>(x + 4) = codes_in_class(row, tile + 64 + 16 * t, first, last);
+        // S's bytes need no mask: where X's byte is 0xFF, the product is 0 whatever S holds.
+        *reinterpret_cast<uint4*>(s) = tile + 16 * t < last
+            ? __ldg(reinterpret_cast<const uint4*>(step.s_codes8 + tile + 16 * t)) : make_uint4(~0u, ~0u, ~0u, ~0u);
+        *reinterpret_cast<uint4*>(s + 4) = tile + 64 + 16 * t < last
+            ? __ldg(reinterpret_cast<const uint4*>(step.s_codes8 + tile + 64 + 16 * t)) : make_uint4(~0u, ~0u, ~0u, ~0u);
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          uint32_t a[MT][4], b[NT][2];
+#pragma unroll
+          for (int m = 0; m < MT; ++m) {
+            const uint32_t r0 = (16u * m + g) * 0x01010101u, r1 = (16u * m + g + 8) * 0x01010101u;
+            a[m][0] = __vcmpeq4(x[j], r0);
+            a[m][1] = __vcmpeq4(x[j], r1);
+            a[m][2] = __vcmpeq4(x[j + 4], r0);
+            a[m][3] = __vcmpeq4(x[j + 4], r1);
+          }
+#pragma unroll
+          for (int n = 0; n < NT; ++n) {
+            const uint32_t col = (8u * n + g) * 0x01010101u;
+            b[n][0] = __vcmpeq4(s[j], col);
+            b[n][1] = __vcmpeq4(s[j + 4], col);
+          }
+#pragma unroll
+          for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int n = 0; n < NT; ++n) mma_s8(acc[j & 1][m][n], a[m], b[n]);
+        }
+      }
+      // The class's n(x, s, y): the lane's cells, summed over the group's warps. Each cell is
+      // held by one lane, at the same place in every warp and every class.
+      uint32_t v[kCells];
+#pragma unroll
+      for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int n = 0; n < NT; ++n)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) v[(m * NT + n) * 4 + i] = static_cast<uint32_t>(acc[0][m][n][i] + acc[1][m][n][i]);
+      if (W > 1) {
+#pragma unroll
+        for (int i = 0; i < kCells; ++i)
+          if (v[i]) atomicAdd(&counts[i * 32 + lane], v[i]);
+        group_barrier();
+        if (w == 0) {
+#pragma unroll
+          for (int i = 0; i < kCells; ++i) {
+            v[i] = counts[i * 32 + lane];
+            counts[i * 32 + lane] = 0;
+          }
+        }
+        group_barrier();  // cleared before the next class is added in
+      }
+      if (w == 0) {
+#pragma unroll
+        for (int i = 0; i < kCells; ++i) {
+          if (v[i]) xsy += step.plogp[v[i]];
+          n_xs[i] += v[i];
+        }
+      }
+    }
+    if (w == 0) {
+#pragma unroll
+      for (int i = 0; i < kCells; ++i)
+        if (n_xs[i]) xs += step.plogp[n_xs[i]];
+      for (int offset = 16; offset > 0; offset /= 2) {
+        xsy += __shfl_down_sync(0xffffffffu, xsy, offset);
+        xs += __shfl_down_sync(0xffffffffu, xs, offset);
+      }
+      if (lane == 0) update_feature(step.rule, xsy, xs, step.state[f]);
+    }
+  }
+}
+
+__global__ void narrow_codes_kernel(const uint32_t* s_codes, int32_t n, int32_t padded, uint8_t* out) {
+  for (int32_t i = blockIdx.x * kThreads + threadIdx.x; i < padded; i += gridDim.x * kThreads)
+    out[i] = i < n ? static_cast<uint8_t>(s_codes[i]) : 0xFF;
+}
+
 __device__ __forceinline__ bool better(const DeviceCandidate& a, const DeviceCandidate& b) {
   if (a.feature < 0) return false;
   if (b.feature < 0) return true;
@@ -318,13 +458,42 @@ static CountKernel count_kernel(bool wide) {
   return wide ? score_pass_kernel<uint16_t> : score_pass_kernel<uint8_t>;
 }
 
+using OneHotKernel = void (*)(FeatureBlockView, StepView, int);
+// The tensor-core kernel for the block's levels of X and S, or null where it does not apply.
+static OneHotKernel onehot_kernel(const FeatureBlockView& block, const StepView& step) {
+  if (block.entry_start || block.wide || !step.s_codes8 || block.max_levels > kOneHotLevels ||
+      step.s_levels > kOneHotLevels)
+    return nullptr;
+  const bool two_rows = block.max_levels > 16;
+  if (step.s_levels <= 8) return two_rows ? onehot_counts_kernel<2, 1> : onehot_counts_kernel<1, 1>;
+  if (step.s_levels <= 16) return two_rows ? onehot_counts_kernel<2, 2> : onehot_counts_kernel<1, 2>;
+  return two_rows ? onehot_counts_kernel<2, 4> : onehot_counts_kernel<1, 4>;
+}
+
 CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int device) {
   CountLayout layout;
+  int major = 0, multiprocessors = 0;
+  FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  if (const OneHotKernel kernel = major >= 8 ? onehot_kernel(block, step) : nullptr) {
+    int per_sm = 0;
+    FSGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+    per_sm = std::max(per_sm, 1);
+    // As few warps per feature as keep at least half the resident warps busy: one warp
+    // per feature needs no barriers, but few features (and many samples) need more.
+    const int64_t resident_warps = int64_t(per_sm) * multiprocessors * (kThreads / 32);
+    int warps = 1;
+    while (warps < kThreads / 32 && block.n_features * warps * 2 < resident_warps) warps *= 2;
+    const int64_t groups = kThreads / 32 / warps;
+    layout.onehot_warps = warps;
+    layout.onehot_grid = static_cast<int>(
+        std::min<int64_t>((block.n_features + groups - 1) / groups, int64_t(per_sm) * multiprocessors));
+    return layout;
+  }
   const size_t cells = static_cast<size_t>(block.max_levels) * step.s_levels;
   layout.words = 2 * cells + 2 * static_cast<size_t>(step.s_levels) + step.n_classes + 1;
-  int shared_limit = 0, sms = 0;
+  int shared_limit = 0;
   FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const size_t bytes = layout.words * sizeof(uint32_t);
   const size_t static_bytes = (kThreads / 32 + kPlogpCached) * sizeof(int64_t) + 1024;
   const bool in_shared = bytes + static_bytes <= static_cast<size_t>(shared_limit);
@@ -334,7 +503,7 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
                                         static_cast<int>(layout.shared_bytes)));
   int per_sm = 0;
   FSGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, layout.shared_bytes));
-  layout.grid = static_cast<int>(std::min<int64_t>(block.n_features, int64_t(std::max(per_sm, 1)) * sms));
+  layout.grid = static_cast<int>(std::min<int64_t>(block.n_features, int64_t(std::max(per_sm, 1)) * multiprocessors));
   if (!in_shared) {  // tables in global memory (CMI's many joint states): up to a quarter of what is free
     size_t free_bytes = 0, total_bytes = 0;
     FSGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -347,6 +516,11 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
 void launch_score_pass(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
                                 uint32_t* global_scratch, cudaStream_t stream) {
   if (block.n_features == 0) return;
+  if (layout.onehot_warps) {
+    onehot_kernel(block, step)<<<layout.onehot_grid, kThreads, 0, stream>>>(block, step, layout.onehot_warps);
+    check_launch("onehot_counts_kernel");
+    return;
+  }
   uint32_t* scratch = layout.shared_bytes ? nullptr : global_scratch;
   // The shared-memory cap is per kernel, not per launch: another block's plan may have lowered it.
   const CountKernel kernel = count_kernel(block.wide);
@@ -359,6 +533,13 @@ void launch_score_pass(const FeatureBlockView& block, const StepView& step, cons
     small_features_kernel<<<grid, kThreads, 0, stream>>>(block, step);
     check_launch("small_features_kernel");
   }
+}
+
+void launch_narrow_codes(const uint32_t* s_codes, int32_t n_samples, uint8_t* out, cudaStream_t stream) {
+  const int32_t padded = (n_samples + 15) / 16 * 16;
+  narrow_codes_kernel<<<std::min(1024, (padded + kThreads - 1) / kThreads), kThreads, 0, stream>>>(s_codes, n_samples,
+                                                                                                   padded, out);
+  check_launch("narrow_codes_kernel");
 }
 
 void launch_best_candidate(const FeatureState* state, const uint8_t* retired, int64_t n, DeviceCandidate* partial,

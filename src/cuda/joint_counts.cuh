@@ -30,6 +30,7 @@ struct StepView {
   FeatureState* state = nullptr;        // per device feature
   StepRule rule;
   const uint32_t* s_codes = nullptr;    // conditioning codes by class-sorted position
+  const uint8_t* s_codes8 = nullptr;    // the same as bytes, padded to 16 with 0xFF; null when levels(S) > 256
   const uint32_t* s_class_counts = nullptr;  // n(s, y) at [y * Ls + s]
   const uint32_t* s_counts = nullptr;   // n(s)
   const int64_t* s_class_terms = nullptr;  // per class: sum_s plogp(n(s, y))
@@ -42,11 +43,20 @@ struct StepView {
 };
 
 // Count tables per thread block: shared memory when they fit, otherwise `global_scratch`.
+// Dense byte codes of few levels (X and S both at most kOneHotLevels) are counted on the tensor
+// cores instead (onehot_warps > 0), with no tables: see onehot_counts_kernel.
 struct CountLayout {
   size_t words = 0;       // 32-bit words of tables per thread block
   size_t shared_bytes = 0;  // dynamic shared memory per block; 0 when tables are in global memory
   int grid = 0;
+  int onehot_warps = 0;   // warps per feature of the tensor-core path; 0 when it does not apply
+  int onehot_grid = 0;
 };
+
+constexpr int kOneHotLevels = 32;
+
+// S's codes as bytes (out: n_samples rounded up to 16, the padding 0xFF) for the tensor-core path.
+void launch_narrow_codes(const uint32_t* s_codes, int32_t n_samples, uint8_t* out, cudaStream_t stream);
 
 CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int device);
 

@@ -419,7 +419,11 @@ int main() {
                         {7, 3000, 60, 3, -1, 16}, {8, 4000, 60, 3, 0.975, 16}, {9, 5000, 40, 6, 0.99, 8},
                         // CMI's joint condition gets thousands of mixed states: the CPU counts
                         // state by state, the GPU's tables outgrow shared memory
-                        {10, 20000, 16, 2, -1, 64}};
+                        {10, 20000, 16, 2, -1, 64},
+                        // Dense byte codes of at most 32 levels are counted on the tensor cores
+                        // (joint_counts.cu, onehot_counts_kernel): enough features for one warp
+                        // each, and 32 levels (two row tiles, four column tiles) with few features
+                        {11, 700, 2200, 7, -1, 16}, {12, 1500, 30, 5, 0.4, 32}};
   for (const Case& c : cases) {
     Data d = make_data(c.seed, c.n, c.p, c.classes, c.zeros);
     ClassLayout layout = ClassLayout::from_labels(d.y.data(), d.n, d.classes);

@@ -1,0 +1,223 @@
+// The JMI selection step alone, on the GPU engine, without R: synthetic code matrices of the
+// SVHN and news20 shapes built in place, a k-feature selection timed step by step, the GPU's
+// selection checked bitwise against the CPU engine's first steps, and a device-to-device copy
+// timed in the same run for the ratio to the memory bandwidth actually reachable.
+//
+//   bench/jmi_step.sh (builds with nvcc, runs every shape), or by hand:
+//   jmi_step SHAPE [k] [cpu_steps]      SHAPE: svhn16 | svhn64 | news20 | copy
+//
+// Prints one line per shape: key=value pairs (seconds, bytes a step, GB/s, agreement).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include "core/cpu_engine.h"
+#include "core/gpu_backend.h"
+#include "core/select.h"
+
+using namespace fsgpu;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// A cheap generator per thread (splitmix64): the data need to be reproducible, not good.
+struct Mix {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+};
+
+template <class Body>
+void threaded(int64_t n, Body body) {
+  const int threads = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int64_t i = t; i < n; i += threads) body(i);
+    });
+  for (auto& th : pool) th.join();
+}
+
+std::vector<int32_t> labels(int32_t n, int32_t classes) {
+  std::vector<int32_t> y(n);
+  Mix r{42};
+  for (auto& v : y) v = static_cast<int32_t>(r.next() % classes);
+  return y;
+}
+
+// Dense codes 0..levels-1 by class-sorted position; the first 10 features follow the class
+// (offset by class, 20% replaced at random), the others are uniform noise.
+CodeMatrix dense_codes(const ClassLayout& layout, int64_t p, int levels) {
+  CodeMatrix m;
+  m.n_samples = layout.n_samples;
+  m.n_features = p;
+  m.levels.assign(p, static_cast<uint16_t>(levels));
+  m.base.assign(p, kNoBase);
+  m.codes8.resize(static_cast<size_t>(layout.n_samples) * p);
+  threaded(p, [&](int64_t f) {
+    Mix r{static_cast<uint64_t>(f) * 7919 + 1};
+    uint8_t* col = m.codes8.data() + f * layout.n_samples;
+    for (int32_t i = 0; i < layout.n_samples; ++i) {
+      const uint64_t u = r.next();
+      const bool informative = f < 10 && (u >> 40) % 5 != 0;
+      col[i] = static_cast<uint8_t>(informative ? (layout.class_of[i] * 3 + f + (u & 1)) % levels : u % levels);
+    }
+  });
+  return m;
+}
+
+// Sparse codes as the encoder leaves them for counts 1..20 at `density` in 64 bins: the zero
+// bin is the base and is not stored; stored codes are 1..63.
+CodeMatrix sparse_codes(const ClassLayout& layout, int64_t p, double density) {
+  CodeMatrix m;
+  m.sparse = true;
+  m.n_samples = layout.n_samples;
+  m.n_features = p;
+  m.levels.assign(p, 64);
+  m.base.assign(p, 0);
+  std::vector<std::vector<int32_t>> rows(p);
+  std::vector<std::vector<uint8_t>> codes(p);
+  threaded(p, [&](int64_t f) {
+    Mix r{static_cast<uint64_t>(f) * 104729 + 3};
+    // Skewed lengths, as words in documents: a few features have many entries.
+    const double scale = f % 100 == 0 ? 20.0 : 0.8;
+    std::vector<uint8_t> seen(layout.n_samples, 0);
+    const int64_t want = std::min<int64_t>(layout.n_samples / 2, static_cast<int64_t>(density * scale * layout.n_samples));
+    for (int64_t e = 0; e < want; ++e) seen[r.next() % layout.n_samples] = 1;
+    for (int32_t i = 0; i < layout.n_samples; ++i) {
+      if (!seen[i]) continue;
+      rows[f].push_back(i);
+      const int32_t count = 1 + static_cast<int32_t>(r.next() % 20);
+      const bool informative = f < 10 && r.next() % 5 != 0;
+      codes[f].push_back(static_cast<uint8_t>(informative ? 1 + (layout.class_of[i] * 3 + f) % 63 : count * 3));
+    }
+  });
+  m.entry_start.assign(p + 1, 0);
+  for (int64_t f = 0; f < p; ++f) m.entry_start[f + 1] = m.entry_start[f] + static_cast<int64_t>(rows[f].size());
+  for (int64_t f = 0; f < p; ++f) {
+    m.entry_row.insert(m.entry_row.end(), rows[f].begin(), rows[f].end());
+    m.codes8.insert(m.codes8.end(), codes[f].begin(), codes[f].end());
+  }
+  return m;
+}
+
+// Device-to-device copy: the bandwidth a kernel reading and writing HBM can reach.
+double copy_bandwidth() {
+  const size_t bytes = size_t(2) << 30;
+  void *a = nullptr, *b = nullptr;
+  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return 0;
+  cudaMemset(a, 1, bytes);
+  cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  cudaEventRecord(start);
+  const int reps = 10;
+  for (int i = 0; i < reps; ++i) cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice);
+  cudaEventRecord(stop);
+  cudaEventSynchronize(stop);
+  float ms = 0;
+  cudaEventElapsedTime(&ms, start, stop);
+  cudaFree(a);
+  cudaFree(b);
+  return 2.0 * bytes * reps / (ms / 1e3) / 1e9;  // read + write
+}
+
+SelectionOptions jmi(int64_t k) {
+  SelectionOptions o;
+  o.method = Method::jmi;
+  o.k = k;
+  return o;
+}
+
+void run(const std::string& shape, int64_t k, int64_t cpu_steps, double copy_gbps) {
+  const bool sparse = shape == "news20";
+  const int32_t n = sparse ? 15935 : 531131;
+  const int64_t p = sparse ? 62061 : 3072;
+  const int32_t classes = sparse ? 20 : 10;
+  const std::vector<int32_t> y = labels(n, classes);
+  const ClassLayout layout = ClassLayout::from_labels(y.data(), n, classes);
+  Clock::time_point t0 = Clock::now();
+  const CodeMatrix codes = sparse ? sparse_codes(layout, p, 0.0023) : dense_codes(layout, p, shape == "svhn16" ? 16 : 64);
+  const double made = since(t0);
+
+  GpuOptions options;
+  options.devices = {0};
+  t0 = Clock::now();
+  auto gpu = make_gpu_engine(codes, layout, options);
+  const double prepare = since(t0);
+  double relevance = 0;
+  t0 = Clock::now();
+  Clock::time_point steps_start = t0;
+  const Selection sel = select_features(*gpu, jmi(k), [&](int64_t step) {
+    if (step == 1) {
+      relevance = since(t0);
+      steps_start = Clock::now();
+    }
+  });
+  const double steps = since(steps_start);
+  const int64_t taken = static_cast<int64_t>(sel.features.size());
+  const double per_step = taken > 1 ? steps / (taken - 1) : 0;
+  const double bytes = sparse ? codes.n_entries() * 5.0 : double(n) * p;  // codes read a step (sparse: + rows)
+  const double gbps = per_step > 0 ? bytes / per_step / 1e9 : 0;
+
+  // The CPU engine's first steps: features and scores must equal the GPU's bitwise.
+  const int threads = std::max(1u, std::thread::hardware_concurrency());
+  CpuEngine cpu(codes, layout, threads);
+  t0 = Clock::now();
+  const Selection ref = select_features(cpu, jmi(cpu_steps), nullptr);
+  const double cpu_seconds = since(t0);
+  bool agrees = ref.features.size() <= sel.features.size();
+  for (size_t i = 0; agrees && i < ref.features.size(); ++i)
+    agrees = ref.features[i] == sel.features[i] && ref.scores[i] == sel.scores[i];
+
+  std::printf("shape=%s n=%d p=%lld classes=%d entries=%lld made_s=%.3f prepare_s=%.4f relevance_s=%.4f "
+              "steps=%lld steps_s=%.4f per_step_ms=%.4f bytes_per_step=%.4g GBps=%.1f copy_GBps=%.1f "
+              "of_copy=%.3f of_3350=%.3f cpu%d_steps=%lld cpu_s=%.3f agrees=%s\n",
+              shape.c_str(), n, (long long)p, classes, (long long)codes.n_entries(), made, prepare, relevance,
+              (long long)taken, steps, per_step * 1e3, bytes, gbps, copy_gbps, copy_gbps > 0 ? gbps / copy_gbps : 0,
+              gbps / 3350, threads, (long long)cpu_steps, cpu_seconds, agrees ? "yes" : "NO");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: jmi_step SHAPE [k] [cpu_steps]   SHAPE: svhn16 | svhn64 | news20 | copy\n");
+    return 2;
+  }
+  const GpuStatus status = gpu_status();
+  if (status.devices.empty()) {
+    std::printf("no GPU: %s\n", status.problem.c_str());
+    return 1;
+  }
+  const std::string shape = argv[1];
+  const int64_t k = argc > 2 ? std::atoll(argv[2]) : 200;
+  const int64_t cpu_steps = argc > 3 ? std::atoll(argv[3]) : 3;
+  const double copy_gbps = copy_bandwidth();
+  if (shape == "copy") {
+    std::printf("device=%s copy_GBps=%.1f\n", status.devices[0].name.c_str(), copy_gbps);
+    return 0;
+  }
+  std::printf("device=%s\n", status.devices[0].name.c_str());
+  try {
+    run(shape, k, cpu_steps, copy_gbps);
+  } catch (std::exception& e) {
+    std::printf("shape=%s failed: %s\n", shape.c_str(), e.what());
+    return 1;
+  }
+  return 0;
+}
