@@ -89,6 +89,57 @@ JointSums grouped_joint_sums(const uint8_t* codes8, const uint16_t* codes16, int
   return sums;
 }
 
+// The sums of a dense byte-coded feature without a base code: every cell is counted. Two
+// tables take alternate samples, so that a run of equal cells does not wait on its own
+// stores; a cell's count is their sum, so the integers are those of the general loop.
+JointSums dense_joint_sums(const uint8_t* codes, int32_t levels, const Conditioning& s, const ClassLayout& layout,
+                           const PlogpTable& plogp, CountScratch& scratch) {
+  const int32_t ls = s.levels;
+  const size_t cells = static_cast<size_t>(levels) * ls;
+  scratch.class_table.resize(std::max(scratch.class_table.size(), 2 * cells));  // kept all-zero between calls
+  scratch.pair_table.resize(std::max(scratch.pair_table.size(), cells));
+  uint32_t* even = scratch.class_table.data();
+  uint32_t* odd = even + cells;
+  uint32_t* n_xs = scratch.pair_table.data();
+  const uint32_t* sc = s.codes.data();
+  auto cell_at = [&](int32_t i) { return static_cast<size_t>(codes[i]) * ls + sc[i]; };
+  // Few samples against many cells: visit the samples' cells rather than every cell.
+  auto revisit = [&](int32_t first, int32_t last) { return int64_t(kTouchRatio) * (last - first) < int64_t(cells); };
+  JointSums sums;
+  for (int32_t c = 0; c < layout.n_classes; ++c) {
+    const int32_t first = layout.class_start[c], last = layout.class_start[c + 1];
+    int32_t i = first;
+    for (; i + 1 < last; i += 2) {
+      ++even[cell_at(i)];
+      ++odd[cell_at(i + 1)];
+    }
+    if (i < last) ++even[cell_at(i)];
+    auto take = [&](size_t cell) {
+      const uint32_t v = even[cell] + odd[cell];
+      if (!v) return;
+      sums.xsy += plogp(v);
+      n_xs[cell] += v;
+      even[cell] = odd[cell] = 0;
+    };
+    if (revisit(first, last)) {
+      for (int32_t j = first; j < last; ++j) take(cell_at(j));
+    } else {
+      for (size_t cell = 0; cell < cells; ++cell) take(cell);
+    }
+  }
+  auto take_xs = [&](size_t cell) {
+    if (!n_xs[cell]) return;
+    sums.xs += plogp(n_xs[cell]);
+    n_xs[cell] = 0;
+  };
+  if (revisit(0, layout.n_samples)) {
+    for (int32_t j = 0; j < layout.n_samples; ++j) take_xs(cell_at(j));
+  } else {
+    for (size_t cell = 0; cell < cells; ++cell) take_xs(cell);
+  }
+  return sums;
+}
+
 }  // namespace
 
 Conditioning Conditioning::none(const ClassLayout& layout, const PlogpTable& plogp) {
@@ -187,6 +238,8 @@ JointSums joint_sums(const CodeMatrix& x, int64_t feature, const Conditioning& s
     return grouped_joint_sums(x.wide ? nullptr : x.codes8.data() + begin, x.wide ? x.codes16.data() + begin : nullptr,
                               x.levels[feature], s, *groups, layout, plogp, scratch);
   }
+  if (!x.sparse && !x.wide && x.base[feature] == kNoBase)
+    return dense_joint_sums(x.codes8.data() + x.entries_begin(feature), x.levels[feature], s, layout, plogp, scratch);
   const int32_t ls = s.levels;
   const size_t cells = static_cast<size_t>(x.levels[feature]) * ls;
   const uint16_t base = x.base[feature];
