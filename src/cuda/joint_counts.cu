@@ -125,8 +125,16 @@ __global__ void __launch_bounds__(kThreads) score_pass_kernel(FeatureBlockView b
       count_scalar(body_last, last);
       for (int32_t chunk = body_first / V + threadIdx.x; chunk < body_last / V; chunk += kThreads) {
         union { uint4 v; Code c[V]; } x;
-        union { uint4 v[V / 4]; uint32_t c[V]; } sv;
         x.v = reinterpret_cast<const uint4*>(codes)[chunk];
+        if (V == 16 && step.s_codes8) {  // S as bytes: one load for 16 codes instead of four
+          union { uint4 v; uint8_t c[16]; } sv;
+          sv.v = __ldg(reinterpret_cast<const uint4*>(step.s_codes8) + chunk);
+#pragma unroll
+          for (int j = 0; j < V; ++j)
+            if (x.c[j] != base) atomicAdd(&n_xsy[static_cast<int64_t>(x.c[j]) * ls + sv.c[j]], 1u);
+          continue;
+        }
+        union { uint4 v[V / 4]; uint32_t c[V]; } sv;
 #pragma unroll
         for (int q = 0; q < V / 4; ++q) sv.v[q] = reinterpret_cast<const uint4*>(step.s_codes)[chunk * (V / 4) + q];
 #pragma unroll
