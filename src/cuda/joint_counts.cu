@@ -275,51 +275,68 @@ __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockVi
   }
 }
 
-// ---- Dense byte codes of few levels: counting on the tensor cores ----------------------------
+// ---- Dense codes of few levels: counting on the binary tensor cores ---------------------------
 //
-// Within a class, n(x, s) = sum over its samples of onehot(x) onehot(s)^T, the product of a
-// levels(X) x samples and a samples x levels(S) matrix of 0/1 entries: mma.sync's int8 form
-// computes it exactly in int32 (a class has fewer than 2^31 samples), with no shared-memory
-// atomic per code read. The one-hot entries are bytes of -1 (0xFF, what the SIMD byte compare
-// __vcmpeq4 gives for equal bytes), and (-1)(-1) = 1. A sum does not care which sample sits in
-// which k column, so a lane compares the very bytes it loaded: lane (g, t) holds A's rows g and
-// g + 8 and B's column g at the k columns 4t..4t+3 and 16+4t..16+4t+3 (the layout of
-// mma_and_popc() in interactions.cu, with bytes for bits), i.e. the same 8 samples of X and of S.
-// A warp reads 128 samples a tile (lane t: 16 bytes at 16t and at 64 + 16t, 4 k-steps of 32);
-// bytes outside the class are set to 0xFF, which matches no level. The counts' terms are the
-// same integers as score_pass_kernel's, so the sums are equal bitwise.
-constexpr int kOneHotTile = 128;
-constexpr int kOneHotMaxCells = 2 * 16 * 4 * 8;  // MT = 2 row tiles x NT = 4 column tiles
+// Within a class, n(x, s) = sum over its samples of onehot(x) onehot(s)^T. Stored as bit planes
+// (one bit a sample for each level: plane_layout() in joint_counts.cuh), that is a product of
+// binary matrices, which mma.sync's b1 form with .and.popc computes exactly: no shared-memory
+// atomic per code read, and no per-sample work at all in the count loop. A warp takes 256
+// samples (8 words) a tile: lane (g, t) loads rows g and g + 8 of X's planes and column g of
+// S's at words t and 4 + t of the tile (mma_b1() below), so the warp reads each word once.
+// Classes start at whole tiles (their padding bits are 0), so a tile is one class's. The
+// counts' terms are the same integers as score_pass_kernel's: the sums are equal bitwise.
+constexpr int kPlaneTileWords = 8;
+constexpr int kPlaneMaxCells = 2 * 16 * 4 * 8;  // MT = 2 row tiles x NT = 4 column tiles
 
-__device__ __forceinline__ void mma_s8(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+// D += popcount(A AND B) on the binary tensor cores: A 16 x 256 bits (rows), B 256 x 8 bits
+// (columns). Lane (g, t): a0, a2 row g and a1, a3 row g + 8 at bits 32t.. and 128 + 32t..;
+// b0, b1 column g at the same bits; d0, d1 row g, columns 2t, 2t + 1; d2, d3 row g + 8 (the
+// layout interactions.cu's mma_and_popc() checked on an H100).
+__device__ __forceinline__ void mma_b1(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800  // plan_counts() takes this path from sm_80 on
-  asm("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+  asm("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
       : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 #endif
 }
 
-// 16 codes at position p (a multiple of 16) of a row, as 4 words; bytes outside [first, last) are 0xFF.
-__device__ __forceinline__ uint4 codes_in_class(const uint8_t* row, int32_t p, int32_t first, int32_t last) {
-  if (p >= last) return make_uint4(~0u, ~0u, ~0u, ~0u);
-  union { uint4 v; uint8_t b[16]; } c;
-  c.v = __ldg(reinterpret_cast<const uint4*>(row + p));
-  if (p < first || p + 16 > last) {
-#pragma unroll
-    for (int i = 0; i < 16; ++i)
-      if (p + i < first || p + i >= last) c.b[i] = 0xFF;
+// Bit planes of rows of codes (features, or S as its one row): word w of row r holds, for each
+// level a < levels_pad, which of the 32 samples of that word have code a. A warp a word.
+template <class Code>
+__global__ void __launch_bounds__(kThreads) planes_kernel(const Code* codes, int64_t row_stride, int64_t n_rows,
+                                                          PlaneLayout planes, uint32_t* out) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t(gridDim.x) * (kThreads / 32);
+  const int64_t tasks = n_rows * planes.words;
+  for (int64_t task = blockIdx.x * int64_t(kThreads / 32) + threadIdx.x / 32; task < tasks; task += warps) {
+    const int64_t row = task / planes.words;
+    const int32_t w = static_cast<int32_t>(task % planes.words);
+    int32_t lo = 0, hi = planes.n_classes - 1;  // the class of word w: the last whose first word is <= w
+    while (lo < hi) {
+      const int32_t mid = (lo + hi + 1) / 2;
+      if (planes.class_words[mid] <= w) lo = mid; else hi = mid - 1;
+    }
+    const int32_t p = planes.class_start[lo] + (w - planes.class_words[lo]) * 32 + lane;
+    const uint32_t code = p < planes.class_start[lo + 1] ? static_cast<uint32_t>(codes[row * row_stride + p]) : ~0u;
+    uint32_t mine = 0;
+    for (int a = 0; a < planes.levels; ++a) {
+      const uint32_t bits = __ballot_sync(0xffffffffu, code == static_cast<uint32_t>(a));
+      if (lane == a) mine = bits;
+    }
+    if (lane < planes.levels) out[(row * planes.words + w) * planes.levels + lane] = mine;
   }
-  return c.v;
 }
 
 // A group of W warps (W = warps_per_feature; 8 / W groups a block) takes one feature at a time,
 // its warps taking every W-th tile of each class; with W > 1 the warps' counts meet in shared
 // memory (group barrier: named barrier 1 + group) before their terms are taken.
 template <int MT, int NT>
-__global__ void __launch_bounds__(kThreads) onehot_counts_kernel(FeatureBlockView block, StepView step,
-                                                                 int warps_per_feature) {
+__global__ void __launch_bounds__(kThreads) plane_counts_kernel(FeatureBlockView block, StepView step,
+                                                                int warps_per_feature) {
   constexpr int kCells = MT * NT * 4;  // counters a lane holds
-  __shared__ uint32_t group_counts[kThreads / 32 / 2][kOneHotMaxCells];  // groups of W >= 2 warps
+  constexpr int LX = 16 * MT, LS = 8 * NT;
+  __shared__ uint32_t group_counts[kThreads / 32 / 2][kPlaneMaxCells];  // groups of W >= 2 warps
   const int W = warps_per_feature, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int group = warp / W, w = warp % W, g = lane / 4, t = lane % 4;
   const int groups = (kThreads / 32) / W;
@@ -331,48 +348,40 @@ __global__ void __launch_bounds__(kThreads) onehot_counts_kernel(FeatureBlockVie
   if (W > 1)
     for (int i = w * 32 + lane; i < kCells * 32; i += W * 32) counts[i] = 0;
   group_barrier();
-  const uint8_t* all_codes = static_cast<const uint8_t*>(block.codes);
+  const PlaneLayout& planes = step.planes;
+  const uint32_t* s_planes = step.s_planes;
   for (int64_t lf = int64_t(blockIdx.x) * groups + group; lf < block.n_features; lf += int64_t(gridDim.x) * groups) {
     const int64_t f = block.first + lf;
     if (step.retired[f]) continue;  // the same for the whole group
-    const uint8_t* row = all_codes + lf * block.row_stride;
-    int64_t xsy = 0, xs = 0;    // the group's first warp's parts of the sums (criteria.h)
+    const uint32_t* x_planes = block.planes + lf * planes.words * LX;
+    int64_t xsy = 0, xs = 0;     // the group's first warp's parts of the sums (criteria.h)
     uint32_t n_xs[kCells] = {};  // the first warp's n(x, s), summed over the classes
     for (int32_t c = 0; c < step.n_classes; ++c) {
-      const int32_t first = step.class_start[c], last = step.class_start[c + 1];
-      int32_t acc[2][MT][NT][4] = {};  // two sets, so that consecutive mmas do not wait on each other
-#pragma unroll 2
-      for (int32_t tile = (first & ~15) + w * kOneHotTile; tile < last; tile += W * kOneHotTile) {
-        uint32_t x[8], s[8];
-        *reinterpret_cast<uint4*>(x) = codes_in_class(row, tile + 16 * t, first, last);
-        *reinterpret_cast<uint4*>(x + 4) = codes_in_class(row, tile + 64 + 16 * t, first, last);
-        // S's bytes need no mask: where X's byte is 0xFF, the product is 0 whatever S holds.
-        *reinterpret_cast<uint4*>(s) = tile + 16 * t < last
-            ? __ldg(reinterpret_cast<const uint4*>(step.s_codes8 + tile + 16 * t)) : make_uint4(~0u, ~0u, ~0u, ~0u);
-        *reinterpret_cast<uint4*>(s + 4) = tile + 64 + 16 * t < last
-            ? __ldg(reinterpret_cast<const uint4*>(step.s_codes8 + tile + 64 + 16 * t)) : make_uint4(~0u, ~0u, ~0u, ~0u);
+      int32_t acc[MT][NT][4] = {};
+#pragma unroll 4  // several tiles' loads in flight
+      for (int32_t w0 = planes.class_words[c] + w * kPlaneTileWords; w0 < planes.class_words[c + 1];
+           w0 += W * kPlaneTileWords) {
+        const uint32_t* xa = x_planes + static_cast<int64_t>(w0 + t) * LX + g;
+        const uint32_t* xb = xa + 4 * LX;
+        const uint32_t* sa = s_planes + static_cast<int64_t>(w0 + t) * LS + g;
+        const uint32_t* sb = sa + 4 * LS;
+        uint32_t a[MT][4], b[NT][2];
 #pragma unroll
-        for (int j = 0; j < 4; ++j) {
-          uint32_t a[MT][4], b[NT][2];
-#pragma unroll
-          for (int m = 0; m < MT; ++m) {
-            const uint32_t r0 = (16u * m + g) * 0x01010101u, r1 = (16u * m + g + 8) * 0x01010101u;
-            a[m][0] = __vcmpeq4(x[j], r0);
-            a[m][1] = __vcmpeq4(x[j], r1);
-            a[m][2] = __vcmpeq4(x[j + 4], r0);
-            a[m][3] = __vcmpeq4(x[j + 4], r1);
-          }
-#pragma unroll
-          for (int n = 0; n < NT; ++n) {
-            const uint32_t col = (8u * n + g) * 0x01010101u;
-            b[n][0] = __vcmpeq4(s[j], col);
-            b[n][1] = __vcmpeq4(s[j + 4], col);
-          }
-#pragma unroll
-          for (int m = 0; m < MT; ++m)
-#pragma unroll
-            for (int n = 0; n < NT; ++n) mma_s8(acc[j & 1][m][n], a[m], b[n]);
+        for (int m = 0; m < MT; ++m) {
+          a[m][0] = __ldg(xa + 16 * m);
+          a[m][1] = __ldg(xa + 16 * m + 8);
+          a[m][2] = __ldg(xb + 16 * m);
+          a[m][3] = __ldg(xb + 16 * m + 8);
         }
+#pragma unroll
+        for (int n = 0; n < NT; ++n) {
+          b[n][0] = __ldg(sa + 8 * n);
+          b[n][1] = __ldg(sb + 8 * n);
+        }
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+          for (int n = 0; n < NT; ++n) mma_b1(acc[m][n], a[m], b[n]);
       }
       // The class's n(x, s, y): the lane's cells, summed over the group's warps. Each cell is
       // held by one lane, at the same place in every warp and every class.
@@ -382,7 +391,7 @@ __global__ void __launch_bounds__(kThreads) onehot_counts_kernel(FeatureBlockVie
 #pragma unroll
         for (int n = 0; n < NT; ++n)
 #pragma unroll
-          for (int i = 0; i < 4; ++i) v[(m * NT + n) * 4 + i] = static_cast<uint32_t>(acc[0][m][n][i] + acc[1][m][n][i]);
+          for (int i = 0; i < 4; ++i) v[(m * NT + n) * 4 + i] = static_cast<uint32_t>(acc[m][n][i]);
       if (W > 1) {
 #pragma unroll
         for (int i = 0; i < kCells; ++i)
@@ -466,16 +475,14 @@ static CountKernel count_kernel(bool wide) {
   return wide ? score_pass_kernel<uint16_t> : score_pass_kernel<uint8_t>;
 }
 
-using OneHotKernel = void (*)(FeatureBlockView, StepView, int);
-// The tensor-core kernel for the block's levels of X and S, or null where it does not apply.
-static OneHotKernel onehot_kernel(const FeatureBlockView& block, const StepView& step) {
-  if (block.entry_start || block.wide || !step.s_codes8 || block.max_levels > kOneHotLevels ||
-      step.s_levels > kOneHotLevels)
-    return nullptr;
-  const bool two_rows = block.max_levels > 16;
-  if (step.s_levels <= 8) return two_rows ? onehot_counts_kernel<2, 1> : onehot_counts_kernel<1, 1>;
-  if (step.s_levels <= 16) return two_rows ? onehot_counts_kernel<2, 2> : onehot_counts_kernel<1, 2>;
-  return two_rows ? onehot_counts_kernel<2, 4> : onehot_counts_kernel<1, 4>;
+using PlaneKernel = void (*)(FeatureBlockView, StepView, int);
+// The bit-plane kernel for the block's and S's planes, or null where there are none.
+static PlaneKernel plane_kernel(const FeatureBlockView& block, const StepView& step) {
+  if (!block.planes || !step.s_planes) return nullptr;
+  const bool two_rows = step.planes.levels > 16;
+  if (step.s_plane_levels == 8) return two_rows ? plane_counts_kernel<2, 1> : plane_counts_kernel<1, 1>;
+  if (step.s_plane_levels == 16) return two_rows ? plane_counts_kernel<2, 2> : plane_counts_kernel<1, 2>;
+  return two_rows ? plane_counts_kernel<2, 4> : plane_counts_kernel<1, 4>;
 }
 
 CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int device) {
@@ -483,7 +490,7 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
   int major = 0, multiprocessors = 0;
   FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-  if (const OneHotKernel kernel = major >= 8 ? onehot_kernel(block, step) : nullptr) {
+  if (const PlaneKernel kernel = major >= 8 ? plane_kernel(block, step) : nullptr) {
     int per_sm = 0;
     FSGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
     per_sm = std::max(per_sm, 1);
@@ -493,8 +500,8 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
     int warps = 1;
     while (warps < kThreads / 32 && block.n_features * warps * 2 < resident_warps) warps *= 2;
     const int64_t groups = kThreads / 32 / warps;
-    layout.onehot_warps = warps;
-    layout.onehot_grid = static_cast<int>(
+    layout.plane_warps = warps;
+    layout.plane_grid = static_cast<int>(
         std::min<int64_t>((block.n_features + groups - 1) / groups, int64_t(per_sm) * multiprocessors));
     return layout;
   }
@@ -524,9 +531,9 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
 void launch_score_pass(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
                                 uint32_t* global_scratch, cudaStream_t stream) {
   if (block.n_features == 0) return;
-  if (layout.onehot_warps) {
-    onehot_kernel(block, step)<<<layout.onehot_grid, kThreads, 0, stream>>>(block, step, layout.onehot_warps);
-    check_launch("onehot_counts_kernel");
+  if (layout.plane_warps) {
+    plane_kernel(block, step)<<<layout.plane_grid, kThreads, 0, stream>>>(block, step, layout.plane_warps);
+    check_launch("plane_counts_kernel");
     return;
   }
   uint32_t* scratch = layout.shared_bytes ? nullptr : global_scratch;
@@ -548,6 +555,20 @@ void launch_narrow_codes(const uint32_t* s_codes, int32_t n_samples, uint8_t* ou
   narrow_codes_kernel<<<std::min(1024, (padded + kThreads - 1) / kThreads), kThreads, 0, stream>>>(s_codes, n_samples,
                                                                                                    padded, out);
   check_launch("narrow_codes_kernel");
+}
+
+void launch_planes(const uint8_t* codes, int64_t row_stride, int64_t n_rows, const PlaneLayout& planes, uint32_t* out,
+                   cudaStream_t stream) {
+  const int64_t blocks = (n_rows * planes.words + kThreads / 32 - 1) / (kThreads / 32);
+  planes_kernel<<<static_cast<int>(std::min<int64_t>(blocks, 65535)), kThreads, 0, stream>>>(codes, row_stride, n_rows,
+                                                                                           planes, out);
+  check_launch("planes_kernel");
+}
+
+void launch_planes(const uint32_t* codes, const PlaneLayout& planes, uint32_t* out, cudaStream_t stream) {
+  const int64_t blocks = (planes.words + kThreads / 32 - 1) / (kThreads / 32);
+  planes_kernel<<<static_cast<int>(std::min<int64_t>(blocks, 65535)), kThreads, 0, stream>>>(codes, 0, 1, planes, out);
+  check_launch("planes_kernel");
 }
 
 void launch_best_candidate(const FeatureState* state, const uint8_t* retired, int64_t n, DeviceCandidate* partial,
