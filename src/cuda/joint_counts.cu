@@ -207,7 +207,65 @@ __global__ void __launch_bounds__(kThreads) score_pass_kernel(FeatureBlockView b
 // counts the entries sharing its cell by seeing all keys go round the warp, and the first
 // entry of each cell adds the cell's term. The terms are joint_sums()'s: the base
 // code's cells start from the all-base sums and are corrected where entries fell.
+// small_feature_sums<R>() is one feature of at most 32 R entries (R a lane): R is a template
+// argument so that a feature of few entries compares only the rounds it has.
+template <int R>
+__device__ __forceinline__ void small_feature_sums(const FeatureBlockView& block, const StepView& step, int64_t begin,
+                                                   int32_t n_entries, int lane, int64_t& xsy, int64_t& xs) {
+  // Keys of this lane's entries (entry r * 32 + lane): the cells (x,s,y), (x,s), (s,y), s.
+  uint64_t key[4][R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int32_t e = r * 32 + lane;
+    uint32_t x = 0, s = 0, y = 0;
+    if (e < n_entries) {
+      const int32_t row = block.entry_row[begin + e];
+      x = block.wide ? static_cast<const uint16_t*>(block.codes)[begin + e]
+                     : static_cast<const uint8_t*>(block.codes)[begin + e];
+      s = step.s_codes[row];
+      y = step.class_of[row];
+    }
+    const uint64_t xs_key = static_cast<uint64_t>(x) * step.s_levels + s;
+    key[0][r] = xs_key * step.n_classes + y;
+    key[1][r] = xs_key;
+    key[2][r] = static_cast<uint64_t>(y) * step.s_levels + s;  // also the index into n(s, y)
+    key[3][r] = s;
+  }
+#pragma unroll
+  for (int kind = 0; kind < 4; ++kind) {
+    uint32_t count[R] = {};
+    bool first[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) first[r] = true;
+#pragma unroll
+    for (int r2 = 0; r2 < R; ++r2) {
+      for (int from = 0; from < 32; ++from) {
+        const uint64_t other = __shfl_sync(0xffffffffu, key[kind][r2], from);
+        const int32_t j = r2 * 32 + from;
+        if (j >= n_entries) break;  // uniform: the same j on every lane
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          if (other != key[kind][r]) continue;
+          ++count[r];
+          if (j < r * 32 + lane) first[r] = false;
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      if (r * 32 + lane >= n_entries || !first[r]) continue;
+      const uint32_t n = count[r];
+      const uint64_t k = key[kind][r];
+      if (kind == 0) xsy += step.plogp[n];
+      if (kind == 1) xs += step.plogp[n];
+      if (kind == 2) xsy += step.plogp[step.s_class_counts[k] - n] - step.plogp[step.s_class_counts[k]];
+      if (kind == 3) xs += step.plogp[step.s_counts[k] - n] - step.plogp[step.s_counts[k]];
+    }
+  }
+}
+
 __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockView block, StepView step) {
+  static_assert(kWarpRounds == 4, "small_features_kernel dispatches 1 to 4 rounds");
   const int lane = threadIdx.x % 32;
   const int64_t warps = int64_t(gridDim.x) * (kThreads / 32);
   for (int64_t lf = blockIdx.x * int64_t(kThreads / 32) + threadIdx.x / 32; lf < block.n_features; lf += warps) {
@@ -215,56 +273,13 @@ __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockVi
     const int64_t begin = block.entry_start[lf];
     const int32_t n_entries = static_cast<int32_t>(block.entry_start[lf + 1] - begin);
     if (step.retired[f] || n_entries > kWarpEntries) continue;  // uniform across the warp
-    const int rounds = (n_entries + 31) / 32;
-    // Keys of this lane's entries (entry r * 32 + lane): the cells (x,s,y), (x,s), (s,y), s.
-    uint64_t key[4][kWarpRounds];
-#pragma unroll
-    for (int r = 0; r < kWarpRounds; ++r) {
-      const int32_t e = r * 32 + lane;
-      uint32_t x = 0, s = 0, y = 0;
-      if (e < n_entries) {
-        const int32_t row = block.entry_row[begin + e];
-        x = block.wide ? static_cast<const uint16_t*>(block.codes)[begin + e]
-                       : static_cast<const uint8_t*>(block.codes)[begin + e];
-        s = step.s_codes[row];
-        y = step.class_of[row];
-      }
-      const uint64_t xs = static_cast<uint64_t>(x) * step.s_levels + s;
-      key[0][r] = xs * step.n_classes + y;
-      key[1][r] = xs;
-      key[2][r] = static_cast<uint64_t>(y) * step.s_levels + s;  // also the index into n(s, y)
-      key[3][r] = s;
-    }
     int64_t xsy = 0, xs = 0;
-#pragma unroll
-    for (int kind = 0; kind < 4; ++kind) {
-      uint32_t count[kWarpRounds] = {};
-      bool first[kWarpRounds];
-#pragma unroll
-      for (int r = 0; r < kWarpRounds; ++r) first[r] = true;
-      for (int r2 = 0; r2 < rounds; ++r2) {
-        for (int from = 0; from < 32; ++from) {
-          const uint64_t other = __shfl_sync(0xffffffffu, key[kind][r2], from);
-          const int32_t j = r2 * 32 + from;
-          if (j >= n_entries) break;  // uniform: the same j on every lane
-#pragma unroll
-          for (int r = 0; r < kWarpRounds; ++r) {
-            if (other != key[kind][r]) continue;
-            ++count[r];
-            if (j < r * 32 + lane) first[r] = false;
-          }
-        }
-      }
-#pragma unroll
-      for (int r = 0; r < kWarpRounds; ++r) {
-        if (r * 32 + lane >= n_entries || !first[r]) continue;
-        const uint32_t n = count[r];
-        const uint64_t k = key[kind][r];
-        if (kind == 0) xsy += step.plogp[n];
-        if (kind == 1) xs += step.plogp[n];
-        if (kind == 2) xsy += step.plogp[step.s_class_counts[k] - n] - step.plogp[step.s_class_counts[k]];
-        if (kind == 3) xs += step.plogp[step.s_counts[k] - n] - step.plogp[step.s_counts[k]];
-      }
+    switch ((n_entries + 31) / 32) {
+      case 0:
+      case 1: small_feature_sums<1>(block, step, begin, n_entries, lane, xsy, xs); break;
+      case 2: small_feature_sums<2>(block, step, begin, n_entries, lane, xsy, xs); break;
+      case 3: small_feature_sums<3>(block, step, begin, n_entries, lane, xsy, xs); break;
+      default: small_feature_sums<4>(block, step, begin, n_entries, lane, xsy, xs); break;
     }
     for (int offset = 16; offset > 0; offset /= 2) {
       xsy += __shfl_down_sync(0xffffffffu, xsy, offset);
