@@ -167,7 +167,7 @@ time_selection <- function(x, y, k, backend, threads, devices, nbins) {
     seconds <- system.time(
       # integer matrices hold categorical codes (as the baseline's codes take them), not numbers to bin
       sel <- select_features(x, y, k = k, method = "jmi", nbins = nbins, backend = backend,
-                             threads = threads, devices = devices, progress = FALSE,
+                             threads = threads, devices = devices, quiet = TRUE,
                              categorical = if (is.integer(x)) TRUE)
     )[["elapsed"]]
     df <- as.data.frame(sel)
