@@ -238,7 +238,11 @@ JointSums joint_sums(const CodeMatrix& x, int64_t feature, const Conditioning& s
     return grouped_joint_sums(x.wide ? nullptr : x.codes8.data() + begin, x.wide ? x.codes16.data() + begin : nullptr,
                               x.levels[feature], s, *groups, layout, plogp, scratch);
   }
-  if (!x.sparse && !x.wide && x.base[feature] == kNoBase)
+  // Dense byte codes: every cell counted, unless a base code pays for its derivation, which
+  // scans S's levels per class (not worth it when there are few samples for the cells).
+  const size_t all_cells = static_cast<size_t>(x.levels[feature]) * s.levels;
+  if (!x.sparse && !x.wide &&
+      (x.base[feature] == kNoBase || int64_t(kTouchRatio) * layout.n_samples < static_cast<int64_t>(all_cells)))
     return dense_joint_sums(x.codes8.data() + x.entries_begin(feature), x.levels[feature], s, layout, plogp, scratch);
   const int32_t ls = s.levels;
   const size_t cells = static_cast<size_t>(x.levels[feature]) * ls;
