@@ -7,11 +7,14 @@
 //
 //   bench/jmi_step.sh (builds with nvcc, runs every shape), or by hand:
 //   jmi_step SHAPE [k] [cpu_steps]      SHAPE: svhn16 | svhn64 | news20 | copy
+//   jmi_step cpu SHAPE BASELINE         the CPU engine on one thread against the FEAST baseline
+//                                       (SHAPE: svhn16 | svhn64 | news20 | breast)
 //
 // Prints one line per shape: key=value pairs (seconds, bytes a step, GB/s, agreement).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <thread>
@@ -209,9 +212,71 @@ void run(const std::string& shape, int64_t k, int64_t cpu_steps, double copy_gbp
   std::fflush(stdout);
 }
 
+// The CPU engine on one thread against the FEAST baseline (bench/baseline/feast_jmi), per step
+// after the first, on the same codes and the same host: k = 3. SVHN shapes at a tenth of their
+// samples (the cost of a step is linear in them), news20 and BreastCancer (97 x 24,481, 64
+// levels) in full.
+void cpu_vs_baseline(const std::string& shape, const std::string& baseline) {
+  const bool sparse = shape == "news20", breast = shape == "breast";
+  const int32_t n = sparse ? 15935 : breast ? 97 : 53114;
+  const int64_t p = sparse ? 62061 : breast ? 24481 : 3072;
+  const int32_t classes = sparse ? 20 : breast ? 2 : 10;
+  const std::vector<int32_t> y = labels(n, classes);
+  const ClassLayout layout = ClassLayout::from_labels(y.data(), n, classes);
+  double encode = 0;
+  const CodeMatrix codes = sparse ? sparse_codes(layout, p, 0.0023)
+                                  : encode_values(dense_values(y, p, shape == "svhn16" ? 16 : 64), layout, p, encode);
+  const int64_t k = 3;
+  CpuEngine cpu(codes, layout, 1);
+  Clock::time_point t0 = Clock::now(), after_first = t0;
+  const Selection sel = select_features(cpu, jmi(k), [&](int64_t step) {
+    if (step == 1) after_first = Clock::now();
+  });
+  const double cpu_step = since(after_first) / double(sel.features.size() - 1);
+  // The baseline reads dense codes feature after feature (class-sorted order: counts do not
+  // depend on the order) and the labels in the same order.
+  const std::string codes_path = "/tmp/jmi_step_codes.bin", labels_path = "/tmp/jmi_step_labels.bin";
+  {
+    FILE* out = std::fopen(codes_path.c_str(), "wb");
+    std::vector<uint8_t> column(n);
+    for (int64_t f = 0; f < p; ++f) {
+      std::fill(column.begin(), column.end(), static_cast<uint8_t>(codes.sparse ? codes.base[f] : 0));
+      for (int64_t e = codes.entries_begin(f); e < codes.entries_end(f); ++e)
+        column[codes.row(f, e)] = static_cast<uint8_t>(codes.code(e));
+      std::fwrite(column.data(), 1, column.size(), out);
+    }
+    std::fclose(out);
+    out = std::fopen(labels_path.c_str(), "wb");
+    for (int32_t i = 0; i < n; ++i) std::fputc(layout.class_of[i], out);
+    std::fclose(out);
+  }
+  const std::string command = baseline + " " + codes_path + " " + std::to_string(n) + " " + std::to_string(p) + " " +
+                              labels_path + " " + std::to_string(k) + " 1e-10";
+  FILE* pipe = popen(command.c_str(), "r");
+  char line[1 << 16] = {};
+  const bool got = pipe && std::fgets(line, sizeof line, pipe);
+  if (pipe) pclose(pipe);
+  double seconds = 0, first = 0;
+  const char* at = got ? std::strstr(line, " seconds=") : nullptr;
+  const char* at_first = got ? std::strstr(line, "first_seconds=") : nullptr;
+  if (at && at_first) {
+    seconds = std::atof(at + 9);
+    first = std::atof(at_first + 14);
+  }
+  const double baseline_step = (seconds - first) / double(k - 1);
+  std::printf("cpu shape=%s n=%d p=%lld cpu1_step_s=%.5f baseline_step_s=%.5f cpu1_vs_baseline=%.2fx%s\n", shape.c_str(), n,
+              (long long)p, cpu_step, baseline_step, cpu_step > 0 ? baseline_step / cpu_step : 0,
+              at ? "" : " (baseline gave no timings)");
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 4 && std::string(argv[1]) == "cpu") {  // jmi_step cpu SHAPE BASELINE: no GPU needed
+    cpu_vs_baseline(argv[2], argv[3]);
+    return 0;
+  }
   if (argc < 2) {
     std::fprintf(stderr, "usage: jmi_step SHAPE [k] [cpu_steps]   SHAPE: svhn16 | svhn64 | news20 | copy\n");
     return 2;
