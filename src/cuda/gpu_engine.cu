@@ -283,20 +283,21 @@ class GpuEngine : public SelectionEngine {
   }
 
   // Bit planes of resident dense byte codes of at most kPlaneLevels levels, for the binary
-  // tensor cores (sm_80 on), when they fit in `room` bytes.
+  // tensor cores (sm_80 on), when there are enough features for them and they fit in `room` bytes.
   void make_planes(Device& dev, int64_t room) {
     if (x_.sparse || x_.wide) return;
-    int major = 0;
+    int major = 0, multiprocessors = 0;
     FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev.id));
-    const int32_t levels = plane_levels(dev.blocks[0].max_levels);
-    if (major < 8 || levels == 0) return;
+    FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, dev.id));
+    const int64_t n = dev.last - dev.first;
+    if (major < 8 || plane_levels(dev.blocks[0].max_levels) == 0 || n < int64_t(kPlaneFeaturesPerSM) * multiprocessors)
+      return;
     std::vector<int32_t> class_words(static_cast<size_t>(layout_.n_classes) + 1, 0);
     for (int32_t c = 0; c < layout_.n_classes; ++c) {
       const int64_t size = layout_.class_start[c + 1] - layout_.class_start[c];
       class_words[c + 1] = class_words[c] + static_cast<int32_t>((size + 255) / 256 * 8);
     }
-    const int64_t n = dev.last - dev.first;
-    const int32_t x_levels = std::max(16, levels);  // a tile has 16 rows
+    const int32_t x_levels = 16;  // a tile has 16 rows
     const int64_t bytes = n * class_words.back() * x_levels * 4;
     if (bytes > room) return;
     dev.class_words.upload(class_words.data(), class_words.size());

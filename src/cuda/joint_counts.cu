@@ -293,7 +293,7 @@ __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockVi
 // ---- Dense codes of few levels: counting on the binary tensor cores ---------------------------
 //
 // Within a class, n(x, s) = sum over its samples of onehot(x) onehot(s)^T. Stored as bit planes
-// (one bit a sample for each level: plane_layout() in joint_counts.cuh), that is a product of
+// (one bit a sample for each level: PlaneLayout in joint_counts.cuh), that is a product of
 // binary matrices, which mma.sync's b1 form with .and.popc computes exactly: no shared-memory
 // atomic per code read, and no per-sample work at all in the count loop. A warp takes 256
 // samples (8 words) a tile: lane (g, t) loads rows g and g + 8 of X's planes and column g of
@@ -301,7 +301,6 @@ __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockVi
 // Classes start at whole tiles (their padding bits are 0), so a tile is one class's. The
 // counts' terms are the same integers as score_pass_kernel's: the sums are equal bitwise.
 constexpr int kPlaneTileWords = 8;
-constexpr int kPlaneMaxCells = 2 * 16 * 4 * 8;  // MT = 2 row tiles x NT = 4 column tiles
 
 // D += popcount(A AND B) on the binary tensor cores: A 16 x 256 bits (rows), B 256 x 8 bits
 // (columns). Lane (g, t): a0, a2 row g and a1, a3 row g + 8 at bits 32t.. and 128 + 32t..;
@@ -343,102 +342,55 @@ __global__ void __launch_bounds__(kThreads) planes_kernel(const Code* codes, int
   }
 }
 
-// A group of W warps (W = warps_per_feature; 8 / W groups a block) takes one feature at a time,
-// its warps taking every W-th tile of each class; with W > 1 the warps' counts meet in shared
-// memory (group barrier: named barrier 1 + group) before their terms are taken.
-template <int MT, int NT>
-__global__ void __launch_bounds__(kThreads) plane_counts_kernel(FeatureBlockView block, StepView step,
-                                                                int warps_per_feature) {
-  constexpr int kCells = MT * NT * 4;  // counters a lane holds
-  constexpr int LX = 16 * MT, LS = 8 * NT;
-  __shared__ uint32_t group_counts[kThreads / 32 / 2][kPlaneMaxCells];  // groups of W >= 2 warps
-  const int W = warps_per_feature, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int group = warp / W, w = warp % W, g = lane / 4, t = lane % 4;
-  const int groups = (kThreads / 32) / W;
-  uint32_t* counts = W > 1 ? group_counts[group] : nullptr;
-  auto group_barrier = [&] {
-    if (W > 1) asm volatile("bar.sync %0, %1;" ::"r"(1 + group), "r"(W * 32) : "memory");
-    else __syncwarp();
-  };
-  if (W > 1)
-    for (int i = w * 32 + lane; i < kCells * 32; i += W * 32) counts[i] = 0;
-  group_barrier();
+// A warp takes one feature at a time (8 a block): 16 rows of X's planes (levels 0..15) against
+// NT tiles of 8 columns of S's.
+template <int NT>
+__global__ void __launch_bounds__(kThreads) plane_counts_kernel(FeatureBlockView block, StepView step) {
+  constexpr int kCells = NT * 4;  // counters a lane holds
+  constexpr int LX = 16, LS = 8 * NT;
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int64_t warps = int64_t(gridDim.x) * (kThreads / 32);
   const PlaneLayout& planes = step.planes;
   const uint32_t* s_planes = step.s_planes;
-  for (int64_t lf = int64_t(blockIdx.x) * groups + group; lf < block.n_features; lf += int64_t(gridDim.x) * groups) {
+  for (int64_t lf = blockIdx.x * int64_t(kThreads / 32) + threadIdx.x / 32; lf < block.n_features; lf += warps) {
     const int64_t f = block.first + lf;
-    if (step.retired[f]) continue;  // the same for the whole group
+    if (step.retired[f]) continue;  // the same for the whole warp
     const uint32_t* x_planes = block.planes + lf * planes.words * LX;
-    int64_t xsy = 0, xs = 0;     // the group's first warp's parts of the sums (criteria.h)
-    uint32_t n_xs[kCells] = {};  // the first warp's n(x, s), summed over the classes
+    int64_t xsy = 0, xs = 0;     // the lane's parts of the sums (criteria.h)
+    uint32_t n_xs[kCells] = {};  // the lane's n(x, s), summed over the classes
     for (int32_t c = 0; c < step.n_classes; ++c) {
-      int32_t acc[MT][NT][4] = {};
+      int32_t acc[NT][4] = {};
 #pragma unroll 4  // several tiles' loads in flight
-      for (int32_t w0 = planes.class_words[c] + w * kPlaneTileWords; w0 < planes.class_words[c + 1];
-           w0 += W * kPlaneTileWords) {
+      for (int32_t w0 = planes.class_words[c]; w0 < planes.class_words[c + 1]; w0 += kPlaneTileWords) {
         const uint32_t* xa = x_planes + static_cast<int64_t>(w0 + t) * LX + g;
         const uint32_t* xb = xa + 4 * LX;
         const uint32_t* sa = s_planes + static_cast<int64_t>(w0 + t) * LS + g;
         const uint32_t* sb = sa + 4 * LS;
-        uint32_t a[MT][4], b[NT][2];
-#pragma unroll
-        for (int m = 0; m < MT; ++m) {
-          a[m][0] = __ldg(xa + 16 * m);
-          a[m][1] = __ldg(xa + 16 * m + 8);
-          a[m][2] = __ldg(xb + 16 * m);
-          a[m][3] = __ldg(xb + 16 * m + 8);
-        }
+        const uint32_t a[4] = {__ldg(xa), __ldg(xa + 8), __ldg(xb), __ldg(xb + 8)};
 #pragma unroll
         for (int n = 0; n < NT; ++n) {
-          b[n][0] = __ldg(sa + 8 * n);
-          b[n][1] = __ldg(sb + 8 * n);
-        }
-#pragma unroll
-        for (int m = 0; m < MT; ++m)
-#pragma unroll
-          for (int n = 0; n < NT; ++n) mma_b1(acc[m][n], a[m], b[n]);
-      }
-      // The class's n(x, s, y): the lane's cells, summed over the group's warps. Each cell is
-      // held by one lane, at the same place in every warp and every class.
-      uint32_t v[kCells];
-#pragma unroll
-      for (int m = 0; m < MT; ++m)
-#pragma unroll
-        for (int n = 0; n < NT; ++n)
-#pragma unroll
-          for (int i = 0; i < 4; ++i) v[(m * NT + n) * 4 + i] = static_cast<uint32_t>(acc[m][n][i]);
-      if (W > 1) {
-#pragma unroll
-        for (int i = 0; i < kCells; ++i)
-          if (v[i]) atomicAdd(&counts[i * 32 + lane], v[i]);
-        group_barrier();
-        if (w == 0) {
-#pragma unroll
-          for (int i = 0; i < kCells; ++i) {
-            v[i] = counts[i * 32 + lane];
-            counts[i * 32 + lane] = 0;
-          }
-        }
-        group_barrier();  // cleared before the next class is added in
-      }
-      if (w == 0) {
-#pragma unroll
-        for (int i = 0; i < kCells; ++i) {
-          if (v[i]) xsy += step.plogp[v[i]];
-          n_xs[i] += v[i];
+          const uint32_t b[2] = {__ldg(sa + 8 * n), __ldg(sb + 8 * n)};
+          mma_b1(acc[n], a, b);
         }
       }
+      // The class's n(x, s, y): each cell is held by one lane, at the same place in every class.
+#pragma unroll
+      for (int n = 0; n < NT; ++n)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const uint32_t v = static_cast<uint32_t>(acc[n][i]);
+          if (v) xsy += step.plogp[v];
+          n_xs[n * 4 + i] += v;
+        }
     }
-    if (w == 0) {
 #pragma unroll
-      for (int i = 0; i < kCells; ++i)
-        if (n_xs[i]) xs += step.plogp[n_xs[i]];
-      for (int offset = 16; offset > 0; offset /= 2) {
-        xsy += __shfl_down_sync(0xffffffffu, xsy, offset);
-        xs += __shfl_down_sync(0xffffffffu, xs, offset);
-      }
-      if (lane == 0) update_feature(step.rule, xsy, xs, step.state[f]);
+    for (int i = 0; i < kCells; ++i)
+      if (n_xs[i]) xs += step.plogp[n_xs[i]];
+    for (int offset = 16; offset > 0; offset /= 2) {
+      xsy += __shfl_down_sync(0xffffffffu, xsy, offset);
+      xs += __shfl_down_sync(0xffffffffu, xs, offset);
     }
+    if (lane == 0) update_feature(step.rule, xsy, xs, step.state[f]);
   }
 }
 
@@ -490,14 +442,11 @@ static CountKernel count_kernel(bool wide) {
   return wide ? score_pass_kernel<uint16_t> : score_pass_kernel<uint8_t>;
 }
 
-using PlaneKernel = void (*)(FeatureBlockView, StepView, int);
-// The bit-plane kernel for the block's and S's planes, or null where there are none.
+using PlaneKernel = void (*)(FeatureBlockView, StepView);
+// The bit-plane kernel for S's planes, or null where the block or S has none.
 static PlaneKernel plane_kernel(const FeatureBlockView& block, const StepView& step) {
   if (!block.planes || !step.s_planes) return nullptr;
-  const bool two_rows = step.planes.levels > 16;
-  if (step.s_plane_levels == 8) return two_rows ? plane_counts_kernel<2, 1> : plane_counts_kernel<1, 1>;
-  if (step.s_plane_levels == 16) return two_rows ? plane_counts_kernel<2, 2> : plane_counts_kernel<1, 2>;
-  return two_rows ? plane_counts_kernel<2, 4> : plane_counts_kernel<1, 4>;
+  return step.s_plane_levels == 8 ? plane_counts_kernel<1> : plane_counts_kernel<2>;
 }
 
 CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int device) {
@@ -509,16 +458,11 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
     int per_sm = 0;
     FSGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
     per_sm = std::max(per_sm, 1);
-    // As few warps per feature as keep at least half the resident warps busy: one warp
-    // per feature needs no barriers, but few features (and many samples) need more.
-    const int64_t resident_warps = int64_t(per_sm) * multiprocessors * (kThreads / 32);
-    int warps = 1;
-    while (warps < kThreads / 32 && block.n_features * warps * 2 < resident_warps) warps *= 2;
-    const int64_t groups = kThreads / 32 / warps;
-    layout.plane_warps = warps;
-    layout.plane_grid = static_cast<int>(
-        std::min<int64_t>((block.n_features + groups - 1) / groups, int64_t(per_sm) * multiprocessors));
-    return layout;
+    if (block.n_features >= int64_t(kPlaneFeaturesPerSM) * multiprocessors) {
+      layout.plane_grid = static_cast<int>(std::min<int64_t>((block.n_features + kThreads / 32 - 1) / (kThreads / 32),
+                                                             int64_t(per_sm) * multiprocessors));
+      return layout;
+    }
   }
   const size_t cells = static_cast<size_t>(block.max_levels) * step.s_levels;
   layout.words = 2 * cells + 2 * static_cast<size_t>(step.s_levels) + step.n_classes + 1;
@@ -546,8 +490,8 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
 void launch_score_pass(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
                                 uint32_t* global_scratch, cudaStream_t stream) {
   if (block.n_features == 0) return;
-  if (layout.plane_warps) {
-    plane_kernel(block, step)<<<layout.plane_grid, kThreads, 0, stream>>>(block, step, layout.plane_warps);
+  if (layout.plane_grid) {
+    plane_kernel(block, step)<<<layout.plane_grid, kThreads, 0, stream>>>(block, step);
     check_launch("plane_counts_kernel");
     return;
   }

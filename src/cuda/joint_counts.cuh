@@ -19,7 +19,7 @@ struct PlaneLayout {
   const int32_t* class_words = nullptr;  // n_classes + 1: the first word of each class (device)
   int32_t n_classes = 0;
   int32_t words = 0;   // per row
-  int32_t levels = 0;  // planes a word: 8, 16 or 32
+  int32_t levels = 0;  // planes a word: 16 for X, 8 or 16 for S
 };
 
 // A block of features resident on one device (block-relative arrays).
@@ -32,7 +32,7 @@ struct FeatureBlockView {
   int64_t first = 0;                    // index of the block's first feature in the device's arrays
   int64_t n_features = 0;
   int32_t max_levels = 1;               // of the block's features
-  const uint32_t* planes = nullptr;     // dense features of at most kPlaneLevels: bit planes, block-relative
+  const uint32_t* planes = nullptr;     // dense features of at most kPlaneLevels levels: bit planes, block-relative
 };
 
 // Everything one accumulation step reads, resident on the device.
@@ -60,19 +60,23 @@ struct StepView {
 
 // Count tables per thread block: shared memory when they fit, otherwise `global_scratch`.
 // Dense features with bit planes (at most kPlaneLevels levels, and S too) are counted on the
-// binary tensor cores instead (plane_warps > 0), with no tables: see plane_counts_kernel.
+// binary tensor cores instead, a warp a feature, when there are enough features for that
+// (plane_grid > 0), with no tables: see plane_counts_kernel.
 struct CountLayout {
   size_t words = 0;       // 32-bit words of tables per thread block
   size_t shared_bytes = 0;  // dynamic shared memory per block; 0 when tables are in global memory
   int grid = 0;
-  int plane_warps = 0;    // warps per feature of the bit-plane path; 0 when it does not apply
-  int plane_grid = 0;
+  int plane_grid = 0;     // blocks of the bit-plane kernel; 0 when it does not apply
 };
 
-constexpr int kPlaneLevels = 32;
+// The bit-plane path as run against the CPU on an H100 (16 rows of X, up to 2 column tiles of S).
+constexpr int kPlaneLevels = 16;
+// It takes a warp a feature: worth it with this many features a multiprocessor or more; fewer
+// features (of many samples) count faster with a block each.
+constexpr int kPlaneFeaturesPerSM = 16;
 
-// Planes per word for codes of `levels` levels: 8, 16 or 32 (0: too many for planes).
-inline int32_t plane_levels(int32_t levels) { return levels <= 8 ? 8 : levels <= 16 ? 16 : levels <= 32 ? 32 : 0; }
+// Planes per word for codes of `levels` levels: 8 or 16 (0: too many for planes).
+inline int32_t plane_levels(int32_t levels) { return levels <= 8 ? 8 : levels <= kPlaneLevels ? 16 : 0; }
 
 // S's codes as bytes (out: n_samples rounded up to 16, the padding 0xFF) for the atomic count loop.
 void launch_narrow_codes(const uint32_t* s_codes, int32_t n_samples, uint8_t* out, cudaStream_t stream);

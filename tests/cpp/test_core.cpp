@@ -420,9 +420,9 @@ int main() {
                         // CMI's joint condition gets thousands of mixed states: the CPU counts
                         // state by state, the GPU's tables outgrow shared memory
                         {10, 20000, 16, 2, -1, 64},
-                        // Dense byte codes of at most 32 levels are counted on the tensor cores
-                        // (joint_counts.cu, onehot_counts_kernel): enough features for one warp
-                        // each, and 32 levels (two row tiles, four column tiles) with few features
+                        // Dense byte codes of at most 16 levels with 16 features a multiprocessor
+                        // or more are counted from bit planes on the tensor cores (joint_counts.cu,
+                        // plane_counts_kernel); 32 levels with few features stay on the atomics
                         {11, 700, 2200, 7, -1, 16}, {12, 1500, 30, 5, 0.4, 32}};
   for (const Case& c : cases) {
     Data d = make_data(c.seed, c.n, c.p, c.classes, c.zeros);

@@ -1,7 +1,7 @@
-# Dense features of at most 32 levels are counted on the GPU's tensor cores (one-hot codes,
-# src/cuda/joint_counts.cu onehot_counts_kernel): selections and scores must equal the CPU's
-# bitwise, with one warp a feature (many features) and several (few), and with the input
-# checks made by the C++ encoder.
+# Dense features of at most 16 levels, 16 or more a multiprocessor, are counted from bit planes
+# on the GPU's tensor cores (src/cuda/joint_counts.cu plane_counts_kernel), the others with
+# shared-memory atomics: selections and scores must equal the CPU's bitwise either way, with
+# the input checks made by the C++ encoder.
 
 skip_if_no_gpu <- function() {
   skip_if_not(isTRUE(fsgpu::backend_info()$gpu_available), "no GPU")
