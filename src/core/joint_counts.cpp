@@ -21,9 +21,26 @@ Conditioning tabulate(std::vector<uint32_t> codes, int32_t levels, const ClassLa
   s.class_terms.assign(layout.n_classes, 0);
   // Positions are class-sorted: a class's counts come from its own range. This runs every
   // step on the host, ahead of the GPU's pass, so it is kept to one plain loop per class.
+  // Four partial tables taking turns, so that repeated codes do not wait on each other's
+  // stores (the sums are the same integers).
+  std::vector<uint32_t> partial(static_cast<size_t>(levels) * 3, 0);
   for (int32_t c = 0; c < layout.n_classes; ++c) {
     uint32_t* counts = s.class_counts.data() + static_cast<size_t>(c) * levels;
-    for (int32_t i = layout.class_start[c]; i < layout.class_start[c + 1]; ++i) ++counts[s.codes[i]];
+    uint32_t *c1 = partial.data(), *c2 = c1 + levels, *c3 = c2 + levels;
+    const uint32_t* codes = s.codes.data();
+    int32_t i = layout.class_start[c];
+    const int32_t last = layout.class_start[c + 1];
+    for (; i + 3 < last; i += 4) {
+      ++counts[codes[i]];
+      ++c1[codes[i + 1]];
+      ++c2[codes[i + 2]];
+      ++c3[codes[i + 3]];
+    }
+    for (; i < last; ++i) ++counts[codes[i]];
+    for (int32_t v = 0; v < levels; ++v) {
+      counts[v] += c1[v] + c2[v] + c3[v];
+      c1[v] = c2[v] = c3[v] = 0;
+    }
     for (int32_t v = 0; v < levels; ++v) {
       s.class_terms[c] += plogp(counts[v]);
       s.counts[v] += counts[v];
@@ -37,10 +54,8 @@ Conditioning tabulate(std::vector<uint32_t> codes, int32_t levels, const ClassLa
 std::vector<uint32_t> feature_codes(const CodeMatrix& x, const ClassLayout& layout, int64_t feature) {
   const int64_t begin = x.entries_begin(feature), end = x.entries_end(feature);
   if (!x.sparse) {
-    std::vector<uint32_t> codes(layout.n_samples);
-    if (x.wide) std::copy(x.codes16.begin() + begin, x.codes16.begin() + end, codes.begin());
-    else std::copy(x.codes8.begin() + begin, x.codes8.begin() + end, codes.begin());
-    return codes;
+    if (x.wide) return std::vector<uint32_t>(x.codes16.begin() + begin, x.codes16.begin() + end);
+    return std::vector<uint32_t>(x.codes8.begin() + begin, x.codes8.begin() + end);
   }
   std::vector<uint32_t> codes(layout.n_samples, x.base[feature]);
   for (int64_t e = begin; e < end; ++e) codes[x.entry_row[e]] = x.code(e);
