@@ -185,6 +185,47 @@ std::pair<uint16_t, int64_t> write_codes(const ColumnPlan& plan, const ColumnSou
   return {static_cast<uint16_t>(top - counts.begin()), *top};
 }
 
+// The common case of a categorical column, values within fewer than 256 of each other (codes,
+// genotypes, small counts) that stay categories, in one pass over it: within such a window a
+// value's low byte identifies it, so the low bytes are written at class-sorted positions and
+// counted while the range is found, then renumbered in place, in the values' order, to
+// 0..levels-1 (CategoricalCodes' codes). Returns false, having found nothing else, for any
+// other column (a missing value included: plan_column() finds it), which the caller codes
+// from a ColumnPlan; the bytes written are then overwritten.
+bool write_small_category(const ColumnSource& col, const ClassLayout& layout, uint8_t* out, uint16_t& levels,
+                          uint16_t& mode, int64_t& mode_count) {
+  if (!col.categorical || col.bin_above == 0) return false;
+  const int32_t* v = col.categorical;
+  const int32_t* position = layout.position.data();
+  uint32_t seen[256] = {};
+  int32_t lo = INT32_MAX, hi = INT32_MIN;
+  for (int32_t i = 0; i < layout.n_samples; ++i) {
+    const uint8_t low = static_cast<uint8_t>(v[i]);
+    lo = std::min(lo, v[i]);
+    hi = std::max(hi, v[i]);
+    ++seen[low];
+    out[position[i]] = low;
+  }
+  const int64_t span = static_cast<int64_t>(hi) - lo;
+  if (lo == kMissingInteger || span >= 256 || (col.bin_above > 0 && span >= col.bin_above)) return false;
+  uint8_t code[256] = {};
+  int32_t next = 0;
+  mode_count = -1;
+  for (int64_t offset = 0; offset <= span; ++offset) {  // the values in increasing order
+    const uint8_t low = static_cast<uint8_t>(lo + offset);
+    if (!seen[low]) continue;
+    code[low] = static_cast<uint8_t>(next);
+    if (static_cast<int64_t>(seen[low]) > mode_count) {  // the first of the most frequent
+      mode = static_cast<uint16_t>(next);
+      mode_count = seen[low];
+    }
+    ++next;
+  }
+  for (int32_t p = 0; p < layout.n_samples; ++p) out[p] = code[out[p]];
+  levels = static_cast<uint16_t>(next);
+  return true;
+}
+
 // The base of a dense feature: its most frequent code, if common enough to pay for deriving it.
 uint16_t dense_base(uint16_t mode, int64_t mode_count, int32_t n_samples) {
   return mode_count * kBaseShareDenominator < n_samples ? kNoBase : mode;
@@ -250,6 +291,8 @@ CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLay
   parallel_for(p, threads, 4, [&](int64_t begin, int64_t end, int) {
     std::vector<int64_t> counts;
     for (int64_t f = begin; f < end; ++f) {
+      uint8_t* out = m.codes8.data() + static_cast<size_t>(f) * n;
+      if (write_small_category(columns[f], layout, out, m.levels[f], mode[f], mode_count[f])) continue;
       const ColumnPlan plan = plan_column(columns[f], n, nbins, f);
       if (plan.bad >= 0) {
         if (!report)
@@ -264,8 +307,7 @@ CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLay
         wide[f] = 1;
         continue;
       }
-      std::tie(mode[f], mode_count[f]) =
-          write_codes(plan, columns[f], layout, m.codes8.data() + static_cast<size_t>(f) * n, counts);
+      std::tie(mode[f], mode_count[f]) = write_codes(plan, columns[f], layout, out, counts);
     }
   });
   if (report) {
