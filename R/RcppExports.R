@@ -101,8 +101,8 @@ fsgpu_parse_arff <- function(bytes) {
     .Call(`_fsgpu_fsgpu_parse_arff`, bytes)
 }
 
-fsgpu_select <- function(x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress) {
-    .Call(`_fsgpu_fsgpu_select`, x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress)
+fsgpu_select <- function(x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress, bin_above = NULL) {
+    .Call(`_fsgpu_fsgpu_select`, x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress, bin_above)
 }
 
 fsgpu_mi_scores <- function(x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize = "none", estimator = "emp") {

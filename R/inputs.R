@@ -17,11 +17,58 @@
 #'   `classes` (character labels of the codes), `feature_names` (character), `sample_names`
 #'   (character or NULL), `n_samples`, `n_features` and `sparse` (TRUE for a dgCMatrix).
 #' @noRd
-prepare_input <- function(x, y, arg_x = "x", arg_y = "y", allow_missing = FALSE, binning = NULL) {
+prepare_input <- function(x, y, arg_x = "x", arg_y = "y", allow_missing = FALSE, binning = NULL, defer = FALSE) {
   input <- normalise_x(x, arg_x)
-  if (!allow_missing) check_finite(input, arg_x)
+  defer <- defer && !allow_missing && !is.null(binning) && can_defer(input, binning)
+  if (!allow_missing && !defer) check_finite(input, arg_x)
   labels <- encode_classes(y, input$n_samples, input$sample_names, arg_y, arg_x)
+  if (defer) return(defer_columns(c(input, labels), binning, arg_x))
   prepare_columns(c(input, labels), binning)
+}
+
+# Deferred checks (`defer = TRUE`, for a job whose glue passes input_report's arguments to
+# codes_from_r()): the scan for NA, NaN and Inf and the integer rule's count of distinct values
+# run in C++, in the pass that encodes the data (threaded, reading x in place), instead of
+# here over the whole matrix. The input then carries `bin_above` (per column, see
+# ColumnSource::bin_above in src/core/code_matrix.h) and the glue returns a report that
+# finish_input() turns into the same errors, notes and message as prepare_input() without it.
+
+#' Whether the C++ encoder can take the checks of `input`: not when double columns are made
+#' categories or a sparse matrix has categorical columns (both converted here first)
+#' @noRd
+can_defer <- function(input, binning) {
+  roles <- binning$roles
+  if (is.null(roles)) roles <- column_roles(binning$categorical, NULL, input$feature_names)
+  !any(input$kinds == "double" & roles %in% TRUE)
+}
+
+#' The input for deferred checks: x as given, and per column the glue's bin_above: -1 (a
+#' category, or not an integer column), 0 (binned) or the rule's limit (binned when it has
+#' more distinct values)
+#' @noRd
+defer_columns <- function(input, binning, arg) {
+  roles <- binning$roles
+  if (is.null(roles)) roles <- column_roles(binning$categorical, NULL, input$feature_names)
+  integer <- input$kinds == "integer"
+  bin <- integer & (roles %in% FALSE | (is.na(roles) & binning$asked))
+  rule <- integer & is.na(roles) & !binning$asked
+  input$bin_above <- ifelse(bin, 0L, ifelse(rule, integer_level_limit(input$n_samples), -1L))
+  input$deferred_arg <- arg
+  input$binning <- binning
+  input
+}
+
+#' After a job with deferred checks: the error naming features and samples when x held NA,
+#' NaN or Inf, else the input with the notes and message of announce_columns(). `report` is
+#' the glue's (report_to_r() in src/input_codes.cpp).
+#' @noRd
+finish_input <- function(input, report) {
+  if (is.null(input$bin_above)) return(input)
+  if (length(report$bad_columns)) stop_nonfinite(report$bad_rows, report$bad_columns, input, input$deferred_arg)
+  integer <- input$kinds == "integer"
+  treatment <- list(binned = report$binned, by_rule = report$binned & input$bin_above > 0L,
+                    integer_category = integer & !report$binned, double_category = rep(FALSE, input$n_features))
+  announce_columns(input, treatment, input$feature_names, input$n_samples)
 }
 
 #' Normalise x of an unsupervised job (no class)

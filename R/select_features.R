@@ -160,7 +160,7 @@ select_features.default <- function(x, y, k = 10, method = "jmi", nbins = NULL, 
                                     quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_selection(prepare_input(x, y, binning = binning), k = k, method = method, nbins = nbins,
+  quiet_if(quiet, run_selection(prepare_input(x, y, binning = binning, defer = is.null(discretize)), k = k, method = method, nbins = nbins,
                                 beta = beta, gamma = gamma, fixed = fixed, min_score = min_score, weights = weights,
                                 backend = backend, threads = threads, devices = devices, units = units,
                                 quiet = quiet, discretize = discretize))
@@ -202,10 +202,12 @@ run_selection <- function(input, k, method, nbins, beta, gamma, fixed, min_score
   progress <- job_progress(sprintf("Selecting %d features (%s)", k, toupper(method)), quiet)
   elapsed <- system.time(
     res <- fsgpu_select(input$x, input$y, length(input$classes), k, method, coef$beta, coef$gamma, fixed, min_bits,
-                        weights, run$nbins, run$backend, run$threads, run$devices, run$memory_limit, progress),
+                        weights, run$nbins, run$backend, run$threads, run$devices, run$memory_limit, progress,
+                        input$bin_above),
     gcFirst = FALSE
   )[["elapsed"]]
   progress_done(progress)
+  input <- finish_input(input, res$input)
   n <- length(res$features)
   in_units <- if (method %in% ratio_methods) seq_len(n) == 1L else rep(!method %in% impurity_methods, n)
   structure(list(

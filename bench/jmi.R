@@ -167,12 +167,12 @@ time_selection <- function(x, y, k, backend, threads, devices, nbins) {
     seconds <- system.time(
       # integer matrices hold categorical codes (as the baseline's codes take them), not numbers to bin
       sel <- select_features(x, y, k = k, method = "jmi", nbins = nbins, backend = backend,
-                             threads = threads, devices = devices, progress = FALSE,
+                             threads = threads, devices = devices, quiet = TRUE,
                              categorical = if (is.integer(x)) TRUE)
     )[["elapsed"]]
     df <- as.data.frame(sel)
     list(seconds = seconds, setup_seconds = seconds - sel$timings[["steps"]], features = df$index,
-         scores = df$score, steps = length(df$index))
+         scores = df$score, steps = length(df$index), timings = sel$timings)
   }, error = function(e) {
     message("  ", backend, " failed: ", conditionMessage(e))
     NULL
@@ -278,11 +278,18 @@ main <- function() {
     rows <- list()
     add_row <- function(backend, threads, k, device, r, bytes, agrees, per_step, setup = NA_real_) {
       bw <- bytes / per_step / 1e9
+      # The engine's own timings, and what is left of the end-to-end time: R's share (input
+      # checks and coercion before the engine, the result after it).
+      tm <- if (is.null(r$timings)) c(encode = NA, prepare = NA, relevance = NA, steps = NA) else r$timings
+      r_side <- r$seconds - sum(tm)
       rows[[length(rows) + 1L]] <<- data.frame(
         date = format(Sys.time(), "%Y-%m-%d %H:%M"), device = device, shape = name,
         n_samples = n, n_features = p, n_classes = nlevels(y), density = signif(density, 4), k = k,
         backend = backend, threads = threads, seconds = signif(r$seconds, 6),
-        setup_seconds = signif(setup, 6), steps = length(r$features),
+        setup_seconds = signif(setup, 6), encode_seconds = signif(tm[["encode"]], 4),
+        prepare_seconds = signif(tm[["prepare"]], 4), relevance_seconds = signif(tm[["relevance"]], 4),
+        steps_seconds = signif(tm[["steps"]], 4), r_side_seconds = signif(r_side, 4),
+        r_share = signif(r_side / r$seconds, 3), steps = length(r$features),
         seconds_per_step = signif(per_step, 6), bytes_per_step = bytes,
         bandwidth_GBps_achieved = signif(bw, 4),
         bound_fraction = if (backend == "gpu") signif(bw / peak, 4) else NA_real_,
@@ -351,10 +358,13 @@ main <- function() {
     }
     table <- do.call(rbind, rows)
     results[[name]] <- table
-    show <- table[, c("backend", "threads", "k", "steps", "seconds", "setup_seconds", "seconds_per_step",
-                      "bandwidth_GBps_achieved", "bound_fraction", "agrees")]
-    names(show) <- c("backend", "threads", "k", "steps", "seconds", "setup_s", "s/step", "GB/s", "of peak", "agrees")
-    for (col in c("seconds", "setup_s", "s/step", "GB/s", "of peak")) show[[col]] <- signif(show[[col]], 3)
+    show <- table[, c("backend", "threads", "k", "steps", "seconds", "encode_seconds", "prepare_seconds",
+                      "steps_seconds", "r_side_seconds", "r_share", "seconds_per_step", "bandwidth_GBps_achieved",
+                      "bound_fraction", "agrees")]
+    names(show) <- c("backend", "threads", "k", "steps", "seconds", "encode", "prepare", "steps_s", "R side",
+                     "R share", "s/step", "GB/s", "of peak", "agrees")
+    for (col in c("seconds", "encode", "prepare", "steps_s", "R side", "R share", "s/step", "GB/s", "of peak"))
+      show[[col]] <- signif(show[[col]], 3)
     print(show, row.names = FALSE)
     if (all(c("cpu1", "baseline") %in% table$backend)) {
       ratio <- table$seconds_per_step[table$backend == "baseline"] / table$seconds_per_step[table$backend == "cpu1"]

@@ -416,8 +416,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_select
-Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std::string method, double beta, double gamma, Rcpp::IntegerVector fixed, double min_score, SEXP weights, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
-RcppExport SEXP _fsgpu_fsgpu_select(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP kSEXP, SEXP methodSEXP, SEXP betaSEXP, SEXP gammaSEXP, SEXP fixedSEXP, SEXP min_scoreSEXP, SEXP weightsSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
+Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std::string method, double beta, double gamma, Rcpp::IntegerVector fixed, double min_score, SEXP weights, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, SEXP bin_above);
+RcppExport SEXP _fsgpu_fsgpu_select(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP kSEXP, SEXP methodSEXP, SEXP betaSEXP, SEXP gammaSEXP, SEXP fixedSEXP, SEXP min_scoreSEXP, SEXP weightsSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP bin_aboveSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -437,7 +437,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_select(x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress));
+    Rcpp::traits::input_parameter< SEXP >::type bin_above(bin_aboveSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_select(x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress, bin_above));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -562,7 +563,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_password_argon2id_needs_rehash", (DL_FUNC) &_fsgpu_password_argon2id_needs_rehash, 3},
     {"_fsgpu_fsgpu_parse_libsvm", (DL_FUNC) &_fsgpu_fsgpu_parse_libsvm, 3},
     {"_fsgpu_fsgpu_parse_arff", (DL_FUNC) &_fsgpu_fsgpu_parse_arff, 1},
-    {"_fsgpu_fsgpu_select", (DL_FUNC) &_fsgpu_fsgpu_select, 16},
+    {"_fsgpu_fsgpu_select", (DL_FUNC) &_fsgpu_fsgpu_select, 17},
     {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 10},
     {"_fsgpu_fsgpu_conditional_scores", (DL_FUNC) &_fsgpu_fsgpu_conditional_scores, 11},
     {"_fsgpu_fsgpu_front_start", (DL_FUNC) &_fsgpu_fsgpu_front_start, 8},

@@ -9,15 +9,17 @@ ClassLayout layout_from_r(const Rcpp::IntegerVector& y, int n_classes) {
   return ClassLayout::from_labels(y.begin(), static_cast<int32_t>(y.size()), n_classes);
 }
 
-CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int threads) {
+CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int threads, SEXP bin_above,
+                        EncodeReport* report) {
   const int32_t n = layout.n_samples;
   if (Rf_isS4(x) && Rf_inherits(x, "dgCMatrix")) {
     Rcpp::S4 m(x);
     Rcpp::IntegerVector dim = m.slot("Dim"), i = m.slot("i"), p = m.slot("p");
     Rcpp::NumericVector values = m.slot("x");
     if (dim[0] != n) Rcpp::stop("x has %d rows but y has %d samples", dim[0], n);
-    return encode_sparse(i.begin(), p.begin(), values.begin(), dim[1], layout, nbins, threads);
+    return encode_sparse(i.begin(), p.begin(), values.begin(), dim[1], layout, nbins, threads, report);
   }
+  const Rcpp::IntegerVector limits = Rf_isNull(bin_above) ? Rcpp::IntegerVector() : Rcpp::IntegerVector(bin_above);
   std::vector<ColumnSource> columns;
   auto add = [&](SEXP column, R_xlen_t offset) {
     ColumnSource c;
@@ -27,21 +29,41 @@ CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int thread
       case LGLSXP: c.categorical = LOGICAL(column) + offset; break;
       default: Rcpp::stop("x must be numeric, integer or logical");
     }
+    if (c.categorical && limits.size()) c.bin_above = limits[columns.size()];
     columns.push_back(c);
   };
+  R_xlen_t p = 0;
   if (Rf_isMatrix(x)) {
     if (Rf_nrows(x) != n) Rcpp::stop("x has %d rows but y has %d samples", Rf_nrows(x), n);
-    for (int j = 0; j < Rf_ncols(x); ++j) add(x, static_cast<R_xlen_t>(j) * n);
+    p = Rf_ncols(x);
   } else if (TYPEOF(x) == VECSXP) {
-    for (R_xlen_t j = 0; j < XLENGTH(x); ++j) {
+    p = XLENGTH(x);
+  } else {
+    Rcpp::stop("x must be a matrix, a list of columns or a dgCMatrix");
+  }
+  if (limits.size() && limits.size() != p) Rcpp::stop("bin_above must have one value per column of x");
+  if (Rf_isMatrix(x)) {
+    for (int j = 0; j < p; ++j) add(x, static_cast<R_xlen_t>(j) * n);
+  } else {
+    for (R_xlen_t j = 0; j < p; ++j) {
       SEXP column = VECTOR_ELT(x, j);
       if (XLENGTH(column) != n) Rcpp::stop("column %d of x has the wrong length", static_cast<int>(j + 1));
       add(column, 0);
     }
-  } else {
-    Rcpp::stop("x must be a matrix, a list of columns or a dgCMatrix");
   }
-  return encode_dense(columns, layout, nbins, threads);
+  return encode_dense(columns, layout, nbins, threads, report);
+}
+
+Rcpp::List report_to_r(const EncodeReport& report) {
+  std::vector<int> rows, cols;
+  for (size_t f = 0; f < report.bad_row.size(); ++f) {
+    if (report.bad_row[f] < 0) continue;
+    rows.push_back(report.bad_row[f] + 1);
+    cols.push_back(static_cast<int>(f + 1));
+  }
+  Rcpp::LogicalVector binned(report.binned.begin(), report.binned.end());
+  return Rcpp::List::create(Rcpp::Named("binned") = binned, Rcpp::Named("bad_rows") = Rcpp::wrap(rows),
+                            Rcpp::Named("bad_columns") = Rcpp::wrap(cols));
 }
 
 namespace {

@@ -10,9 +10,18 @@
 namespace fsgpu {
 
 // y: 0-based class codes. x: a double/integer/logical matrix, a list of double (binned) and
-// integer (categorical) columns, or a dgCMatrix; samples are rows.
+// integer (categorical) columns, or a dgCMatrix; samples are rows. x is read in place, once,
+// on `threads` threads. bin_above (NULL, or one integer per column) is ColumnSource::bin_above
+// for the integer and logical columns: NULL keeps them all categories. Without a report, a
+// missing or infinite value is an error naming the feature's number; with one, it is recorded
+// there (and the matrix returned is empty) for the R layer to name features and samples.
 ClassLayout layout_from_r(const Rcpp::IntegerVector& y, int n_classes);
-CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int threads);
+CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int threads, SEXP bin_above = R_NilValue,
+                        EncodeReport* report = nullptr);
+
+// A report as R sees it: list(binned = per column, whether an integer column was binned;
+// bad_rows, bad_columns = the 1-based sample and feature of each bad feature's first bad value).
+Rcpp::List report_to_r(const EncodeReport& report);
 
 // The raw values of x's columns as doubles (NA as NaN), for jobs that read values rather than
 // codes (discretization). read(f, out) writes feature f's n_samples values and may run on worker

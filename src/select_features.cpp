@@ -64,13 +64,17 @@ Normalization normalization_of(const std::string& name) {
 Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std::string method, double beta,
                         double gamma, Rcpp::IntegerVector fixed, double min_score, SEXP weights, int nbins,
                         std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit,
-                        SEXP progress) {
+                        SEXP progress, SEXP bin_above = R_NilValue) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   Clock::time_point t0 = Clock::now();
   const ClassLayout layout = layout_from_r(y, n_classes);
-  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  // With bin_above (R's deferred input checks), bad values come back to R to be named.
+  EncodeReport report;
+  EncodeReport* checks = Rf_isNull(bin_above) ? nullptr : &report;
+  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads, bin_above, checks);
+  if (checks && report.any_bad()) return Rcpp::List::create(Rcpp::Named("input") = report_to_r(report));
   const double encode_seconds = seconds_since(t0);
   t0 = Clock::now();
   if (k < 1 || k > codes.n_features) Rcpp::stop("k must be between 1 and the number of features");
@@ -113,6 +117,7 @@ Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std
   return Rcpp::List::create(Rcpp::Named("features") = features,
                             Rcpp::Named("scores") = Rcpp::wrap(sel.scores),
                             Rcpp::Named("backend") = backend,
+                            Rcpp::Named("input") = checks ? SEXP(report_to_r(report)) : R_NilValue,
                             Rcpp::Named("timings") = Rcpp::NumericVector::create(
                                 Rcpp::Named("encode") = encode_seconds, Rcpp::Named("prepare") = prepare_seconds,
                                 Rcpp::Named("relevance") = relevance_seconds, Rcpp::Named("steps") = steps_seconds));

@@ -56,10 +56,22 @@ struct CodeMatrix {
 };
 
 // One column of a dense input as the R layer hands it over: numeric columns are binned into
-// equal-width bins, categorical columns (integer, logical, factor codes) are compacted.
+// equal-width bins; whole-number columns (integer, logical, factor codes) are categories, each
+// distinct value a level, or binned exactly as the same values stored as doubles would be.
 struct ColumnSource {
   const double* numeric = nullptr;
-  const int32_t* categorical = nullptr;
+  const int32_t* categorical = nullptr;  // INT32_MIN (R's NA_integer_) is missing
+  // categorical only: binned when the column has more distinct values than this; -1 never
+  // (a category), 0 always. Issue 21's rule for integer columns passes its level limit.
+  int64_t bin_above = -1;
+};
+
+// What encode_dense() and encode_sparse() found, for a caller that reports bad values itself
+// (naming features and samples) rather than take the first as an exception.
+struct EncodeReport {
+  std::vector<int32_t> bad_row;  // per feature: the first sample holding NA, NaN or +-Inf; -1 for none
+  std::vector<uint8_t> binned;   // per feature: a categorical column that was binned
+  bool any_bad() const;
 };
 
 // Equal-width binning (CUDA-JMI): [lo, hi] cut into nbins equal segments; hi to the last one.
@@ -78,11 +90,15 @@ constexpr uint16_t kNoBase = 0xFFFF;  // no code reaches it: levels are at most 
 // A dense feature's most frequent code becomes its base when it holds this share of samples.
 constexpr int kBaseShareDenominator = 8;
 
+// One pass over each column (read in place, columns on `threads` threads), codes written at
+// class-sorted positions. A missing or infinite value throws, naming the feature; with a
+// report, every feature's first one is recorded instead and, if there is any, the matrix
+// returned has no features.
 CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLayout& layout,
-                        int nbins, int threads);
+                        int nbins, int threads, EncodeReport* report = nullptr);
 
 // Compressed sparse columns as in Matrix::dgCMatrix: 0-based rows i, column pointers p.
 CodeMatrix encode_sparse(const int32_t* i, const int32_t* p, const double* x, int64_t n_features,
-                         const ClassLayout& layout, int nbins, int threads);
+                         const ClassLayout& layout, int nbins, int threads, EncodeReport* report = nullptr);
 
 }  // namespace fsgpu

@@ -2,7 +2,9 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <memory>
 #include <string>
+#include <tuple>
 
 #include "code_matrix.h"
 #include "parallel.h"
@@ -53,20 +55,20 @@ uint16_t CodeMatrix::max_levels() const {
   return m;
 }
 
+bool EncodeReport::any_bad() const {
+  return std::any_of(bad_row.begin(), bad_row.end(), [](int32_t r) { return r >= 0; });
+}
+
 namespace {
 
-// Distinct values of a categorical column, mapped to 0..levels-1 in increasing order.
+constexpr int32_t kMissingInteger = INT32_MIN;  // R's NA_integer_
+
+std::string feature_label(int64_t feature) { return "feature " + std::to_string(feature + 1); }
+
+// Distinct values of a categorical column within [lo, hi], mapped to 0..levels-1 in increasing order.
 class CategoricalCodes {
  public:
-  CategoricalCodes(const int32_t* v, int32_t n, int64_t feature) {
-    int32_t lo = INT_MAX, hi = INT_MIN;
-    for (int32_t i = 0; i < n; ++i) {
-      if (v[i] == INT_MIN)
-        throw std::runtime_error("x has a missing value in feature " + std::to_string(feature + 1));
-      lo = std::min(lo, v[i]);
-      hi = std::max(hi, v[i]);
-    }
-    lo_ = lo;
+  CategoricalCodes(const int32_t* v, int32_t n, int32_t lo, int32_t hi) : lo_(lo) {
     if (static_cast<int64_t>(hi) - lo < 4 * static_cast<int64_t>(n) + 65536) {  // a lookup table
       table_.assign(static_cast<size_t>(static_cast<int64_t>(hi) - lo + 1), -1);
       for (int32_t i = 0; i < n; ++i) table_[v[i] - lo] = 0;
@@ -78,9 +80,6 @@ class CategoricalCodes {
       sorted_.erase(std::unique(sorted_.begin(), sorted_.end()), sorted_.end());
       levels_ = static_cast<int64_t>(sorted_.size());
     }
-    if (levels_ > kMaxLevels)
-      throw std::runtime_error("feature " + std::to_string(feature + 1) +
-                               " has more than 65535 distinct values; pass it as numeric to bin it");
   }
   int64_t levels() const { return levels_; }
   uint16_t operator()(int32_t v) const {
@@ -94,18 +93,137 @@ class CategoricalCodes {
   std::vector<int32_t> table_, sorted_;
 };
 
-EqualWidthBins numeric_bins(const double* v, int64_t n, bool has_zeros, int nbins, int64_t feature) {
+// Equal-width bins over v's range (and 0's, for sparse columns with zeros); `bad` is set to
+// the first missing or infinite value's index, or -1.
+EqualWidthBins numeric_bins(const double* v, int64_t n, bool has_zeros, int nbins, int32_t& bad) {
   EqualWidthBins bins;
   bins.nbins = nbins;
-  bins.lo = has_zeros ? 0.0 : INFINITY;
-  bins.hi = has_zeros ? 0.0 : -INFINITY;
-  for (int64_t i = 0; i < n; ++i) {
-    if (!std::isfinite(v[i]))
-      throw std::runtime_error("x has a missing or infinite value in feature " + std::to_string(feature + 1));
-    bins.lo = std::min(bins.lo, v[i]);
-    bins.hi = std::max(bins.hi, v[i]);
+  double lo = has_zeros ? 0.0 : INFINITY, hi = has_zeros ? 0.0 : -INFINITY;
+  bool finite = true;
+  for (int64_t i = 0; i < n; ++i) {  // branch-free: x - x is 0 unless x is NaN or infinite
+    const double x = v[i];
+    finite &= x - x == 0;
+    lo = x < lo ? x : lo;
+    hi = x > hi ? x : hi;
   }
+  bad = -1;
+  for (int64_t i = 0; !finite && i < n; ++i)
+    if (!std::isfinite(v[i])) bad = static_cast<int32_t>(i), finite = true;
+  bins.lo = lo;
+  bins.hi = hi;
   return bins;
+}
+
+// How one dense column becomes codes, decided from one pass over it.
+struct ColumnPlan {
+  int32_t bad = -1;     // the first missing or infinite value
+  bool binned = false;  // a categorical column binned (bin_above)
+  EqualWidthBins bins;  // numeric and binned columns
+  std::unique_ptr<CategoricalCodes> categories;
+  int64_t levels = 1;
+};
+
+ColumnPlan plan_column(const ColumnSource& col, int32_t n, int nbins, int64_t feature) {
+  ColumnPlan plan;
+  if (col.numeric) {
+    plan.bins = numeric_bins(col.numeric, n, false, nbins, plan.bad);
+    plan.levels = plan.bins.hi > plan.bins.lo ? nbins : 1;
+    return plan;
+  }
+  const int32_t* v = col.categorical;
+  int32_t lo = INT32_MAX, hi = INT32_MIN;
+  for (int32_t i = 0; i < n; ++i) {
+    lo = std::min(lo, v[i]);
+    hi = std::max(hi, v[i]);
+  }
+  if (lo == kMissingInteger) {  // NA is the smallest int
+    plan.bad = static_cast<int32_t>(std::find(v, v + n, kMissingInteger) - v);
+    return plan;
+  }
+  // A range of span + 1 values holds at most that many distinct ones: no count needed below it.
+  const int64_t span = static_cast<int64_t>(hi) - lo;
+  bool bin = col.bin_above == 0;
+  if (col.bin_above > 0 && span >= col.bin_above) {
+    plan.categories = std::make_unique<CategoricalCodes>(v, n, lo, hi);
+    bin = plan.categories->levels() > col.bin_above;
+  }
+  if (bin) {  // as the same values stored as doubles
+    plan.binned = true;
+    plan.categories.reset();
+    plan.bins.nbins = nbins;
+    plan.bins.lo = lo;
+    plan.bins.hi = hi;
+    plan.levels = plan.bins.hi > plan.bins.lo ? nbins : 1;
+    return plan;
+  }
+  if (!plan.categories) plan.categories = std::make_unique<CategoricalCodes>(v, n, lo, hi);
+  plan.levels = plan.categories->levels();
+  if (plan.levels > kMaxLevels)
+    throw std::runtime_error(feature_label(feature) + " has more than 65535 distinct values; pass it as numeric to bin it");
+  return plan;
+}
+
+// Writes the column's codes at class-sorted positions; returns its most frequent code and that code's count.
+template <class Code>
+std::pair<uint16_t, int64_t> write_codes(const ColumnPlan& plan, const ColumnSource& col, const ClassLayout& layout,
+                                         Code* out, std::vector<int64_t>& counts) {
+  counts.assign(static_cast<size_t>(plan.levels), 0);
+  const int32_t n = layout.n_samples;
+  const int32_t* position = layout.position.data();
+  auto put = [&](int32_t i, uint16_t code) {
+    ++counts[code];
+    out[position[i]] = static_cast<Code>(code);
+  };
+  if (col.numeric) {
+    for (int32_t i = 0; i < n; ++i) put(i, plan.bins(col.numeric[i]));
+  } else if (plan.binned) {
+    for (int32_t i = 0; i < n; ++i) put(i, plan.bins(static_cast<double>(col.categorical[i])));
+  } else {
+    for (int32_t i = 0; i < n; ++i) put(i, (*plan.categories)(col.categorical[i]));
+  }
+  const auto top = std::max_element(counts.begin(), counts.end());
+  return {static_cast<uint16_t>(top - counts.begin()), *top};
+}
+
+// The common case of a categorical column, values within fewer than 256 of each other (codes,
+// genotypes, small counts) that stay categories, in one pass over it: within such a window a
+// value's low byte identifies it, so the low bytes are written at class-sorted positions and
+// counted while the range is found, then renumbered in place, in the values' order, to
+// 0..levels-1 (CategoricalCodes' codes). Returns false, having found nothing else, for any
+// other column (a missing value included: plan_column() finds it), which the caller codes
+// from a ColumnPlan; the bytes written are then overwritten.
+bool write_small_category(const ColumnSource& col, const ClassLayout& layout, uint8_t* out, uint16_t& levels,
+                          uint16_t& mode, int64_t& mode_count) {
+  if (!col.categorical || col.bin_above == 0) return false;
+  const int32_t* v = col.categorical;
+  const int32_t* position = layout.position.data();
+  uint32_t seen[256] = {};
+  int32_t lo = INT32_MAX, hi = INT32_MIN;
+  for (int32_t i = 0; i < layout.n_samples; ++i) {
+    const uint8_t low = static_cast<uint8_t>(v[i]);
+    lo = std::min(lo, v[i]);
+    hi = std::max(hi, v[i]);
+    ++seen[low];
+    out[position[i]] = low;
+  }
+  const int64_t span = static_cast<int64_t>(hi) - lo;
+  if (lo == kMissingInteger || span >= 256 || (col.bin_above > 0 && span >= col.bin_above)) return false;
+  uint8_t code[256] = {};
+  int32_t next = 0;
+  mode_count = -1;
+  for (int64_t offset = 0; offset <= span; ++offset) {  // the values in increasing order
+    const uint8_t low = static_cast<uint8_t>(lo + offset);
+    if (!seen[low]) continue;
+    code[low] = static_cast<uint8_t>(next);
+    if (static_cast<int64_t>(seen[low]) > mode_count) {  // the first of the most frequent
+      mode = static_cast<uint16_t>(next);
+      mode_count = seen[low];
+    }
+    ++next;
+  }
+  for (int32_t p = 0; p < layout.n_samples; ++p) out[p] = code[out[p]];
+  levels = static_cast<uint16_t>(next);
+  return true;
 }
 
 // The base of a dense feature: its most frequent code, if common enough to pay for deriving it.
@@ -153,64 +271,75 @@ void check_nbins(int nbins) {
 }  // namespace
 
 CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLayout& layout,
-                        int nbins, int threads) {
+                        int nbins, int threads, EncodeReport* report) {
   check_nbins(nbins);
   CodeMatrix m;
-  m.n_samples = layout.n_samples;
-  m.n_features = static_cast<int64_t>(columns.size());
   const int32_t n = layout.n_samples;
-  m.levels.resize(columns.size());
-  m.base.resize(columns.size());
-  std::vector<EqualWidthBins> bins(columns.size());
-
-  // Pass 1: levels of every column, which decide the code width.
-  parallel_for(m.n_features, threads, 16, [&](int64_t begin, int64_t end, int) {
-    for (int64_t f = begin; f < end; ++f) {
-      const ColumnSource& col = columns[f];
-      if (col.numeric) {
-        bins[f] = numeric_bins(col.numeric, n, false, nbins, f);
-        m.levels[f] = bins[f].hi > bins[f].lo ? static_cast<uint16_t>(nbins) : 1;
-      } else {
-        m.levels[f] = static_cast<uint16_t>(CategoricalCodes(col.categorical, n, f).levels());
-      }
-    }
-  });
-  m.wide = m.max_levels() > 256;
-  const size_t cells = static_cast<size_t>(n) * columns.size();
-  if (m.wide) m.codes16.resize(cells); else m.codes8.resize(cells);
-
-  // Pass 2: codes at class-sorted positions, and each column's most frequent code.
-  std::vector<uint16_t> mode(columns.size());
-  std::vector<int64_t> mode_count(columns.size());
-  parallel_for(m.n_features, threads, 16, [&](int64_t begin, int64_t end, int) {
+  const int64_t p = static_cast<int64_t>(columns.size());
+  m.n_samples = n;
+  m.n_features = p;
+  m.levels.resize(p);
+  m.base.resize(p);
+  std::vector<int32_t> bad(p, -1);
+  std::vector<uint8_t> binned(p, 0), wide(p, 0);
+  std::vector<uint16_t> mode(p);
+  std::vector<int64_t> mode_count(p);
+  // Codes are written as bytes in the pass that reads the column (the column stays in cache
+  // from its range to its codes); the rare columns of more than 256 levels are coded again,
+  // as 16-bit codes, once every width is known.
+  m.codes8.resize(static_cast<size_t>(n) * p);
+  parallel_for(p, threads, 4, [&](int64_t begin, int64_t end, int) {
     std::vector<int64_t> counts;
     for (int64_t f = begin; f < end; ++f) {
-      const ColumnSource& col = columns[f];
-      counts.assign(m.levels[f], 0);
-      const size_t offset = static_cast<size_t>(f) * n;
-      auto put = [&](int32_t i, uint16_t code) {
-        ++counts[code];
-        size_t at = offset + layout.position[i];
-        if (m.wide) m.codes16[at] = code; else m.codes8[at] = static_cast<uint8_t>(code);
-      };
-      if (col.numeric) {
-        for (int32_t i = 0; i < n; ++i) put(i, bins[f](col.numeric[i]));
-      } else {
-        CategoricalCodes codes(col.categorical, n, f);
-        for (int32_t i = 0; i < n; ++i) put(i, codes(col.categorical[i]));
+      uint8_t* out = m.codes8.data() + static_cast<size_t>(f) * n;
+      if (write_small_category(columns[f], layout, out, m.levels[f], mode[f], mode_count[f])) continue;
+      const ColumnPlan plan = plan_column(columns[f], n, nbins, f);
+      if (plan.bad >= 0) {
+        if (!report)
+          throw std::runtime_error((columns[f].numeric ? "x has a missing or infinite value in "
+                                                       : "x has a missing value in ") + feature_label(f));
+        bad[f] = plan.bad;
+        continue;
       }
-      auto top = std::max_element(counts.begin(), counts.end());
-      mode[f] = static_cast<uint16_t>(top - counts.begin());
-      mode_count[f] = *top;
-      m.base[f] = dense_base(mode[f], mode_count[f], n);
+      binned[f] = plan.binned;
+      m.levels[f] = static_cast<uint16_t>(plan.levels);
+      if (plan.levels > 256) {
+        wide[f] = 1;
+        continue;
+      }
+      std::tie(mode[f], mode_count[f]) = write_codes(plan, columns[f], layout, out, counts);
     }
   });
+  if (report) {
+    report->bad_row = bad;
+    report->binned = binned;
+    if (report->any_bad()) return CodeMatrix();
+  }
+  if (std::find(wide.begin(), wide.end(), 1) != wide.end()) {
+    m.wide = true;
+    m.codes16.resize(m.codes8.size());
+    parallel_for(p, threads, 4, [&](int64_t begin, int64_t end, int) {
+      std::vector<int64_t> counts;
+      for (int64_t f = begin; f < end; ++f) {
+        uint16_t* out = m.codes16.data() + static_cast<size_t>(f) * n;
+        if (wide[f]) {
+          std::tie(mode[f], mode_count[f]) =
+              write_codes(plan_column(columns[f], n, nbins, f), columns[f], layout, out, counts);
+        } else {
+          const uint8_t* narrow = m.codes8.data() + static_cast<size_t>(f) * n;
+          std::copy(narrow, narrow + n, out);
+        }
+      }
+    });
+    std::vector<uint8_t>().swap(m.codes8);
+  }
+  for (int64_t f = 0; f < p; ++f) m.base[f] = dense_base(mode[f], mode_count[f], n);
   sparsify_if_smaller(m, mode, mode_count, threads);
   return m;
 }
 
 CodeMatrix encode_sparse(const int32_t* i, const int32_t* p, const double* x, int64_t n_features,
-                         const ClassLayout& layout, int nbins, int threads) {
+                         const ClassLayout& layout, int nbins, int threads, EncodeReport* report) {
   check_nbins(nbins);
   CodeMatrix m;
   m.sparse = true;
@@ -223,11 +352,18 @@ CodeMatrix encode_sparse(const int32_t* i, const int32_t* p, const double* x, in
 
   // Entries whose code is the base (the zero's bin) are derived, so they are not stored.
   std::vector<std::vector<std::pair<int32_t, uint16_t>>> kept(n_features);
+  std::vector<int32_t> bad(n_features, -1);
   parallel_for(n_features, threads, 64, [&](int64_t begin, int64_t end, int) {
     for (int64_t f = begin; f < end; ++f) {
       const int64_t nnz = p[f + 1] - p[f];
       if (nnz < 0 || nnz > n) throw std::runtime_error("malformed sparse matrix");
-      EqualWidthBins bins = numeric_bins(x + p[f], nnz, nnz < n, nbins, f);
+      int32_t bad_entry = -1;
+      EqualWidthBins bins = numeric_bins(x + p[f], nnz, nnz < n, nbins, bad_entry);
+      if (bad_entry >= 0) {
+        if (!report) throw std::runtime_error("x has a missing or infinite value in " + feature_label(f));
+        bad[f] = i[p[f] + bad_entry];  // rows ascend within a column: the first bad sample
+        continue;
+      }
       m.levels[f] = bins.hi > bins.lo ? static_cast<uint16_t>(nbins) : 1;
       m.base[f] = bins(0.0);
       auto& entries = kept[f];
@@ -239,6 +375,11 @@ CodeMatrix encode_sparse(const int32_t* i, const int32_t* p, const double* x, in
       std::sort(entries.begin(), entries.end());
     }
   });
+  if (report) {
+    report->bad_row = bad;
+    report->binned.assign(n_features, 0);
+    if (report->any_bad()) return CodeMatrix();
+  }
   m.entry_start.assign(static_cast<size_t>(n_features) + 1, 0);
   for (int64_t f = 0; f < n_features; ++f)
     m.entry_start[f + 1] = m.entry_start[f] + static_cast<int64_t>(kept[f].size());

@@ -21,9 +21,26 @@ Conditioning tabulate(std::vector<uint32_t> codes, int32_t levels, const ClassLa
   s.class_terms.assign(layout.n_classes, 0);
   // Positions are class-sorted: a class's counts come from its own range. This runs every
   // step on the host, ahead of the GPU's pass, so it is kept to one plain loop per class.
+  // Four partial tables taking turns, so that repeated codes do not wait on each other's
+  // stores (the sums are the same integers).
+  std::vector<uint32_t> partial(static_cast<size_t>(levels) * 3, 0);
   for (int32_t c = 0; c < layout.n_classes; ++c) {
     uint32_t* counts = s.class_counts.data() + static_cast<size_t>(c) * levels;
-    for (int32_t i = layout.class_start[c]; i < layout.class_start[c + 1]; ++i) ++counts[s.codes[i]];
+    uint32_t *c1 = partial.data(), *c2 = c1 + levels, *c3 = c2 + levels;
+    const uint32_t* codes = s.codes.data();
+    int32_t i = layout.class_start[c];
+    const int32_t last = layout.class_start[c + 1];
+    for (; i + 3 < last; i += 4) {
+      ++counts[codes[i]];
+      ++c1[codes[i + 1]];
+      ++c2[codes[i + 2]];
+      ++c3[codes[i + 3]];
+    }
+    for (; i < last; ++i) ++counts[codes[i]];
+    for (int32_t v = 0; v < levels; ++v) {
+      counts[v] += c1[v] + c2[v] + c3[v];
+      c1[v] = c2[v] = c3[v] = 0;
+    }
     for (int32_t v = 0; v < levels; ++v) {
       s.class_terms[c] += plogp(counts[v]);
       s.counts[v] += counts[v];
@@ -37,10 +54,8 @@ Conditioning tabulate(std::vector<uint32_t> codes, int32_t levels, const ClassLa
 std::vector<uint32_t> feature_codes(const CodeMatrix& x, const ClassLayout& layout, int64_t feature) {
   const int64_t begin = x.entries_begin(feature), end = x.entries_end(feature);
   if (!x.sparse) {
-    std::vector<uint32_t> codes(layout.n_samples);
-    if (x.wide) std::copy(x.codes16.begin() + begin, x.codes16.begin() + end, codes.begin());
-    else std::copy(x.codes8.begin() + begin, x.codes8.begin() + end, codes.begin());
-    return codes;
+    if (x.wide) return std::vector<uint32_t>(x.codes16.begin() + begin, x.codes16.begin() + end);
+    return std::vector<uint32_t>(x.codes8.begin() + begin, x.codes8.begin() + end);
   }
   std::vector<uint32_t> codes(layout.n_samples, x.base[feature]);
   for (int64_t e = begin; e < end; ++e) codes[x.entry_row[e]] = x.code(e);
@@ -85,6 +100,57 @@ JointSums grouped_joint_sums(const uint8_t* codes8, const uint16_t* codes16, int
       n_xs[x] = 0;
     }
     in_state.clear();
+  }
+  return sums;
+}
+
+// The sums of a dense byte-coded feature without a base code: every cell is counted. Two
+// tables take alternate samples, so that a run of equal cells does not wait on its own
+// stores; a cell's count is their sum, so the integers are those of the general loop.
+JointSums dense_joint_sums(const uint8_t* codes, int32_t levels, const Conditioning& s, const ClassLayout& layout,
+                           const PlogpTable& plogp, CountScratch& scratch) {
+  const int32_t ls = s.levels;
+  const size_t cells = static_cast<size_t>(levels) * ls;
+  scratch.class_table.resize(std::max(scratch.class_table.size(), 2 * cells));  // kept all-zero between calls
+  scratch.pair_table.resize(std::max(scratch.pair_table.size(), cells));
+  uint32_t* even = scratch.class_table.data();
+  uint32_t* odd = even + cells;
+  uint32_t* n_xs = scratch.pair_table.data();
+  const uint32_t* sc = s.codes.data();
+  auto cell_at = [&](int32_t i) { return static_cast<size_t>(codes[i]) * ls + sc[i]; };
+  // Few samples against many cells: visit the samples' cells rather than every cell.
+  auto revisit = [&](int32_t first, int32_t last) { return int64_t(kTouchRatio) * (last - first) < int64_t(cells); };
+  JointSums sums;
+  for (int32_t c = 0; c < layout.n_classes; ++c) {
+    const int32_t first = layout.class_start[c], last = layout.class_start[c + 1];
+    int32_t i = first;
+    for (; i + 1 < last; i += 2) {
+      ++even[cell_at(i)];
+      ++odd[cell_at(i + 1)];
+    }
+    if (i < last) ++even[cell_at(i)];
+    auto take = [&](size_t cell) {
+      const uint32_t v = even[cell] + odd[cell];
+      if (!v) return;
+      sums.xsy += plogp(v);
+      n_xs[cell] += v;
+      even[cell] = odd[cell] = 0;
+    };
+    if (revisit(first, last)) {
+      for (int32_t j = first; j < last; ++j) take(cell_at(j));
+    } else {
+      for (size_t cell = 0; cell < cells; ++cell) take(cell);
+    }
+  }
+  auto take_xs = [&](size_t cell) {
+    if (!n_xs[cell]) return;
+    sums.xs += plogp(n_xs[cell]);
+    n_xs[cell] = 0;
+  };
+  if (revisit(0, layout.n_samples)) {
+    for (int32_t j = 0; j < layout.n_samples; ++j) take_xs(cell_at(j));
+  } else {
+    for (size_t cell = 0; cell < cells; ++cell) take_xs(cell);
   }
   return sums;
 }
@@ -187,6 +253,12 @@ JointSums joint_sums(const CodeMatrix& x, int64_t feature, const Conditioning& s
     return grouped_joint_sums(x.wide ? nullptr : x.codes8.data() + begin, x.wide ? x.codes16.data() + begin : nullptr,
                               x.levels[feature], s, *groups, layout, plogp, scratch);
   }
+  // Dense byte codes: every cell counted, unless a base code pays for its derivation, which
+  // scans S's levels per class (not worth it when there are few samples for the cells).
+  const size_t all_cells = static_cast<size_t>(x.levels[feature]) * s.levels;
+  if (!x.sparse && !x.wide &&
+      (x.base[feature] == kNoBase || int64_t(kTouchRatio) * layout.n_samples < static_cast<int64_t>(all_cells)))
+    return dense_joint_sums(x.codes8.data() + x.entries_begin(feature), x.levels[feature], s, layout, plogp, scratch);
   const int32_t ls = s.levels;
   const size_t cells = static_cast<size_t>(x.levels[feature]) * ls;
   const uint16_t base = x.base[feature];

@@ -104,6 +104,7 @@ struct DeviceBlock {
   DeviceBuffer<int64_t> entry_start;
   DeviceBuffer<int32_t> entry_row;
   DeviceBuffer<uint32_t> scratch;
+  DeviceBuffer<uint32_t> planes;  // resident dense blocks of few levels: bit planes (PlaneLayout)
   std::vector<int64_t> host_entry_start;  // block-relative, kept for the async upload
   const HostBlock* loaded = nullptr;
 
@@ -215,6 +216,10 @@ class GpuEngine : public SelectionEngine {
     std::vector<cudaEvent_t> done;
     DeviceBuffer<uint16_t> levels, base;
     DeviceBuffer<uint32_t> s_codes;
+    DeviceBuffer<uint8_t> s_codes8;  // S's codes as bytes for the atomic count loop (levels(S) <= 256)
+    PlaneLayout planes;              // levels 0: no bit planes
+    DeviceBuffer<int32_t> class_words;
+    DeviceBuffer<uint32_t> s_planes;
     DeviceBuffer<uint8_t> retired;
     DeviceBuffer<FeatureState> state;
     DeviceBuffer<uint32_t> s_class_counts, s_counts;
@@ -273,7 +278,38 @@ class GpuEngine : public SelectionEngine {
       dev.done.push_back(e);
     }
     if (resident) dev.buffers[0].load(x_, dev.blocks[0], dev.streams[0]->get());
+    if (resident) make_planes(dev, budget - all);
     FSGPU_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  // Bit planes of resident dense byte codes of at most kPlaneLevels levels, for the binary
+  // tensor cores (sm_80 on), when there are enough features for them and they fit in `room` bytes.
+  void make_planes(Device& dev, int64_t room) {
+    if (x_.sparse || x_.wide) return;
+    int major = 0, multiprocessors = 0;
+    FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev.id));
+    FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, dev.id));
+    const int64_t n = dev.last - dev.first;
+    if (major < 8 || plane_levels(dev.blocks[0].max_levels) == 0 || n < int64_t(kPlaneFeaturesPerSM) * multiprocessors)
+      return;
+    std::vector<int32_t> class_words(static_cast<size_t>(layout_.n_classes) + 1, 0);
+    for (int32_t c = 0; c < layout_.n_classes; ++c) {
+      const int64_t size = layout_.class_start[c + 1] - layout_.class_start[c];
+      class_words[c + 1] = class_words[c] + static_cast<int32_t>((size + 255) / 256 * 8);
+    }
+    const int32_t x_levels = 16;  // a tile has 16 rows
+    const int64_t bytes = n * class_words.back() * x_levels * 4;
+    if (bytes > room) return;
+    dev.class_words.upload(class_words.data(), class_words.size());
+    dev.planes.class_start = dev.class_start.data();
+    dev.planes.class_words = dev.class_words.data();
+    dev.planes.n_classes = layout_.n_classes;
+    dev.planes.words = class_words.back();
+    dev.planes.levels = x_levels;
+    DeviceBlock& buf = dev.buffers[0];
+    buf.planes.resize(static_cast<size_t>(bytes / 4));
+    launch_planes(static_cast<const uint8_t*>(buf.codes.data()), device_row_stride(x_), n, dev.planes, buf.planes.data(),
+                  dev.streams[0]->get());
   }
 
   FeatureBlockView view(const Device& dev, const DeviceBlock& buf, const HostBlock& b) const {
@@ -286,6 +322,7 @@ class GpuEngine : public SelectionEngine {
     v.first = b.first - dev.first;
     v.n_features = b.last - b.first;
     v.max_levels = b.max_levels;
+    if (dev.planes.levels) v.planes = buf.planes.data() + (b.first - dev.first) * dev.planes.words * dev.planes.levels;
     return v;
   }
 
@@ -297,6 +334,11 @@ class GpuEngine : public SelectionEngine {
     dev.s_class_counts.upload(s.class_counts.data(), s.class_counts.size(), main);
     dev.s_counts.upload(s.counts.data(), s.counts.size(), main);
     dev.s_class_terms.upload(s.class_terms.data(), s.class_terms.size(), main);
+    const bool narrow_s = s.levels <= 256 && !x_.sparse && !x_.wide;
+    if (narrow_s) {
+      dev.s_codes8.reserve(static_cast<size_t>(layout_.n_samples + 15) / 16 * 16);
+      launch_narrow_codes(dev.s_codes.data(), layout_.n_samples, dev.s_codes8.data(), main);
+    }
     FSGPU_CUDA_CHECK(cudaStreamSynchronize(main));  // the host vectors are pageable and step-local
 
     StepView step;
@@ -306,6 +348,16 @@ class GpuEngine : public SelectionEngine {
     step.state = dev.state.data();
     step.rule = rule;
     step.s_codes = dev.s_codes.data();
+    step.s_codes8 = narrow_s ? dev.s_codes8.data() : nullptr;
+    step.planes = dev.planes;
+    if (dev.planes.levels && plane_levels(s.levels)) {
+      PlaneLayout s_layout = dev.planes;
+      s_layout.levels = plane_levels(s.levels);
+      dev.s_planes.reserve(static_cast<size_t>(s_layout.words) * s_layout.levels);
+      launch_planes(dev.s_codes.data(), s_layout, dev.s_planes.data(), main);
+      step.s_planes = dev.s_planes.data();
+      step.s_plane_levels = s_layout.levels;
+    }
     step.s_class_counts = dev.s_class_counts.data();
     step.s_counts = dev.s_counts.data();
     step.s_class_terms = dev.s_class_terms.data();

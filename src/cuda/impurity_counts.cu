@@ -3,6 +3,7 @@
 #include "cuda_check.cuh"
 #include "core/code_matrix.h"
 #include "impurity_counts.cuh"
+#include "sorted_rows.cuh"
 
 namespace fsgpu {
 
@@ -19,15 +20,6 @@ __device__ __forceinline__ Wide impurity_block_sum(Wide v, Wide* scratch) {
     for (int t = 0; t < kThreads; ++t) total += scratch[t];
   __syncthreads();
   return total;  // valid in thread 0
-}
-
-__device__ __forceinline__ int32_t first_row_at_least(const int32_t* rows, int32_t n, int32_t value) {
-  int32_t lo = 0, hi = n;
-  while (lo < hi) {
-    const int32_t mid = (lo + hi) / 2;
-    if (rows[mid] < value) lo = mid + 1; else hi = mid;
-  }
-  return lo;
 }
 
 // impurity_sum() (core/impurity_counts.cpp) counts every sample; here only the stored codes

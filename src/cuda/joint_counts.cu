@@ -3,6 +3,7 @@
 #include "cuda_check.cuh"
 #include "core/joint_counts.h"
 #include "joint_counts.cuh"
+#include "sorted_rows.cuh"
 
 namespace fsgpu {
 
@@ -24,15 +25,6 @@ __device__ __forceinline__ int64_t block_sum(int64_t v, int64_t* scratch) {
     for (int w = 0; w < kThreads / 32; ++w) total += scratch[w];
   __syncthreads();
   return total;  // valid in thread 0
-}
-
-__device__ __forceinline__ int32_t lower_bound_rows(const int32_t* rows, int32_t n, int32_t value) {
-  int32_t lo = 0, hi = n;
-  while (lo < hi) {
-    int32_t mid = (lo + hi) / 2;
-    if (rows[mid] < value) lo = mid + 1; else hi = mid;
-  }
-  return lo;
 }
 
 // Steps follow joint_sums() in src/core/joint_counts.cpp; see there for the why.
@@ -75,7 +67,7 @@ __global__ void __launch_bounds__(kThreads) score_pass_kernel(FeatureBlockView b
     const bool derived = base != kNoBase;
     const size_t cells = static_cast<size_t>(step.levels[f]) * ls;
     for (int32_t c = threadIdx.x; c <= step.n_classes; c += kThreads)
-      bounds[c] = sparse ? lower_bound_rows(rows, n_entries, step.class_start[c]) : step.class_start[c];
+      bounds[c] = sparse ? first_row_at_least(rows, n_entries, step.class_start[c]) : step.class_start[c];
     __syncthreads();
 
     // The (x, s) cell of entry e, or -1 for the base code.
@@ -133,8 +125,16 @@ __global__ void __launch_bounds__(kThreads) score_pass_kernel(FeatureBlockView b
       count_scalar(body_last, last);
       for (int32_t chunk = body_first / V + threadIdx.x; chunk < body_last / V; chunk += kThreads) {
         union { uint4 v; Code c[V]; } x;
-        union { uint4 v[V / 4]; uint32_t c[V]; } sv;
         x.v = reinterpret_cast<const uint4*>(codes)[chunk];
+        if (V == 16 && step.s_codes8) {  // S as bytes: one load for 16 codes instead of four
+          union { uint4 v; uint8_t c[16]; } sv;
+          sv.v = __ldg(reinterpret_cast<const uint4*>(step.s_codes8) + chunk);
+#pragma unroll
+          for (int j = 0; j < V; ++j)
+            if (x.c[j] != base) atomicAdd(&n_xsy[static_cast<int64_t>(x.c[j]) * ls + sv.c[j]], 1u);
+          continue;
+        }
+        union { uint4 v[V / 4]; uint32_t c[V]; } sv;
 #pragma unroll
         for (int q = 0; q < V / 4; ++q) sv.v[q] = reinterpret_cast<const uint4*>(step.s_codes)[chunk * (V / 4) + q];
 #pragma unroll
@@ -207,7 +207,65 @@ __global__ void __launch_bounds__(kThreads) score_pass_kernel(FeatureBlockView b
 // counts the entries sharing its cell by seeing all keys go round the warp, and the first
 // entry of each cell adds the cell's term. The terms are joint_sums()'s: the base
 // code's cells start from the all-base sums and are corrected where entries fell.
+// small_feature_sums<R>() is one feature of at most 32 R entries (R a lane): R is a template
+// argument so that a feature of few entries compares only the rounds it has.
+template <int R>
+__device__ __forceinline__ void small_feature_sums(const FeatureBlockView& block, const StepView& step, int64_t begin,
+                                                   int32_t n_entries, int lane, int64_t& xsy, int64_t& xs) {
+  // Keys of this lane's entries (entry r * 32 + lane): the cells (x,s,y), (x,s), (s,y), s.
+  uint64_t key[4][R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) {
+    const int32_t e = r * 32 + lane;
+    uint32_t x = 0, s = 0, y = 0;
+    if (e < n_entries) {
+      const int32_t row = block.entry_row[begin + e];
+      x = block.wide ? static_cast<const uint16_t*>(block.codes)[begin + e]
+                     : static_cast<const uint8_t*>(block.codes)[begin + e];
+      s = step.s_codes[row];
+      y = step.class_of[row];
+    }
+    const uint64_t xs_key = static_cast<uint64_t>(x) * step.s_levels + s;
+    key[0][r] = xs_key * step.n_classes + y;
+    key[1][r] = xs_key;
+    key[2][r] = static_cast<uint64_t>(y) * step.s_levels + s;  // also the index into n(s, y)
+    key[3][r] = s;
+  }
+#pragma unroll
+  for (int kind = 0; kind < 4; ++kind) {
+    uint32_t count[R] = {};
+    bool first[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) first[r] = true;
+#pragma unroll
+    for (int r2 = 0; r2 < R; ++r2) {
+      for (int from = 0; from < 32; ++from) {
+        const uint64_t other = __shfl_sync(0xffffffffu, key[kind][r2], from);
+        const int32_t j = r2 * 32 + from;
+        if (j >= n_entries) break;  // uniform: the same j on every lane
+#pragma unroll
+        for (int r = 0; r < R; ++r) {
+          if (other != key[kind][r]) continue;
+          ++count[r];
+          if (j < r * 32 + lane) first[r] = false;
+        }
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      if (r * 32 + lane >= n_entries || !first[r]) continue;
+      const uint32_t n = count[r];
+      const uint64_t k = key[kind][r];
+      if (kind == 0) xsy += step.plogp[n];
+      if (kind == 1) xs += step.plogp[n];
+      if (kind == 2) xsy += step.plogp[step.s_class_counts[k] - n] - step.plogp[step.s_class_counts[k]];
+      if (kind == 3) xs += step.plogp[step.s_counts[k] - n] - step.plogp[step.s_counts[k]];
+    }
+  }
+}
+
 __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockView block, StepView step) {
+  static_assert(kWarpRounds == 4, "small_features_kernel dispatches 1 to 4 rounds");
   const int lane = threadIdx.x % 32;
   const int64_t warps = int64_t(gridDim.x) * (kThreads / 32);
   for (int64_t lf = blockIdx.x * int64_t(kThreads / 32) + threadIdx.x / 32; lf < block.n_features; lf += warps) {
@@ -215,56 +273,13 @@ __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockVi
     const int64_t begin = block.entry_start[lf];
     const int32_t n_entries = static_cast<int32_t>(block.entry_start[lf + 1] - begin);
     if (step.retired[f] || n_entries > kWarpEntries) continue;  // uniform across the warp
-    const int rounds = (n_entries + 31) / 32;
-    // Keys of this lane's entries (entry r * 32 + lane): the cells (x,s,y), (x,s), (s,y), s.
-    uint64_t key[4][kWarpRounds];
-#pragma unroll
-    for (int r = 0; r < kWarpRounds; ++r) {
-      const int32_t e = r * 32 + lane;
-      uint32_t x = 0, s = 0, y = 0;
-      if (e < n_entries) {
-        const int32_t row = block.entry_row[begin + e];
-        x = block.wide ? static_cast<const uint16_t*>(block.codes)[begin + e]
-                       : static_cast<const uint8_t*>(block.codes)[begin + e];
-        s = step.s_codes[row];
-        y = step.class_of[row];
-      }
-      const uint64_t xs = static_cast<uint64_t>(x) * step.s_levels + s;
-      key[0][r] = xs * step.n_classes + y;
-      key[1][r] = xs;
-      key[2][r] = static_cast<uint64_t>(y) * step.s_levels + s;  // also the index into n(s, y)
-      key[3][r] = s;
-    }
     int64_t xsy = 0, xs = 0;
-#pragma unroll
-    for (int kind = 0; kind < 4; ++kind) {
-      uint32_t count[kWarpRounds] = {};
-      bool first[kWarpRounds];
-#pragma unroll
-      for (int r = 0; r < kWarpRounds; ++r) first[r] = true;
-      for (int r2 = 0; r2 < rounds; ++r2) {
-        for (int from = 0; from < 32; ++from) {
-          const uint64_t other = __shfl_sync(0xffffffffu, key[kind][r2], from);
-          const int32_t j = r2 * 32 + from;
-          if (j >= n_entries) break;  // uniform: the same j on every lane
-#pragma unroll
-          for (int r = 0; r < kWarpRounds; ++r) {
-            if (other != key[kind][r]) continue;
-            ++count[r];
-            if (j < r * 32 + lane) first[r] = false;
-          }
-        }
-      }
-#pragma unroll
-      for (int r = 0; r < kWarpRounds; ++r) {
-        if (r * 32 + lane >= n_entries || !first[r]) continue;
-        const uint32_t n = count[r];
-        const uint64_t k = key[kind][r];
-        if (kind == 0) xsy += step.plogp[n];
-        if (kind == 1) xs += step.plogp[n];
-        if (kind == 2) xsy += step.plogp[step.s_class_counts[k] - n] - step.plogp[step.s_class_counts[k]];
-        if (kind == 3) xs += step.plogp[step.s_counts[k] - n] - step.plogp[step.s_counts[k]];
-      }
+    switch ((n_entries + 31) / 32) {
+      case 0:
+      case 1: small_feature_sums<1>(block, step, begin, n_entries, lane, xsy, xs); break;
+      case 2: small_feature_sums<2>(block, step, begin, n_entries, lane, xsy, xs); break;
+      case 3: small_feature_sums<3>(block, step, begin, n_entries, lane, xsy, xs); break;
+      default: small_feature_sums<4>(block, step, begin, n_entries, lane, xsy, xs); break;
     }
     for (int offset = 16; offset > 0; offset /= 2) {
       xsy += __shfl_down_sync(0xffffffffu, xsy, offset);
@@ -273,6 +288,115 @@ __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockVi
     if (lane == 0)  // the base code's cells start from S's own sums
       update_feature(step.rule, xsy + step.rule.s_class_terms, xs + step.rule.s_terms, step.state[f]);
   }
+}
+
+// ---- Dense codes of few levels: counting on the binary tensor cores ---------------------------
+//
+// Within a class, n(x, s) = sum over its samples of onehot(x) onehot(s)^T. Stored as bit planes
+// (one bit a sample for each level: PlaneLayout in joint_counts.cuh), that is a product of
+// binary matrices, which mma.sync's b1 form with .and.popc computes exactly: no shared-memory
+// atomic per code read, and no per-sample work at all in the count loop. A warp takes 256
+// samples (8 words) a tile: lane (g, t) loads rows g and g + 8 of X's planes and column g of
+// S's at words t and 4 + t of the tile (mma_b1() below), so the warp reads each word once.
+// Classes start at whole tiles (their padding bits are 0), so a tile is one class's. The
+// counts' terms are the same integers as score_pass_kernel's: the sums are equal bitwise.
+constexpr int kPlaneTileWords = 8;
+
+// D += popcount(A AND B) on the binary tensor cores: A 16 x 256 bits (rows), B 256 x 8 bits
+// (columns). Lane (g, t): a0, a2 row g and a1, a3 row g + 8 at bits 32t.. and 128 + 32t..;
+// b0, b1 column g at the same bits; d0, d1 row g, columns 2t, 2t + 1; d2, d3 row g + 8 (the
+// layout interactions.cu's mma_and_popc() checked on an H100).
+__device__ __forceinline__ void mma_b1(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800  // plan_counts() takes this path from sm_80 on
+  asm("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+      "{%0,%1,%2,%3};\n"
+      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#endif
+}
+
+// Bit planes of rows of codes (features, or S as its one row): word w of row r holds, for each
+// level a < levels_pad, which of the 32 samples of that word have code a. A warp a word.
+template <class Code>
+__global__ void __launch_bounds__(kThreads) planes_kernel(const Code* codes, int64_t row_stride, int64_t n_rows,
+                                                          PlaneLayout planes, uint32_t* out) {
+  const int lane = threadIdx.x % 32;
+  const int64_t warps = int64_t(gridDim.x) * (kThreads / 32);
+  const int64_t tasks = n_rows * planes.words;
+  for (int64_t task = blockIdx.x * int64_t(kThreads / 32) + threadIdx.x / 32; task < tasks; task += warps) {
+    const int64_t row = task / planes.words;
+    const int32_t w = static_cast<int32_t>(task % planes.words);
+    int32_t lo = 0, hi = planes.n_classes - 1;  // the class of word w: the last whose first word is <= w
+    while (lo < hi) {
+      const int32_t mid = (lo + hi + 1) / 2;
+      if (planes.class_words[mid] <= w) lo = mid; else hi = mid - 1;
+    }
+    const int32_t p = planes.class_start[lo] + (w - planes.class_words[lo]) * 32 + lane;
+    const uint32_t code = p < planes.class_start[lo + 1] ? static_cast<uint32_t>(codes[row * row_stride + p]) : ~0u;
+    uint32_t mine = 0;
+    for (int a = 0; a < planes.levels; ++a) {
+      const uint32_t bits = __ballot_sync(0xffffffffu, code == static_cast<uint32_t>(a));
+      if (lane == a) mine = bits;
+    }
+    if (lane < planes.levels) out[(row * planes.words + w) * planes.levels + lane] = mine;
+  }
+}
+
+// A warp takes one feature at a time (8 a block): 16 rows of X's planes (levels 0..15) against
+// NT tiles of 8 columns of S's.
+template <int NT>
+__global__ void __launch_bounds__(kThreads) plane_counts_kernel(FeatureBlockView block, StepView step) {
+  constexpr int kCells = NT * 4;  // counters a lane holds
+  constexpr int LX = 16, LS = 8 * NT;
+  const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int64_t warps = int64_t(gridDim.x) * (kThreads / 32);
+  const PlaneLayout& planes = step.planes;
+  const uint32_t* s_planes = step.s_planes;
+  for (int64_t lf = blockIdx.x * int64_t(kThreads / 32) + threadIdx.x / 32; lf < block.n_features; lf += warps) {
+    const int64_t f = block.first + lf;
+    if (step.retired[f]) continue;  // the same for the whole warp
+    const uint32_t* x_planes = block.planes + lf * planes.words * LX;
+    int64_t xsy = 0, xs = 0;     // the lane's parts of the sums (criteria.h)
+    uint32_t n_xs[kCells] = {};  // the lane's n(x, s), summed over the classes
+    for (int32_t c = 0; c < step.n_classes; ++c) {
+      int32_t acc[NT][4] = {};
+#pragma unroll 4  // several tiles' loads in flight
+      for (int32_t w0 = planes.class_words[c]; w0 < planes.class_words[c + 1]; w0 += kPlaneTileWords) {
+        const uint32_t* xa = x_planes + static_cast<int64_t>(w0 + t) * LX + g;
+        const uint32_t* xb = xa + 4 * LX;
+        const uint32_t* sa = s_planes + static_cast<int64_t>(w0 + t) * LS + g;
+        const uint32_t* sb = sa + 4 * LS;
+        const uint32_t a[4] = {__ldg(xa), __ldg(xa + 8), __ldg(xb), __ldg(xb + 8)};
+#pragma unroll
+        for (int n = 0; n < NT; ++n) {
+          const uint32_t b[2] = {__ldg(sa + 8 * n), __ldg(sb + 8 * n)};
+          mma_b1(acc[n], a, b);
+        }
+      }
+      // The class's n(x, s, y): each cell is held by one lane, at the same place in every class.
+#pragma unroll
+      for (int n = 0; n < NT; ++n)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const uint32_t v = static_cast<uint32_t>(acc[n][i]);
+          if (v) xsy += step.plogp[v];
+          n_xs[n * 4 + i] += v;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < kCells; ++i)
+      if (n_xs[i]) xs += step.plogp[n_xs[i]];
+    for (int offset = 16; offset > 0; offset /= 2) {
+      xsy += __shfl_down_sync(0xffffffffu, xsy, offset);
+      xs += __shfl_down_sync(0xffffffffu, xs, offset);
+    }
+    if (lane == 0) update_feature(step.rule, xsy, xs, step.state[f]);
+  }
+}
+
+__global__ void narrow_codes_kernel(const uint32_t* s_codes, int32_t n, int32_t padded, uint8_t* out) {
+  for (int32_t i = blockIdx.x * kThreads + threadIdx.x; i < padded; i += gridDim.x * kThreads)
+    out[i] = i < n ? static_cast<uint8_t>(s_codes[i]) : 0xFF;
 }
 
 __device__ __forceinline__ bool better(const DeviceCandidate& a, const DeviceCandidate& b) {
@@ -318,13 +442,32 @@ static CountKernel count_kernel(bool wide) {
   return wide ? score_pass_kernel<uint16_t> : score_pass_kernel<uint8_t>;
 }
 
+using PlaneKernel = void (*)(FeatureBlockView, StepView);
+// The bit-plane kernel for S's planes, or null where the block or S has none.
+static PlaneKernel plane_kernel(const FeatureBlockView& block, const StepView& step) {
+  if (!block.planes || !step.s_planes) return nullptr;
+  return step.s_plane_levels == 8 ? plane_counts_kernel<1> : plane_counts_kernel<2>;
+}
+
 CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int device) {
   CountLayout layout;
+  int major = 0, multiprocessors = 0;
+  FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
+  if (const PlaneKernel kernel = major >= 8 ? plane_kernel(block, step) : nullptr) {
+    int per_sm = 0;
+    FSGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+    per_sm = std::max(per_sm, 1);
+    if (block.n_features >= int64_t(kPlaneFeaturesPerSM) * multiprocessors) {
+      layout.plane_grid = static_cast<int>(std::min<int64_t>((block.n_features + kThreads / 32 - 1) / (kThreads / 32),
+                                                             int64_t(per_sm) * multiprocessors));
+      return layout;
+    }
+  }
   const size_t cells = static_cast<size_t>(block.max_levels) * step.s_levels;
   layout.words = 2 * cells + 2 * static_cast<size_t>(step.s_levels) + step.n_classes + 1;
-  int shared_limit = 0, sms = 0;
+  int shared_limit = 0;
   FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const size_t bytes = layout.words * sizeof(uint32_t);
   const size_t static_bytes = (kThreads / 32 + kPlogpCached) * sizeof(int64_t) + 1024;
   const bool in_shared = bytes + static_bytes <= static_cast<size_t>(shared_limit);
@@ -334,7 +477,7 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
                                         static_cast<int>(layout.shared_bytes)));
   int per_sm = 0;
   FSGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, layout.shared_bytes));
-  layout.grid = static_cast<int>(std::min<int64_t>(block.n_features, int64_t(std::max(per_sm, 1)) * sms));
+  layout.grid = static_cast<int>(std::min<int64_t>(block.n_features, int64_t(std::max(per_sm, 1)) * multiprocessors));
   if (!in_shared) {  // tables in global memory (CMI's many joint states): up to a quarter of what is free
     size_t free_bytes = 0, total_bytes = 0;
     FSGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -347,6 +490,11 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
 void launch_score_pass(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
                                 uint32_t* global_scratch, cudaStream_t stream) {
   if (block.n_features == 0) return;
+  if (layout.plane_grid) {
+    plane_kernel(block, step)<<<layout.plane_grid, kThreads, 0, stream>>>(block, step);
+    check_launch("plane_counts_kernel");
+    return;
+  }
   uint32_t* scratch = layout.shared_bytes ? nullptr : global_scratch;
   // The shared-memory cap is per kernel, not per launch: another block's plan may have lowered it.
   const CountKernel kernel = count_kernel(block.wide);
@@ -359,6 +507,27 @@ void launch_score_pass(const FeatureBlockView& block, const StepView& step, cons
     small_features_kernel<<<grid, kThreads, 0, stream>>>(block, step);
     check_launch("small_features_kernel");
   }
+}
+
+void launch_narrow_codes(const uint32_t* s_codes, int32_t n_samples, uint8_t* out, cudaStream_t stream) {
+  const int32_t padded = (n_samples + 15) / 16 * 16;
+  narrow_codes_kernel<<<std::min(1024, (padded + kThreads - 1) / kThreads), kThreads, 0, stream>>>(s_codes, n_samples,
+                                                                                                   padded, out);
+  check_launch("narrow_codes_kernel");
+}
+
+void launch_planes(const uint8_t* codes, int64_t row_stride, int64_t n_rows, const PlaneLayout& planes, uint32_t* out,
+                   cudaStream_t stream) {
+  const int64_t blocks = (n_rows * planes.words + kThreads / 32 - 1) / (kThreads / 32);
+  planes_kernel<<<static_cast<int>(std::min<int64_t>(blocks, 65535)), kThreads, 0, stream>>>(codes, row_stride, n_rows,
+                                                                                           planes, out);
+  check_launch("planes_kernel");
+}
+
+void launch_planes(const uint32_t* codes, const PlaneLayout& planes, uint32_t* out, cudaStream_t stream) {
+  const int64_t blocks = (planes.words + kThreads / 32 - 1) / (kThreads / 32);
+  planes_kernel<<<static_cast<int>(std::min<int64_t>(blocks, 65535)), kThreads, 0, stream>>>(codes, 0, 1, planes, out);
+  check_launch("planes_kernel");
 }
 
 void launch_best_candidate(const FeatureState* state, const uint8_t* retired, int64_t n, DeviceCandidate* partial,

@@ -407,6 +407,59 @@ void shrink_tests() {
   EXPECT(std::fabs(bits({5, 7}) - 1) < 1e-9, "shrink with lambda >= 1: %g", bits({5, 7}));
 }
 
+// The dense encoder's integer columns: categories (the one-pass window of fewer than 256
+// values, and the wide ranges), the rule's bin_above, missing values reported with their first
+// sample, and every thread count giving the same codes.
+void encode_tests() {
+  const int32_t n = 600;
+  std::vector<int32_t> y(n);
+  for (int32_t i = 0; i < n; ++i) y[i] = (i * 7) % 3;
+  const ClassLayout layout = ClassLayout::from_labels(y.data(), n, 3);
+  std::vector<std::vector<int32_t>> v(5, std::vector<int32_t>(n));
+  for (int32_t i = 0; i < n; ++i) {
+    v[0][i] = -40 + (i * 13) % 90;               // a window of 90 values below and above 0: categories
+    v[1][i] = (i % 4) * 700000000 - 1000000000;  // 4 values far apart: categories, sorted
+    v[2][i] = (i * 31) % 500;                    // 500 values: binned under a rule of 100
+    v[3][i] = 7;                                 // constant
+    v[4][i] = i % 3;
+  }
+  auto columns = [&](int64_t rule) {
+    std::vector<ColumnSource> cols(v.size());
+    for (size_t j = 0; j < v.size(); ++j) {
+      cols[j].categorical = v[j].data();
+      cols[j].bin_above = rule;
+    }
+    return cols;
+  };
+  EncodeReport report;
+  const CodeMatrix one = encode_dense(columns(100), layout, 8, 1, &report);
+  EXPECT(!report.any_bad() && report.binned == std::vector<uint8_t>({0, 0, 1, 0, 0}), "encode: the rule's decisions");
+  EXPECT(one.levels == std::vector<uint16_t>({90, 4, 8, 1, 3}), "encode: levels %d %d %d %d %d", one.levels[0],
+         one.levels[1], one.levels[2], one.levels[3], one.levels[4]);
+  for (int32_t i = 0; i < n; ++i) {
+    const int32_t p = layout.position[i];
+    EXPECT(one.code(0 * n + p) == v[0][i] + 40 && one.code(int64_t(n) + p) == i % 4 &&
+               one.code(3 * int64_t(n) + p) == 0 && one.code(4 * int64_t(n) + p) == v[4][i],
+           "encode: category codes of sample %d", i);
+  }
+  const CodeMatrix three = encode_dense(columns(100), layout, 8, 3);
+  EXPECT(three.codes8 == one.codes8 && three.levels == one.levels && three.base == one.base,
+         "encode: 1 and 3 threads differ");
+  v[4][17] = INT32_MIN;  // R's NA
+  v[1][5] = INT32_MIN;
+  v[1][3] = INT32_MIN;
+  const CodeMatrix bad = encode_dense(columns(-1), layout, 8, 2, &report);
+  EXPECT(bad.n_features == 0 && report.bad_row == std::vector<int32_t>({-1, 3, -1, -1, 17}),
+         "encode: missing values reported at their first sample");
+  bool threw = false;
+  try {
+    encode_dense(columns(-1), layout, 8, 2);
+  } catch (const std::runtime_error&) {
+    threw = true;
+  }
+  EXPECT(threw, "encode: a missing value throws without a report");
+}
+
 int main(int argc, char** argv) {
   const GpuStatus gpu = gpu_status();
   if (argc > 1 && std::string(argv[1]) == "pairs") {  // only the GPU pair kernels against the CPU
@@ -414,6 +467,7 @@ int main(int argc, char** argv) {
     std::printf("%d passed, %d failed\n", checks - failures, failures);
     return failures ? 1 : 0;
   }
+  encode_tests();
   shrink_tests();
   collector_tests();
   jim_tie_tests(gpu);
@@ -424,7 +478,11 @@ int main(int argc, char** argv) {
                         {7, 3000, 60, 3, -1, 16}, {8, 4000, 60, 3, 0.975, 16}, {9, 5000, 40, 6, 0.99, 8},
                         // CMI's joint condition gets thousands of mixed states: the CPU counts
                         // state by state, the GPU's tables outgrow shared memory
-                        {10, 20000, 16, 2, -1, 64}};
+                        {10, 20000, 16, 2, -1, 64},
+                        // Dense byte codes of at most 16 levels with 16 features a multiprocessor
+                        // or more are counted from bit planes on the tensor cores (joint_counts.cu,
+                        // plane_counts_kernel); 32 levels with few features stay on the atomics
+                        {11, 700, 2200, 7, -1, 16}, {12, 1500, 30, 5, 0.4, 32}};
   for (const Case& c : cases) {
     Data d = make_data(c.seed, c.n, c.p, c.classes, c.zeros);
     ClassLayout layout = ClassLayout::from_labels(d.y.data(), d.n, d.classes);
