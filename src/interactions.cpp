@@ -156,16 +156,19 @@ struct VariableSource {
       return;
     }
     const int32_t n_samples = coding.n_objects();
+    // The rows of x that give the objects' values: a contrast variable's permuted.
     const int32_t* rows = coding.rows.data();
-    if (v >= coding.n_real) coding.contrast_order(v - coding.n_real, order);
-    const bool permuted = v >= coding.n_real;
-    auto sample = [&](int32_t s) { return rows[permuted ? order[s] : s]; };
+    if (v >= coding.n_real) {
+      coding.contrast_order(v - coding.n_real, order);
+      for (int32_t s = 0; s < n_samples; ++s) order[s] = rows[order[s]];
+      rows = order.data();
+    }
     const int8_t missing = missing_level ? static_cast<int8_t>(n_levels - 1) : kMissingGenotype;
     if (kind == "codes") {
       const int* col = columns->codes_column(column, int_scratch);
       const int top = n_levels - 1 - (missing_level ? 1 : 0);
       for (int32_t s = 0; s < n_samples; ++s) {
-        const int value = col[sample(s)];
+        const int value = col[rows[s]];
         if (value == NA_INTEGER) {
           out[s] = missing;
           continue;
@@ -180,7 +183,7 @@ struct VariableSource {
     decoded.resize(size_t(n_rows));
     decode_bed_snp(bed + column * bed_snp_bytes(n_rows), n_rows, decoded.data());
     for (int32_t s = 0; s < n_samples; ++s) {
-      const int8_t code = decoded[sample(s)];
+      const int8_t code = decoded[rows[s]];
       out[s] = code < 0 ? missing : code;
     }
   }

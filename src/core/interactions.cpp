@@ -15,6 +15,50 @@
 
 namespace fsgpu {
 
+namespace {
+
+// The bitmap words of one variable from its codes (sample order), one 64-object word at a time
+// with the word's level masks in registers (M levels; M = 0: m at run time, up to
+// kMaxInteractionLevels). sample_at[pos] is the sample at class-sorted position pos. valid gets
+// the objects with a value; returns whether any value is missing. Throws on a code out of range.
+template <int M>
+bool variable_words(const InteractionBits& b, const ClassLayout& layout, const int32_t* sample_at, int64_t var,
+                    const int8_t* codes, uint64_t* bits, int32_t* count, uint64_t* valid) {
+  const int32_t m = M > 0 ? M : b.n_levels, counted = m - 1;
+  bool missing = false;
+  for (int32_t c = 0; c < b.n_classes; ++c) {
+    const int32_t end = layout.class_start[c + 1];
+    int32_t pos = layout.class_start[c];
+    for (int32_t w = b.class_word[c]; w < b.class_word[c + 1]; ++w, pos += 64) {
+      const int32_t n = std::min(64, end - pos);
+      uint64_t level[M > 0 ? M : kMaxInteractionLevels] = {};
+      uint64_t present = 0;
+      int bad = 0;
+      for (int32_t i = 0; i < n; ++i) {
+        const int code = codes[sample_at[pos + i]];
+        bad |= code < -1 || code >= m;
+        const uint64_t bit = uint64_t(code >= 0) << i;
+        present |= bit;
+        if (M > 0) {
+          for (int32_t l = 0; l < M; ++l) level[l] |= uint64_t(code == l) << i;
+        } else if (code >= 0 && code < m) {
+          level[code] |= bit;
+        }
+      }
+      if (bad)
+        throw std::invalid_argument("variable " + std::to_string(var + 1) + " has a code outside 0.." +
+                                    std::to_string(m - 1));
+      for (int32_t l = 0; l < counted; ++l) bits[size_t(l) * b.words + w] = level[l];
+      for (int32_t l = 0; l < m; ++l) count[l * b.n_classes + c] += __builtin_popcountll(level[l]);
+      valid[w] = present;
+      missing |= present != (n == 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1);
+    }
+  }
+  return missing;
+}
+
+}  // namespace
+
 InteractionBits build_interaction_bits(const ClassLayout& layout, int64_t n_vars, int32_t n_levels,
                                        const VariableCodes& codes_of, int threads) {
   if (n_levels < 2 || n_levels > kMaxInteractionLevels)
@@ -36,45 +80,30 @@ InteractionBits build_interaction_bits(const ClassLayout& layout, int64_t n_vars
   b.bits.assign(size_t(n_vars) * counted * b.words, 0);
   b.has_missing.assign(size_t(n_vars), 0);
   b.level_count.assign(size_t(n_vars) * n_levels * b.n_classes, 0);
-  // Where each sample's bit lives: its class's words, at its place within the class.
-  std::vector<int32_t> word_of(layout.n_samples), bit_of(layout.n_samples);
-  for (int32_t s = 0; s < layout.n_samples; ++s) {
-    const int32_t pos = layout.position[s], c = layout.class_of[pos];
-    const int32_t within = pos - layout.class_start[c];
-    word_of[s] = b.class_word[c] + within / 64;
-    bit_of[s] = within % 64;
-  }
+  std::vector<int32_t> sample_at(layout.n_samples);
+  for (int32_t s = 0; s < layout.n_samples; ++s) sample_at[layout.position[s]] = s;
+  auto words_of = n_levels == 2 ? variable_words<2> : n_levels == 3 ? variable_words<3> :
+                  n_levels == 4 ? variable_words<4> : variable_words<0>;
   std::vector<std::vector<uint64_t>> valid_of(static_cast<size_t>(n_vars));  // only for variables with missing values
   parallel_for(n_vars, threads, 64, [&](int64_t begin, int64_t end, int) {
     std::vector<int8_t> codes(layout.n_samples);
+    std::vector<uint64_t> valid(b.words);
     for (int64_t v = begin; v < end; ++v) {
       codes_of(v, codes.data());
       uint64_t* bits = b.bits.data() + size_t(v) * counted * b.words;
       int32_t* count = b.level_count.data() + size_t(v) * n_levels * b.n_classes;
-      for (int32_t s = 0; s < layout.n_samples; ++s) {
-        const int code = codes[s];
-        if (code < -1 || code >= n_levels)
-          throw std::invalid_argument("variable " + std::to_string(v + 1) + " has a code outside 0.." +
-                                      std::to_string(n_levels - 1));
-        if (code < 0) {
-          b.has_missing[v] = 1;
-          continue;
-        }
-        ++count[code * b.n_classes + layout.class_of[layout.position[s]]];
-        if (code < counted) bits[size_t(code) * b.words + word_of[s]] |= uint64_t(1) << bit_of[s];
-      }
-      if (b.has_missing[v]) {
-        std::vector<uint64_t>& valid = valid_of[v];
-        valid.assign(b.words, 0);
-        for (int32_t s = 0; s < layout.n_samples; ++s)
-          if (codes[s] >= 0) valid[word_of[s]] |= uint64_t(1) << bit_of[s];
+      if (words_of(b, layout, sample_at.data(), v, codes.data(), bits, count, valid.data())) {
+        b.has_missing[v] = 1;
+        valid_of[v] = valid;
       }
     }
   });
   if (std::any_of(b.has_missing.begin(), b.has_missing.end(), [](uint8_t m) { return m != 0; })) {
     // Variables without missing values are valid on every object of their class.
     std::vector<uint64_t> all(b.words, 0);
-    for (int32_t s = 0; s < layout.n_samples; ++s) all[word_of[s]] |= uint64_t(1) << bit_of[s];
+    for (int32_t c = 0; c < b.n_classes; ++c)
+      for (int32_t w = b.class_word[c], left = b.class_size[c]; w < b.class_word[c + 1]; ++w, left -= 64)
+        all[w] = left >= 64 ? ~uint64_t(0) : (uint64_t(1) << left) - 1;
     b.valid.resize(size_t(n_vars) * b.words);
     for (int64_t v = 0; v < n_vars; ++v)
       std::copy_n(b.has_missing[v] ? valid_of[v].begin() : all.begin(), b.words, b.valid.begin() + v * b.words);
