@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "interaction_gain.h"
 #include "parallel.h"
@@ -288,6 +289,70 @@ void count_tuple(const InteractionBits& b, const CountedCombinations& counted, c
   }
 }
 
+// condH (fixed point) of the pairs (f, p), p in [lo, hi), of variables without missing values
+// with M levels and C classes, every count in registers: the (M-1)^2 counted cells per class by
+// AND + popcount, the rest from f's and p's level counts and the class sizes, and the n log2 n
+// terms summed straight from the tables. The sums are exact integers, so the value is
+// pair_entropy()'s bit for bit. visit(p, condH) runs for every pair; skip(p) tells the partners
+// to leave out (those with missing values: the general path counts them).
+template <int M, int C, class Skip, class Visit>
+__attribute__((target_clones("popcnt", "default")))
+void pair_row(const InteractionBits& b, const GainTableView& view, int64_t f, int64_t lo, int64_t hi, Skip&& skip,
+              Visit&& visit) {
+  constexpr int L = M - 1;
+  const uint64_t* x[L];
+  int32_t row[C][L], size[C], word[C + 1];
+  for (int la = 0; la < L; ++la) x[la] = b.level_bits(f, la);
+  for (int c = 0; c < C; ++c) {
+    size[c] = b.class_size[c];
+    for (int la = 0; la < L; ++la) row[c][la] = b.level_count[(size_t(f) * M + la) * C + c];
+  }
+  for (int c = 0; c <= C; ++c) word[c] = b.class_word[c];
+  const int64_t stride = view.stride;
+  for (int64_t p = lo; p < hi; ++p) {
+    if (skip(p)) continue;
+    const uint64_t* y[L];
+    for (int lb = 0; lb < L; ++lb) y[lb] = b.level_bits(p, lb);
+    const int32_t* column = b.level_count.data() + size_t(p) * M * C;  // [level][class]
+    int32_t t[C][M][M];  // [class][f's level][p's level]
+    for (int c = 0; c < C; ++c) {
+      int32_t n[L][L] = {};
+      for (int32_t w = word[c]; w < word[c + 1]; ++w)
+        for (int la = 0; la < L; ++la)
+          for (int lb = 0; lb < L; ++lb) n[la][lb] += __builtin_popcountll(x[la][w] & y[lb][w]);
+      int32_t last = size[c];
+      for (int la = 0; la < L; ++la) {
+        int32_t rest = row[c][la];
+        for (int lb = 0; lb < L; ++lb) {
+          t[c][la][lb] = n[la][lb];
+          rest -= n[la][lb];
+        }
+        t[c][la][L] = rest;
+        last -= row[c][la];
+      }
+      for (int lb = 0; lb < L; ++lb) {
+        int32_t rest = column[lb * C + c];
+        for (int la = 0; la < L; ++la) rest -= n[la][lb];
+        t[c][L][lb] = rest;
+        last -= rest;
+      }
+      t[c][L][L] = last;
+    }
+    int64_t h = 0;
+    for (int la = 0; la < M; ++la)
+      for (int lb = 0; lb < M; ++lb) {
+        int32_t total = 0;
+        int64_t classes = 0;
+        for (int c = 0; c < C; ++c) {
+          total += t[c][la][lb];
+          classes += view.cell[c * stride + t[c][la][lb]];
+        }
+        h += view.cell_total[total] - classes;
+      }
+    visit(p, h);
+  }
+}
+
 // Calls visit() for every way of filling positions [from, to) of `tuple` with ascending indices
 // above tuple[from - 1] (or from 0) and below `limit`, in lexicographic order.
 template <class Visit>
@@ -423,6 +488,59 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
                          double(n_contrast) * std::pow(double(n_real), k - 1) / std::tgamma(double(k))) *
                         b.words * cells * b.n_classes;
   const int64_t slices = std::max<int64_t>(1, static_cast<int64_t>(tuples / 5e8));
+  // Pairs of 2 to 4 levels and 2 to 4 classes: a job is a row of pairs (a first real variable and
+  // the real ones after it, or a contrast variable and the real ones), counted by pair_row();
+  // pairs with missing values go through the general path (evaluate). A row's first variable
+  // keeps its best pair in registers: the pairs come in ascending order, so the first best is
+  // the smallest tuple, as offer() would choose.
+  const bool fast_pairs = k == 2 && m <= 4 && b.n_classes <= 4;
+  auto pair_job = [&](auto levels, auto classes, int64_t job, InteractionBest& mine, auto& evaluate, int32_t* tuple,
+                      auto& collect) {
+    constexpr int M = decltype(levels)::value, C = decltype(classes)::value;
+    const bool contrast = job >= real_jobs;
+    const int64_t f = contrast ? n_real + (job - real_jobs) : job;
+    int64_t lo = f + 1, hi = n_real;
+    if (contrast) {
+      lo = std::max<int64_t>(0, task.first_begin);
+      hi = task.first_end < 0 ? n_real : std::min(n_real, task.first_end);
+    } else if (!task.first_in_range(f)) {
+      return;
+    }
+    double best_gain = -std::numeric_limits<double>::infinity();
+    int64_t best_partner = -1;
+    // Pairs with missing values: the general path, tuple ascending.
+    auto general = [&](int64_t p) {
+      tuple[0] = static_cast<int32_t>(std::min(f, p));
+      tuple[1] = static_cast<int32_t>(std::max(f, p));
+      evaluate();
+    };
+    if (b.any_missing() && b.has_missing[f]) {
+      for (int64_t p = lo; p < hi; ++p) general(p);
+      return;
+    }
+    auto skip = [&](int64_t p) {
+      if (!b.any_missing() || !b.has_missing[p]) return false;
+      general(p);
+      return true;
+    };
+    pair_row<M, C>(b, view, f, lo, hi, skip, [&](int64_t p, int64_t full) {
+      const double gain_f = gain_bits(alone[p] - full);
+      if (gain_f > best_gain) {
+        best_gain = gain_f;
+        best_partner = p;
+      }
+      if (contrast) return;
+      const double gains[2] = {gain_f, gain_bits(alone[f] - full)};
+      tuple[0] = static_cast<int32_t>(f);
+      tuple[1] = static_cast<int32_t>(p);
+      if (!(gains[1] < mine.gain[p])) mine.offer(p, gains[1], tuple);
+      collect(gains);
+    });
+    if (best_partner < 0) return;
+    tuple[0] = static_cast<int32_t>(std::min(f, best_partner));
+    tuple[1] = static_cast<int32_t>(std::max(f, best_partner));
+    mine.offer(f, best_gain, tuple);
+  };
   // Pair jobs go to workers 64 at a time (most of a first variable's are empty: second <= first).
   sliced_parallel_for(jobs, slices, n_workers, by_two ? 64 : 1, between_slices, [&](int64_t job, int worker) {
     TupleScratch& s = scratch[worker];
@@ -467,6 +585,19 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
       for (int32_t i = 0; i < k; ++i) mine.offer(tuple[i], s.gains[i], tuple);
       collect(s.gains.data());
     };
+    if (fast_pairs) {
+      switch (m * 8 + b.n_classes) {
+        case 2 * 8 + 2: return pair_job(std::integral_constant<int, 2>(), std::integral_constant<int, 2>(), job, mine, evaluate, tuple, collect);
+        case 2 * 8 + 3: return pair_job(std::integral_constant<int, 2>(), std::integral_constant<int, 3>(), job, mine, evaluate, tuple, collect);
+        case 2 * 8 + 4: return pair_job(std::integral_constant<int, 2>(), std::integral_constant<int, 4>(), job, mine, evaluate, tuple, collect);
+        case 3 * 8 + 2: return pair_job(std::integral_constant<int, 3>(), std::integral_constant<int, 2>(), job, mine, evaluate, tuple, collect);
+        case 3 * 8 + 3: return pair_job(std::integral_constant<int, 3>(), std::integral_constant<int, 3>(), job, mine, evaluate, tuple, collect);
+        case 3 * 8 + 4: return pair_job(std::integral_constant<int, 3>(), std::integral_constant<int, 4>(), job, mine, evaluate, tuple, collect);
+        case 4 * 8 + 2: return pair_job(std::integral_constant<int, 4>(), std::integral_constant<int, 2>(), job, mine, evaluate, tuple, collect);
+        case 4 * 8 + 3: return pair_job(std::integral_constant<int, 4>(), std::integral_constant<int, 3>(), job, mine, evaluate, tuple, collect);
+        case 4 * 8 + 4: return pair_job(std::integral_constant<int, 4>(), std::integral_constant<int, 4>(), job, mine, evaluate, tuple, collect);
+      }
+    }
     if (contrast) {
       const int64_t c = by_two ? (job - real_jobs) / n_real : job - real_jobs;
       tuple[k - 1] = static_cast<int32_t>(n_real + c);
