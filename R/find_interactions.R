@@ -327,7 +327,9 @@ run_interactions <- function(input, y, a) {
     stop("integer codes keep their own levels: discretizations must be 1", call. = FALSE)
   if (missing == "level" && numeric_input)
     stop("missing = \"level\" is for integer codes; numeric data exclude missing values", call. = FALSE)
-  n_levels <- divisions + 1L + (missing == "level" && !isFALSE(input$any_missing))
+  # A level for missing values only where there are some (packed genotypes: always).
+  missing_level <- missing == "level" && !isFALSE(input$any_missing)
+  n_levels <- divisions + 1L + missing_level
   if (!is.numeric(a$pseudo_count) || length(a$pseudo_count) != 1 || !(a$pseudo_count > 0))
     stop("pseudo_count must be a positive number", call. = FALSE)
   range <- a$range
@@ -384,7 +386,7 @@ run_interactions <- function(input, y, a) {
                y = classes$y, n_classes = length(classes$classes), contrast_source = source,
                contrast_seed = contrast_seed, dimensions = k, divisions = divisions, discretizations = discretizations,
                range = range, seed = seed, pseudo_count = a$pseudo_count, n_levels = n_levels,
-               missing_level = missing == "level", with_tuples = with_tuples, backend = engine, threads = threads,
+               missing_level = missing_level, with_tuples = with_tuples, backend = engine, threads = threads,
                devices = devices, memory_limit = getOption("fsgpu.gpu_memory_limit", 0),
                transposed = isTRUE(data$transposed))
   if (!is.null(collecting)) args <- c(args, collecting$engine)

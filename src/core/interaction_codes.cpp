@@ -25,7 +25,9 @@ class BoundedDraws {
   uint32_t below(std::mt19937& g, uint32_t n) const {
     uint32_t r;
     do r = g(); while (r >= limit_[n]);
-    return static_cast<uint32_t>((static_cast<unsigned __int128>(magic_[n] * r) * n) >> 64);  // r % n
+    // r % n: the high 64 bits of (magic * r mod 2^64) * n, from 32-bit halves (no overflow).
+    const uint64_t low = magic_[n] * r;
+    return static_cast<uint32_t>(((low >> 32) * n + (((low & 0xFFFFFFFFu) * n) >> 32)) >> 32);
   }
 
  private:
