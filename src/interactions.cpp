@@ -339,6 +339,25 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
   FSGPU_GLUE_END
 }
 
+namespace {
+
+// The largest and smallest value of an integer column, NA aside (NA_INTEGER, the smallest int,
+// when every value is missing / INT_MAX), and whether any is missing.
+bool int_column_range(const int* values, int64_t n, int& top, int& low) {
+  top = NA_INTEGER;
+  low = INT_MAX;
+  bool missing = false;
+  for (int64_t r = 0; r < n; ++r) {
+    const int v = values[r];
+    missing |= v == NA_INTEGER;
+    top = std::max(top, v);
+    low = std::min(low, v == NA_INTEGER ? INT_MAX : v);
+  }
+  return missing;
+}
+
+}  // namespace
+
 // One pass over x (find_interactions()'s input, read where it lies: InputColumns) on `threads`
 // threads: its largest value (0 when every value is missing) and whether any is missing, after
 // checking that no value is infinite and, for codes, that every value is a whole number of 0 or
@@ -369,16 +388,8 @@ Rcpp::List fsgpu_interaction_scan(SEXP x, bool codes, bool transposed, Rcpp::Cha
       if (columns.dense_int && columns.row_step == 1) ints = columns.dense_int + j * columns.col_step;
       else if (!columns.list_int.empty()) ints = columns.list_int[j];
       if (ints) {
-        // NA_INTEGER is the smallest int: the largest value ignores it, the smallest counts it apart.
-        int top = NA_INTEGER, low = INT_MAX;
-        int64_t n_missing = 0;
-        for (int64_t r = 0; r < n_rows; ++r) {
-          const int v = ints[r];
-          n_missing += v == NA_INTEGER;
-          top = std::max(top, v);
-          low = std::min(low, v == NA_INTEGER ? INT_MAX : v);
-        }
-        out.missing = n_missing > 0;
+        int top, low;
+        out.missing = int_column_range(ints, n_rows, top, low);
         if (top != NA_INTEGER) out.top = top;
         if (codes && low < 0)
           for (int64_t r = 0; r < n_rows && out.problem == none; ++r)
