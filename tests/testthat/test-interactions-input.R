@@ -165,3 +165,13 @@ test_that("the pair kernel equals the definition for 2 to 4 levels and classes, 
     }
   }
 })
+
+test_that("the pair kernel's wide popcount (16 words and more per class) equals the definition", {
+  d <- pair_codes(2300, 5, 3, 2, seed = 8, missing = 0.001)
+  d$x[, 1:3] <- pair_codes(2300, 3, 3, 2, seed = 9)$x
+  for (threads in 1:2) {
+    res <- find_interactions(d$x, d$y, dimensions = 2, levels = 3, contrast = FALSE, backend = "cpu",
+                             threads = threads, quiet = TRUE)
+    expect_equal(res$scores$gain, ref_best_gains(d$x, d$y, 2, 3), tolerance = 1e-8)
+  }
+})
