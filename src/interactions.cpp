@@ -342,18 +342,41 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
 namespace {
 
 // The largest and smallest value of an integer column, NA aside (NA_INTEGER, the smallest int,
-// when every value is missing / INT_MAX), and whether any is missing.
+// when every value is missing / INT_MAX), and whether any is missing. Eight values at a time
+// where the compiler has vector extensions, so that the check runs at memory speed.
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 bool int_column_range(const int* values, int64_t n, int& top, int& low) {
   top = NA_INTEGER;
   low = INT_MAX;
-  bool missing = false;
-  for (int64_t r = 0; r < n; ++r) {
+  int missing = 0;
+  int64_t r = 0;
+#if defined(__GNUC__) && !defined(__clang__)
+  typedef int32_t Lanes __attribute__((vector_size(32)));
+  Lanes lane_top = Lanes{} + NA_INTEGER, lane_low = Lanes{} + INT_MAX, lane_missing = Lanes{};
+  for (; r + 8 <= n; r += 8) {
+    Lanes v;
+    std::memcpy(&v, values + r, sizeof v);
+    const Lanes na = v == NA_INTEGER;
+    lane_missing |= na;
+    lane_top = v > lane_top ? v : lane_top;
+    const Lanes present = na ? INT_MAX : v;
+    lane_low = present < lane_low ? present : lane_low;
+  }
+  for (int i = 0; i < 8; ++i) {
+    top = std::max(top, int(lane_top[i]));
+    low = std::min(low, int(lane_low[i]));
+    missing |= lane_missing[i] != 0;
+  }
+#endif
+  for (; r < n; ++r) {
     const int v = values[r];
     missing |= v == NA_INTEGER;
     top = std::max(top, v);
     low = std::min(low, v == NA_INTEGER ? INT_MAX : v);
   }
-  return missing;
+  return missing != 0;
 }
 
 }  // namespace
