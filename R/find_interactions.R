@@ -60,11 +60,13 @@
 #'   CPU.
 #'
 #' @inheritParams select_features
-#' @param x Objects in rows, variables in columns: a numeric matrix or data frame (discretized
-#'   at random quantiles), an integer matrix of codes (genotypes 0/1/2), the result of
-#'   [read_plink()], or a `SummarizedExperiment` (variables are the rows of `assay`; a
-#'   `DelayedArray` assay, such as an `HDF5Array`, is discretized block by block and never
-#'   realised whole: see [fsgpu_bioconductor]).
+#' @param x Objects in rows, variables in columns: a numeric matrix, data frame or sparse
+#'   `dgCMatrix` (discretized at random quantiles), an integer or logical matrix of codes
+#'   (genotypes 0/1/2), the result of [read_plink()], or a `SummarizedExperiment` (variables are
+#'   the rows of `assay`; a `DelayedArray` assay, such as an `HDF5Array`, is discretized block by
+#'   block and never realised whole: see [fsgpu_bioconductor]). The engine reads x where it lies
+#'   (no copy in R); one multithreaded pass checks it first, and an error names the variable and
+#'   object with a bad value.
 #' @param y The class, one per object (two or more classes); objects with `NA` are left out
 #'   (with a message).
 #' @param dimensions The size \eqn{k} of the tuples, 1 to 5.
@@ -414,8 +416,11 @@ run_interactions <- function(input, y, a) {
     for (i in seq_len(k)) scores[[paste0("tuple_", i)]] <- tuples[, i]
     scores$discretization <- res$discretization[real]
   }
-  ranked <- scores[order(-scores$gain, scores$index), , drop = FALSE]
-  rownames(ranked) <- NULL
+  ranked <- NULL
+  if (with_tuples) {
+    ranked <- scores[order(-scores$gain, scores$index), , drop = FALSE]
+    rownames(ranked) <- NULL
+  }
   result <- structure(list(
     scores = scores,
     tuples = if (with_tuples) utils::head(ranked, if (is.null(top)) nrow(ranked) else top),

@@ -111,6 +111,21 @@ measure <- function(shape, input, k, p, n, x, y, read_seconds = 0, contrast = op
              ratio_popcount = rate / popcount_limit, ratio_tensor = rate / tensor_limit, res = I(list(res)))
 }
 
+# The search of synthetic data d from an R integer matrix or from a PLINK fileset.
+search_input <- function(spec, input, k, p, d) {
+  if (input == "matrix") {
+    x <- fsgpu:::fsgpu_decode_bed(d$bytes, d$n, seq_len(p))  # an R integer matrix, objects x variables
+    set.seed(opts$seed)
+    return(measure(spec, "matrix", k, p, d$n, x, d$y))
+  }
+  prefix <- file.path(tempdir(), sprintf("bench-%s", spec))
+  on.exit(unlink(paste0(prefix, c(".bed", ".bim", ".fam"))))
+  write_bed(d, prefix)
+  read <- system.time(geno <- read_plink(prefix, packed = TRUE))[["elapsed"]]
+  set.seed(opts$seed)
+  measure(spec, "plink", k, p, d$n, geno$genotypes, d$y, read)
+}
+
 rows <- list()
 for (shape in opts$shapes) {
   if (shape == "mice") {
@@ -134,30 +149,21 @@ for (shape in opts$shapes) {
   k <- as.integer(sub("x.*", "", spec))
   p <- as.numeric(sub(".*x", "", spec))
   d <- synthetic(p, opts$objects, opts$seed)
-  planted <- function(res) if (k == 1) "" else
+  matrix_gains <- NULL
+  planted <- function(res) if (k > 1)
     if (identical(sort(order(-res$scores$gain)[1:2]), c(1L, 2L))) "planted pair on top" else "planted pair NOT on top"
   for (input in opts$inputs) {
-    if (input == "matrix") {
-      x <- fsgpu:::fsgpu_decode_bed(d$bytes, d$n, seq_len(p))  # an R integer matrix, objects x variables
-      set.seed(opts$seed)
-      row <- measure(spec, "matrix", k, p, d$n, x, d$y)
-      rm(x)
-    } else {
-      prefix <- file.path(tempdir(), sprintf("bench-%s", spec))
-      write_bed(d, prefix)
-      read <- system.time(geno <- read_plink(prefix, packed = TRUE))[["elapsed"]]
-      set.seed(opts$seed)
-      row <- measure(spec, "plink", k, p, d$n, geno$genotypes, d$y, read)
-      unlink(paste0(prefix, c(".bed", ".bim", ".fam")))
-      rm(geno)
-    }
-    row$answer <- planted(row$res[[1]])
-    rows[[length(rows) + 1]] <- row
+    row <- tryCatch(search_input(spec, input, k, p, d), error = function(e) {
+      cat(sprintf("%s from %s: %s\n", spec, input, conditionMessage(e)))
+      NULL
+    })
+    if (is.null(row)) next
     gains <- row$res[[1]]$scores$gain
-    if (length(rows) > 1 && identical(rows[[length(rows) - 1]]$shape, spec))  # matrix and PLINK: the same search
-      row$answer <- paste0(row$answer, if (identical(gains, rows[[length(rows) - 1]]$res[[1]]$scores$gain))
-        ", gains equal the matrix's" else ", GAINS DIFFER from the matrix's")
-    rows[[length(rows)]] <- row
+    same <- if (input == "plink" && !is.null(matrix_gains))  # the same search from both inputs
+      if (identical(gains, matrix_gains)) "gains equal the matrix's" else "GAINS DIFFER from the matrix's"
+    row$answer <- paste(c(planted(row$res[[1]]), same), collapse = ", ")
+    if (input == "matrix") matrix_gains <- gains
+    rows[[length(rows) + 1]] <- row
   }
 }
 table <- do.call(rbind, rows)
