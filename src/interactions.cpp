@@ -167,17 +167,20 @@ struct VariableSource {
     if (kind == "codes") {
       const int* col = columns->codes_column(column, int_scratch);
       const int top = n_levels - 1 - (missing_level ? 1 : 0);
+      bool bad = false;  // without branches in the loop; the error looks for the value afterwards
       for (int32_t s = 0; s < n_samples; ++s) {
         const int value = col[rows[s]];
-        if (value == NA_INTEGER) {
-          out[s] = missing;
-          continue;
-        }
-        if (value < 0 || value > top)
-          throw std::invalid_argument("variable " + std::to_string(column + 1) + " has the code " +
-                                      std::to_string(value) + ", outside 0.." + std::to_string(top));
-        out[s] = static_cast<int8_t>(value);
+        const bool na = value == NA_INTEGER;
+        bad |= !na && static_cast<unsigned>(value) > static_cast<unsigned>(top);
+        out[s] = na ? missing : static_cast<int8_t>(value);
       }
+      if (bad)
+        for (int32_t s = 0; s < n_samples; ++s) {
+          const int value = col[rows[s]];
+          if (value != NA_INTEGER && (value < 0 || value > top))
+            throw std::invalid_argument("variable " + std::to_string(column + 1) + " has the code " +
+                                        std::to_string(value) + ", outside 0.." + std::to_string(top));
+        }
       return;
     }
     decoded.resize(size_t(n_rows));

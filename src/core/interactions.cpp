@@ -13,6 +13,8 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
 #endif
 
 #include "interaction_gain.h"
@@ -22,41 +24,65 @@ namespace fsgpu {
 
 namespace {
 
-// The bitmap words of one variable from its codes (sample order), one 64-object word at a time
-// with the word's level masks in registers (M levels; M = 0: m at run time, up to
-// kMaxInteractionLevels). sample_at[pos] is the sample at class-sorted position pos. valid gets
-// the objects with a value; returns whether any value is missing. Throws on a code out of range.
-template <int M>
+// The level masks of one word of objects: bit i of level[l] is set when ordered[i] == l, of
+// `negative` when ordered[i] < 0 (missing); returns whether a code is below -1 or above m - 1.
+// ordered: 64 codes in class order, -1 past the class's end.
+bool word_masks(const int8_t* ordered, int32_t m, uint64_t* level, uint64_t& negative) {
+#if defined(__SSE2__)
+  // 16 objects a compare: the byte masks' sign bits are the objects' bits.
+  __m128i chunk[4];
+  for (int q = 0; q < 4; ++q) chunk[q] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ordered + 16 * q));
+  auto bits_of = [&](auto&& mask) {
+    uint64_t out = 0;
+    for (int q = 0; q < 4; ++q) out |= uint64_t(uint16_t(_mm_movemask_epi8(mask(chunk[q])))) << (16 * q);
+    return out;
+  };
+  negative = bits_of([](__m128i v) { return v; });
+  const __m128i below = _mm_set1_epi8(-1), above = _mm_set1_epi8(static_cast<char>(m - 1));
+  const uint64_t bad = bits_of([&](__m128i v) { return _mm_or_si128(_mm_cmplt_epi8(v, below), _mm_cmpgt_epi8(v, above)); });
+  for (int32_t l = 0; l < m; ++l) {
+    const __m128i code = _mm_set1_epi8(static_cast<char>(l));
+    level[l] = bits_of([&](__m128i v) { return _mm_cmpeq_epi8(v, code); });
+  }
+  return bad != 0;
+#else
+  bool bad = false;
+  negative = 0;
+  for (int32_t l = 0; l < m; ++l) level[l] = 0;
+  for (int32_t i = 0; i < 64; ++i) {
+    const int code = ordered[i];
+    bad |= code < -1 || code >= m;
+    negative |= uint64_t(code < 0) << i;
+    if (code >= 0 && code < m) level[code] |= uint64_t(1) << i;
+  }
+  return bad;
+#endif
+}
+
+// The bitmap words of one variable from its codes (sample order), a 64-object word at a time.
+// sample_at[pos] is the sample at class-sorted position pos. valid gets the objects with a value;
+// returns whether any value is missing. Throws on a code out of range.
 bool variable_words(const InteractionBits& b, const ClassLayout& layout, const int32_t* sample_at, int64_t var,
                     const int8_t* codes, uint64_t* bits, int32_t* count, uint64_t* valid) {
-  const int32_t m = M > 0 ? M : b.n_levels, counted = m - 1;
+  const int32_t m = b.n_levels, counted = m - 1;
   bool missing = false;
+  alignas(16) int8_t ordered[64];
   for (int32_t c = 0; c < b.n_classes; ++c) {
     const int32_t end = layout.class_start[c + 1];
     int32_t pos = layout.class_start[c];
     for (int32_t w = b.class_word[c]; w < b.class_word[c + 1]; ++w, pos += 64) {
       const int32_t n = std::min(64, end - pos);
-      uint64_t level[M > 0 ? M : kMaxInteractionLevels] = {};
-      uint64_t present = 0;
-      int bad = 0;
-      for (int32_t i = 0; i < n; ++i) {
-        const int code = codes[sample_at[pos + i]];
-        bad |= code < -1 || code >= m;
-        const uint64_t bit = uint64_t(code >= 0) << i;
-        present |= bit;
-        if (M > 0) {
-          for (int32_t l = 0; l < M; ++l) level[l] |= uint64_t(code == l) << i;
-        } else if (code >= 0 && code < m) {
-          level[code] |= bit;
-        }
-      }
-      if (bad)
+      for (int32_t i = 0; i < n; ++i) ordered[i] = codes[sample_at[pos + i]];
+      for (int32_t i = n; i < 64; ++i) ordered[i] = -1;
+      uint64_t level[kMaxInteractionLevels], negative;
+      if (word_masks(ordered, m, level, negative))
         throw std::invalid_argument("variable " + std::to_string(var + 1) + " has a code outside 0.." +
                                     std::to_string(m - 1));
+      const uint64_t objects = n == 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1;
       for (int32_t l = 0; l < counted; ++l) bits[size_t(l) * b.words + w] = level[l];
       for (int32_t l = 0; l < m; ++l) count[l * b.n_classes + c] += __builtin_popcountll(level[l]);
-      valid[w] = present;
-      missing |= present != (n == 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1);
+      valid[w] = ~negative & objects;
+      missing |= valid[w] != objects;
     }
   }
   return missing;
@@ -87,8 +113,6 @@ InteractionBits build_interaction_bits(const ClassLayout& layout, int64_t n_vars
   b.level_count.assign(size_t(n_vars) * n_levels * b.n_classes, 0);
   std::vector<int32_t> sample_at(layout.n_samples);
   for (int32_t s = 0; s < layout.n_samples; ++s) sample_at[layout.position[s]] = s;
-  auto words_of = n_levels == 2 ? variable_words<2> : n_levels == 3 ? variable_words<3> :
-                  n_levels == 4 ? variable_words<4> : variable_words<0>;
   std::vector<std::vector<uint64_t>> valid_of(static_cast<size_t>(n_vars));  // only for variables with missing values
   parallel_for(n_vars, threads, 64, [&](int64_t begin, int64_t end, int) {
     std::vector<int8_t> codes(layout.n_samples);
@@ -97,7 +121,7 @@ InteractionBits build_interaction_bits(const ClassLayout& layout, int64_t n_vars
       codes_of(v, codes.data());
       uint64_t* bits = b.bits.data() + size_t(v) * counted * b.words;
       int32_t* count = b.level_count.data() + size_t(v) * n_levels * b.n_classes;
-      if (words_of(b, layout, sample_at.data(), v, codes.data(), bits, count, valid.data())) {
+      if (variable_words(b, layout, sample_at.data(), v, codes.data(), bits, count, valid.data())) {
         b.has_missing[v] = 1;
         valid_of[v] = valid;
       }
