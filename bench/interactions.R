@@ -166,6 +166,7 @@ for (shape in opts$shapes) {
     rows[[length(rows) + 1]] <- row
   }
 }
+if (!length(rows)) stop("no search ran", call. = FALSE)
 table <- do.call(rbind, rows)
 table$res <- NULL
 table <- cbind(date = format(Sys.Date()), device = device, backend = opts$backend,
@@ -177,6 +178,8 @@ md_rows <- sprintf("| %s | %s | %s | %s | %.3f | %s | %.3f | %.3f | %.3f (%.0f%%
                    table$bitmaps_s, table$search_s, table$r_side_s, 100 * table$r_share,
                    fmt(if (gpu) NA else table$cpu_s, "%.2f"), table$rate, fmt(table$ratio_popcount, "%.3f"),
                    fmt(table$ratio_tensor, "%.4f"), table$answer)
+header <- paste("| shape | input | variables | contrast | end to end s | read s | bitmaps s | search s |",
+                "R side s (share) | CPU s | tuples/s | of popcount limit | of tensor-core peak | check |")
 md <- c(sprintf("# find_interactions() benchmark, %s, %s (%s%s), %d objects, 3 levels, binary class",
                 format(Sys.Date()), device, opts$backend, if (gpu) "" else sprintf(", %d threads", opts$threads),
                 opts$objects),
@@ -185,7 +188,7 @@ md <- c(sprintf("# find_interactions() benchmark, %s, %s (%s%s), %d objects, 3 l
                   "engine's parts; R side: the rest of the call (and its share of end to end). Rate: tuples",
                   "(with contrast ones) per second of search."),
         "",
-        "| shape | input | variables | contrast | end to end s | read s | bitmaps s | search s | R side s (share) | CPU s | tuples/s | of popcount limit | of tensor-core peak | check |",
+        header,
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         md_rows)
 base <- file.path(opts$out, sprintf("interactions-%s-%s", format(Sys.Date()), tag))

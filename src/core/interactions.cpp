@@ -39,7 +39,8 @@ bool word_masks(const int8_t* ordered, int32_t m, uint64_t* level, uint64_t& neg
   };
   negative = bits_of([](__m128i v) { return v; });
   const __m128i below = _mm_set1_epi8(-1), above = _mm_set1_epi8(static_cast<char>(m - 1));
-  const uint64_t bad = bits_of([&](__m128i v) { return _mm_or_si128(_mm_cmplt_epi8(v, below), _mm_cmpgt_epi8(v, above)); });
+  const uint64_t bad =
+      bits_of([&](__m128i v) { return _mm_or_si128(_mm_cmplt_epi8(v, below), _mm_cmpgt_epi8(v, above)); });
   for (int32_t l = 0; l < m; ++l) {
     const __m128i code = _mm_set1_epi8(static_cast<char>(l));
     level[l] = bits_of([&](__m128i v) { return _mm_cmpeq_epi8(v, code); });
@@ -439,6 +440,10 @@ void pair_row_wide(const InteractionBits& b, const GainTableView& view, int64_t 
 }
 #endif
 
+// Level and class counts as template arguments of pair_row().
+template <int N>
+using Int = std::integral_constant<int, N>;
+
 // pair_row_body() with the widest popcount this CPU has, where it pays: the vector sums cost
 // more than they save below 16 words (1,024 objects) per class.
 template <int M, int C, class Skip, class Visit>
@@ -687,15 +692,15 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
     };
     if (fast_pairs) {
       switch (m * 8 + b.n_classes) {
-        case 2 * 8 + 2: return pair_job(std::integral_constant<int, 2>(), std::integral_constant<int, 2>(), job, mine, evaluate, tuple, collect);
-        case 2 * 8 + 3: return pair_job(std::integral_constant<int, 2>(), std::integral_constant<int, 3>(), job, mine, evaluate, tuple, collect);
-        case 2 * 8 + 4: return pair_job(std::integral_constant<int, 2>(), std::integral_constant<int, 4>(), job, mine, evaluate, tuple, collect);
-        case 3 * 8 + 2: return pair_job(std::integral_constant<int, 3>(), std::integral_constant<int, 2>(), job, mine, evaluate, tuple, collect);
-        case 3 * 8 + 3: return pair_job(std::integral_constant<int, 3>(), std::integral_constant<int, 3>(), job, mine, evaluate, tuple, collect);
-        case 3 * 8 + 4: return pair_job(std::integral_constant<int, 3>(), std::integral_constant<int, 4>(), job, mine, evaluate, tuple, collect);
-        case 4 * 8 + 2: return pair_job(std::integral_constant<int, 4>(), std::integral_constant<int, 2>(), job, mine, evaluate, tuple, collect);
-        case 4 * 8 + 3: return pair_job(std::integral_constant<int, 4>(), std::integral_constant<int, 3>(), job, mine, evaluate, tuple, collect);
-        case 4 * 8 + 4: return pair_job(std::integral_constant<int, 4>(), std::integral_constant<int, 4>(), job, mine, evaluate, tuple, collect);
+        case 2 * 8 + 2: return pair_job(Int<2>(), Int<2>(), job, mine, evaluate, tuple, collect);
+        case 2 * 8 + 3: return pair_job(Int<2>(), Int<3>(), job, mine, evaluate, tuple, collect);
+        case 2 * 8 + 4: return pair_job(Int<2>(), Int<4>(), job, mine, evaluate, tuple, collect);
+        case 3 * 8 + 2: return pair_job(Int<3>(), Int<2>(), job, mine, evaluate, tuple, collect);
+        case 3 * 8 + 3: return pair_job(Int<3>(), Int<3>(), job, mine, evaluate, tuple, collect);
+        case 3 * 8 + 4: return pair_job(Int<3>(), Int<4>(), job, mine, evaluate, tuple, collect);
+        case 4 * 8 + 2: return pair_job(Int<4>(), Int<2>(), job, mine, evaluate, tuple, collect);
+        case 4 * 8 + 3: return pair_job(Int<4>(), Int<3>(), job, mine, evaluate, tuple, collect);
+        case 4 * 8 + 4: return pair_job(Int<4>(), Int<4>(), job, mine, evaluate, tuple, collect);
       }
     }
     if (contrast) {

@@ -60,7 +60,8 @@ test_that("numbers give the same search from every kind of input and thread coun
   d <- input_data()
   sparse <- d$values
   sparse[abs(sparse) < 0.8] <- 0
-  same_search(input_search(Matrix::Matrix(sparse, sparse = TRUE), d$y, dimensions = 2), input_search(sparse, d$y, dimensions = 2))
+  same_search(input_search(Matrix::Matrix(sparse, sparse = TRUE), d$y, dimensions = 2),
+              input_search(sparse, d$y, dimensions = 2))
   # A data frame of integer and double columns is numbers, as as.matrix() makes it.
   mixed <- data.frame(d$values[, 1:6], d$codes[, 7:12])
   same_search(input_search(mixed, d$y, dimensions = 2), input_search(as.matrix(mixed), d$y, dimensions = 2))
