@@ -111,9 +111,9 @@ measure <- function(shape, input, k, p, n, x, y, read_seconds = 0, contrast = op
   tensor_limit <- if (gpu && k >= 2) tensor_bitops / (cells * sum(ceiling(table(y) / 256) * 256)) else NA
   rate <- evaluations / search
   data.frame(shape = shape, input = input, target = target_of(k), dimensions = k, variables = p, objects = n,
-             contrast = n_contrast, evaluations = evaluations, end_to_end_s = read_seconds + call, read_s = read_seconds,
-             call_s = call,
-             bitmaps_s = bitmaps, search_s = search, r_side_s = call - bitmaps - search,
+             contrast = n_contrast, evaluations = evaluations, end_to_end_s = read_seconds + call,
+             read_s = read_seconds, call_s = call, bitmaps_s = bitmaps, search_s = search,
+             r_side_s = call - bitmaps - search,
              r_share = (call - bitmaps - search) / (read_seconds + call), cpu_s = cpu_seconds(t), rate = rate,
              ratio_popcount = rate / popcount_limit, ratio_tensor = rate / tensor_limit, res = I(list(res)))
 }
