@@ -33,8 +33,12 @@ fsgpu_bn_range <- function(handle, query, thresholds, get_index, get_distance, b
     .Call(`_fsgpu_fsgpu_bn_range`, handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, keep, progress)
 }
 
-fsgpu_find_interactions <- function(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress = NULL, first_begin = 0, first_end = -1, collect = FALSE, threshold = 0, interesting = NULL, require_all = FALSE, max_hits = 1e7) {
-    .Call(`_fsgpu_fsgpu_find_interactions`, x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress, first_begin, first_end, collect, threshold, interesting, require_all, max_hits)
+fsgpu_find_interactions <- function(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress = NULL, first_begin = 0, first_end = -1, collect = FALSE, threshold = 0, interesting = NULL, require_all = FALSE, max_hits = 1e7, transposed = FALSE) {
+    .Call(`_fsgpu_fsgpu_find_interactions`, x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress, first_begin, first_end, collect, threshold, interesting, require_all, max_hits, transposed)
+}
+
+fsgpu_interaction_scan <- function(x, codes, transposed, names, threads) {
+    .Call(`_fsgpu_fsgpu_interaction_scan`, x, codes, transposed, names, threads)
 }
 
 fsgpu_interaction_block_codes <- function(values, first, rows, n_real, contrast_source, contrast_seed, divisions, discretizations, range, seed, threads) {

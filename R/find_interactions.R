@@ -59,11 +59,13 @@
 #'   work across `devices`. Both give bitwise-identical gains and tuples.
 #'
 #' @inheritParams select_features
-#' @param x Objects in rows, variables in columns: a numeric matrix or data frame (discretized
-#'   at random quantiles), an integer matrix of codes (genotypes 0/1/2), the result of
-#'   [read_plink()], or a `SummarizedExperiment` (variables are the rows of `assay`; a
-#'   `DelayedArray` assay, such as an `HDF5Array`, is discretized block by block and never
-#'   realised whole: see [fsgpu_bioconductor]).
+#' @param x Objects in rows, variables in columns: a numeric matrix, data frame or sparse
+#'   `dgCMatrix` (discretized at random quantiles), an integer or logical matrix of codes
+#'   (genotypes 0/1/2), the result of [read_plink()], or a `SummarizedExperiment` (variables are
+#'   the rows of `assay`; a `DelayedArray` assay, such as an `HDF5Array`, is discretized block by
+#'   block and never realised whole: see [fsgpu_bioconductor]). The engine reads x where it lies
+#'   (no copy in R); one multithreaded pass checks it first, and an error names the variable and
+#'   object with a bad value.
 #' @param y The class, one per object (two or more classes); objects with `NA` are left out
 #'   (with a message).
 #' @param dimensions The size \eqn{k} of the tuples, 1 to 5.
@@ -149,7 +151,7 @@ find_interactions.default <- function(x, y, dimensions = 2, divisions = 1, discr
                                       quiet = FALSE, threshold = NULL, interesting_vars = NULL,
                                       require_all_vars = FALSE, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_interactions(interaction_input(x, levels), y,
+  quiet_if(quiet, run_interactions(interaction_input(x, levels, threads), y,
                                    mget(setdiff(names(formals()), c("x", "y", "levels", "...")))))
 }
 
@@ -175,8 +177,8 @@ find_interactions.SummarizedExperiment <- function(x, class, dimensions = 2, div
     stop("class must name one colData column of x; available: ", quote_list(columns), call. = FALSE)
   assay <- check_assay(x, assay)
   a <- SummarizedExperiment::assay(x, assay, withDimnames = TRUE)
-  input <- if (is_delayed(a)) delayed_interaction_input(a, levels, check_quiet(quiet))
-           else interaction_input(t(as.matrix(a)), levels)
+  input <- if (is_delayed(a)) delayed_interaction_input(a, levels, check_quiet(quiet), threads)
+           else se_interaction_input(a, levels, threads)
   y <- SummarizedExperiment::colData(x)[[class]]
   args <- mget(setdiff(names(formals()), c("x", "class", "levels", "assay", "...")))
   with_notes(quiet_if(quiet, run_interactions(input, y, args)), assay_label(assay))
@@ -198,33 +200,58 @@ find_interactions.fsgpu_genotypes <- function(x, y, dimensions = 2, contrast = T
   quiet_if(quiet, run_interactions(input, y, args))
 }
 
-# The engine's view of x: kind "numeric" (double matrix, discretized) or "codes" (integer matrix).
-interaction_input <- function(x, levels) {
+# The engine's view of x: kind "numeric" (numbers, discretized) or "codes" (integer codes). x
+# stays as it is (a matrix, a data frame's columns or a dgCMatrix; with `transposed`, a matrix
+# with the variables in rows): one multithreaded pass in C++ checks it and finds its largest
+# code, and the engine reads the values where they lie.
+interaction_input <- function(x, levels, threads = NULL, transposed = FALSE) {
+  sample_names <- NULL
   if (is.data.frame(x)) {
     bad <- !vapply(x, function(col) is.numeric(col) || is.logical(col), logical(1))
     if (any(bad)) stop("x has non-numeric columns: ", quote_list(names(x)[bad]), call. = FALSE)
-    x <- as.matrix(x)
+    codes <- !any(vapply(x, is.double, logical(1)))
+    dims <- c(.row_names_info(x, 2L), length(x))
+    dim_names <- list(if (.row_names_info(x) > 0L) row.names(x), names(x))
+  } else {
+    if (methods::is(x, "Matrix") && !methods::is(x, "dgCMatrix")) x <- as.matrix(x)
+    if (methods::is(x, "dgCMatrix")) {
+      dims <- x@Dim
+      dim_names <- x@Dimnames
+    } else {
+      if (!is.matrix(x) || !(is.numeric(x) || is.logical(x)))
+        stop("x must be a numeric matrix or data frame, an integer matrix of codes, or read_plink() output",
+             call. = FALSE)
+      dims <- dim(x)
+      dim_names <- dimnames(x)
+      if (transposed) {
+        dims <- rev(dims)
+        dim_names <- rev(dim_names)
+      }
+    }
+    codes <- is.integer(x) || is.logical(x)
   }
-  if (methods::is(x, "Matrix")) x <- as.matrix(x)
-  if (!is.matrix(x) || !(is.numeric(x) || is.logical(x)))
-    stop("x must be a numeric matrix or data frame, an integer matrix of codes, or read_plink() output",
-         call. = FALSE)
-  check_interaction_size(nrow(x), ncol(x))
-  names <- interaction_names(colnames(x), ncol(x))
-  if (is.integer(x) || is.logical(x) || !is.null(levels)) {
-    x <- as_interaction_codes(x)
-    return(codes_input(x, top_code(x), anyNA(x), levels, names, rownames(x)))
-  }
-  stop_if_infinite(x)
-  list(kind = "numeric", x = `storage.mode<-`(x, "double"), n_samples = nrow(x), n_vars = ncol(x), names = names,
-       sample_names = rownames(x), levels = NA_integer_, any_missing = anyNA(x))
+  codes <- codes || !is.null(levels)
+  check_interaction_size(dims[1], dims[2])
+  names <- interaction_names(dim_names[[2]], dims[2])
+  scan <- fsgpu_interaction_scan(x, codes, transposed, names, fsgpu_threads(threads))
+  if (codes) return(codes_input(x, scan$top, scan$any_missing, levels, names, dim_names[[1]], dims, transposed))
+  list(kind = "numeric", x = x, transposed = transposed, n_samples = dims[1], n_vars = dims[2], names = names,
+       sample_names = dim_names[[1]], levels = NA_integer_, any_missing = scan$any_missing)
+}
+
+# interaction_input() for a SummarizedExperiment's in-memory assay a (variables in rows): a
+# dense matrix is read in place, a dgCMatrix transposed as a sparse matrix.
+se_interaction_input <- function(a, levels, threads) {
+  if (is.matrix(a)) return(interaction_input(a, levels, threads, transposed = TRUE))
+  if (methods::is(a, "dgCMatrix")) return(interaction_input(Matrix::t(a), levels, threads))
+  interaction_input(t(as.matrix(a)), levels, threads)
 }
 
 # interaction_input() for a DelayedArray assay (variables in rows). Numbers stay on disk, kind
 # "numeric" with delayed = TRUE: run_interactions() codes them block by block once it knows the
 # objects and the draws (delayed_interaction_codes()). Integer codes are read whole (4 bytes a
 # value), each block checked as in memory.
-delayed_interaction_input <- function(a, levels, quiet) {
+delayed_interaction_input <- function(a, levels, quiet, threads) {
   blocks <- delayed_se_input(a, NULL, "x", NULL)  # numbers, not empty; read by read_feature_block()
   check_interaction_size(ncol(a), nrow(a))
   names <- interaction_names(rownames(a), nrow(a))
@@ -233,15 +260,17 @@ delayed_interaction_input <- function(a, levels, quiet) {
                 names = names, sample_names = colnames(a), levels = NA_integer_, any_missing = NA))
   if (!is.null(levels)) check_count(levels, "levels", max = 16)  # before reading every block
   codes <- matrix(0L, ncol(a), nrow(a))
-  top <- 0L
+  top <- 0
   any_missing <- FALSE
   for_each_feature_block(blocks, "Reading", quiet, function(block) {
-    x <- as_interaction_codes(block$input$x)
+    x <- block$input$x
+    scan <- fsgpu_interaction_scan(x, TRUE, FALSE, names[block$rows], fsgpu_threads(threads))
+    if (!is.integer(x)) storage.mode(x) <- "integer"  # whole numbers, checked by the scan
     codes[, block$rows] <<- x
-    top <<- max(top, top_code(x))
-    any_missing <<- any_missing || anyNA(x)
+    top <<- max(top, scan$top)
+    any_missing <<- any_missing || scan$any_missing
   })
-  codes_input(codes, top, any_missing, levels, names, colnames(a))
+  codes_input(codes, top, any_missing, levels, names, colnames(a), dim(codes), FALSE)
 }
 
 check_interaction_size <- function(n_objects, n_vars) {
@@ -250,29 +279,13 @@ check_interaction_size <- function(n_objects, n_vars) {
 
 interaction_names <- function(names, n_vars) if (is.null(names)) paste0("V", seq_len(n_vars)) else names
 
-stop_if_infinite <- function(x) if (any(is.infinite(x))) stop("x has infinite values", call. = FALSE)
-
-# x (a matrix of codes, or a block of its columns) as integers: whole numbers, 0 or more.
-as_interaction_codes <- function(x) {
-  if (is.double(x)) {
-    finite <- x[!is.na(x)]
-    if (any(finite != round(finite))) stop("levels is for whole-number codes; x has fractions", call. = FALSE)
-  }
-  storage.mode(x) <- "integer"
-  if (any(x < 0L, na.rm = TRUE)) stop("codes must be 0 or more", call. = FALSE)
-  x
-}
-
-# The largest code (0 when every value is missing).
-top_code <- function(x) if (all(is.na(x))) 0L else max(x, na.rm = TRUE)
-
-# The input of integer codes x whose largest code (over all of x) is top.
-codes_input <- function(x, top, any_missing, levels, names, sample_names) {
-  if (is.null(levels)) levels <- max(2L, top + 1L)
+# The input of integer codes x (dims: objects, variables) whose largest code is top.
+codes_input <- function(x, top, any_missing, levels, names, sample_names, dims, transposed) {
+  if (is.null(levels)) levels <- max(2, top + 1)
   levels <- check_count(levels, "levels", max = 16)
-  if (top >= levels) stop(sprintf("x has the code %d, but levels = %d", top, levels), call. = FALSE)
-  list(kind = "codes", x = x, n_samples = nrow(x), n_vars = ncol(x), names = names, sample_names = sample_names,
-       levels = as.integer(levels), any_missing = any_missing)
+  if (top >= levels) stop(sprintf("x has the code %s, but levels = %d", format(top), levels), call. = FALSE)
+  list(kind = "codes", x = x, transposed = transposed, n_samples = dims[1], n_vars = dims[2], names = names,
+       sample_names = sample_names, levels = as.integer(levels), any_missing = any_missing)
 }
 
 # The codes that the search takes of a delayed numeric input, one block of variables at a time:
@@ -284,10 +297,10 @@ codes_input <- function(x, top, any_missing, levels, names, sample_names) {
 delayed_interaction_codes <- function(input, rows, source, contrast_seed, divisions, discretizations, range, seed,
                                       threads, quiet) {
   if ((input$n_vars + length(source)) * as.numeric(discretizations) > 8 * input$n_vars)
-    return(delayed_interaction_values(input, rows, quiet))
+    return(delayed_interaction_values(input, rows, threads, quiet))
   codes <- array(as.raw(0), c(length(rows), input$n_vars + length(source), discretizations))
   for_each_feature_block(input$blocks, "Discretizing", quiet, function(block) {
-    stop_if_infinite(block$input$x)
+    fsgpu_interaction_scan(block$input$x, FALSE, FALSE, input$names[block$rows], fsgpu_threads(threads))
     coded <- fsgpu_interaction_block_codes(block$input$x, block$rows[1], rows, input$n_vars, source, contrast_seed,
                                            divisions, discretizations, range, seed, threads)
     codes[, coded$vars, ] <<- coded$codes
@@ -295,10 +308,10 @@ delayed_interaction_codes <- function(input, rows, source, contrast_seed, divisi
   list(x = codes, kind = "interaction_codes", n_rows = length(rows), rows = seq_along(rows))
 }
 
-delayed_interaction_values <- function(input, rows, quiet) {
+delayed_interaction_values <- function(input, rows, threads, quiet) {
   values <- matrix(0, length(rows), input$n_vars)
   for_each_feature_block(input$blocks, "Reading", quiet, function(block) {
-    stop_if_infinite(block$input$x)
+    fsgpu_interaction_scan(block$input$x, FALSE, FALSE, input$names[block$rows], fsgpu_threads(threads))
     values[, block$rows] <<- block$input$x[rows, , drop = FALSE]
   })
   list(x = values, kind = "numeric", n_rows = length(rows), rows = seq_along(rows))
@@ -315,7 +328,9 @@ run_interactions <- function(input, y, a) {
     stop("integer codes keep their own levels: discretizations must be 1", call. = FALSE)
   if (missing == "level" && numeric_input)
     stop("missing = \"level\" is for integer codes; numeric data exclude missing values", call. = FALSE)
-  n_levels <- divisions + 1L + (missing == "level" && !isFALSE(input$any_missing))
+  # A level for missing values only where there are some (packed genotypes: always).
+  missing_level <- missing == "level" && !isFALSE(input$any_missing)
+  n_levels <- divisions + 1L + missing_level
   if (!is.numeric(a$pseudo_count) || length(a$pseudo_count) != 1 || !(a$pseudo_count > 0))
     stop("pseudo_count must be a positive number", call. = FALSE)
   range <- a$range
@@ -370,15 +385,17 @@ run_interactions <- function(input, y, a) {
   coding <- system.time(
     data <- if (isTRUE(input$delayed)) delayed_interaction_codes(input, rows, source, contrast_seed, divisions,
                                                                  discretizations, range, seed, threads, a$quiet)
-            else list(x = input$x, kind = input$kind, n_rows = input$n_samples, rows = rows),
+            else list(x = input$x, kind = input$kind, n_rows = input$n_samples, rows = rows,
+                      transposed = isTRUE(input$transposed)),
     gcFirst = FALSE
   )[["elapsed"]]
   args <- list(x = data$x, kind = data$kind, n_rows = data$n_rows, rows = data$rows, n_real_d = input$n_vars,
                y = classes$y, n_classes = length(classes$classes), contrast_source = source,
                contrast_seed = contrast_seed, dimensions = k, divisions = divisions, discretizations = discretizations,
                range = range, seed = seed, pseudo_count = a$pseudo_count, n_levels = n_levels,
-               missing_level = missing == "level", with_tuples = with_tuples, backend = engine, threads = threads,
-               devices = devices, memory_limit = getOption("fsgpu.gpu_memory_limit", 0))
+               missing_level = missing_level, with_tuples = with_tuples, backend = engine, threads = threads,
+               devices = devices, memory_limit = getOption("fsgpu.gpu_memory_limit", 0),
+               transposed = isTRUE(data$transposed))
   if (!is.null(collecting)) args <- c(args, collecting$engine)
   # Progress from the engine; tiles on workers report none.
   progress <- if (is.null(bp)) job_progress(sprintf("Searching %s %d-tuples of variables",
@@ -404,8 +421,11 @@ run_interactions <- function(input, y, a) {
     for (i in seq_len(k)) scores[[paste0("tuple_", i)]] <- tuples[, i]
     scores$discretization <- res$discretization[real]
   }
-  ranked <- scores[order(-scores$gain, scores$index), , drop = FALSE]
-  rownames(ranked) <- NULL
+  ranked <- NULL
+  if (with_tuples) {
+    ranked <- scores[order(-scores$gain, scores$index), , drop = FALSE]
+    rownames(ranked) <- NULL
+  }
   result <- structure(list(
     scores = scores,
     tuples = if (with_tuples) utils::head(ranked, if (is.null(top)) nrow(ranked) else top),

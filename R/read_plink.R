@@ -50,9 +50,9 @@ read_plink <- function(prefix, snps = NULL, packed = FALSE) {
   size <- file.size(files[1])
   con <- file(files[1], "rb")
   on.exit(close(con))
-  bytes <- readBin(con, "raw", n = size)
-  fsgpu_check_bed(bytes[seq_len(min(3, length(bytes)))], length(bytes), nrow(samples), nrow(map))
-  bytes <- bytes[-(1:3)]
+  # The header apart, so that the genotypes are read once into their own vector (no R copy).
+  fsgpu_check_bed(readBin(con, "raw", n = min(3, size)), size, nrow(samples), nrow(map))
+  bytes <- readBin(con, "raw", n = size - 3)
   if (packed) {
     if (!is.null(snps)) stop("packed = TRUE reads every SNP", call. = FALSE)
     genotypes <- structure(list(bytes = bytes, n_samples = nrow(samples), n_snps = nrow(map), snp_names = map$snp,

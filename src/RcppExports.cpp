@@ -134,8 +134,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_find_interactions
-Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source, double contrast_seed, int dimensions, int divisions, int discretizations, double range, double seed, double pseudo_count, int n_levels, bool missing_level, bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double first_begin, double first_end, bool collect, double threshold, SEXP interesting, bool require_all, double max_hits);
-RcppExport SEXP _fsgpu_fsgpu_find_interactions(SEXP xSEXP, SEXP kindSEXP, SEXP n_rowsSEXP, SEXP rowsSEXP, SEXP n_real_dSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP contrast_sourceSEXP, SEXP contrast_seedSEXP, SEXP dimensionsSEXP, SEXP divisionsSEXP, SEXP discretizationsSEXP, SEXP rangeSEXP, SEXP seedSEXP, SEXP pseudo_countSEXP, SEXP n_levelsSEXP, SEXP missing_levelSEXP, SEXP with_tuplesSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP first_beginSEXP, SEXP first_endSEXP, SEXP collectSEXP, SEXP thresholdSEXP, SEXP interestingSEXP, SEXP require_allSEXP, SEXP max_hitsSEXP) {
+Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source, double contrast_seed, int dimensions, int divisions, int discretizations, double range, double seed, double pseudo_count, int n_levels, bool missing_level, bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double first_begin, double first_end, bool collect, double threshold, SEXP interesting, bool require_all, double max_hits, bool transposed);
+RcppExport SEXP _fsgpu_fsgpu_find_interactions(SEXP xSEXP, SEXP kindSEXP, SEXP n_rowsSEXP, SEXP rowsSEXP, SEXP n_real_dSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP contrast_sourceSEXP, SEXP contrast_seedSEXP, SEXP dimensionsSEXP, SEXP divisionsSEXP, SEXP discretizationsSEXP, SEXP rangeSEXP, SEXP seedSEXP, SEXP pseudo_countSEXP, SEXP n_levelsSEXP, SEXP missing_levelSEXP, SEXP with_tuplesSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP first_beginSEXP, SEXP first_endSEXP, SEXP collectSEXP, SEXP thresholdSEXP, SEXP interestingSEXP, SEXP require_allSEXP, SEXP max_hitsSEXP, SEXP transposedSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -169,7 +169,23 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< SEXP >::type interesting(interestingSEXP);
     Rcpp::traits::input_parameter< bool >::type require_all(require_allSEXP);
     Rcpp::traits::input_parameter< double >::type max_hits(max_hitsSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_find_interactions(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress, first_begin, first_end, collect, threshold, interesting, require_all, max_hits));
+    Rcpp::traits::input_parameter< bool >::type transposed(transposedSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_find_interactions(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress, first_begin, first_end, collect, threshold, interesting, require_all, max_hits, transposed));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_interaction_scan
+Rcpp::List fsgpu_interaction_scan(SEXP x, bool codes, bool transposed, Rcpp::CharacterVector names, int threads);
+RcppExport SEXP _fsgpu_fsgpu_interaction_scan(SEXP xSEXP, SEXP codesSEXP, SEXP transposedSEXP, SEXP namesSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< bool >::type codes(codesSEXP);
+    Rcpp::traits::input_parameter< bool >::type transposed(transposedSEXP);
+    Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type names(namesSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_interaction_scan(x, codes, transposed, names, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -546,7 +562,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_bn_index_live", (DL_FUNC) &_fsgpu_fsgpu_bn_index_live, 1},
     {"_fsgpu_fsgpu_bn_knn", (DL_FUNC) &_fsgpu_fsgpu_bn_knn, 9},
     {"_fsgpu_fsgpu_bn_range", (DL_FUNC) &_fsgpu_fsgpu_bn_range, 11},
-    {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 30},
+    {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 31},
+    {"_fsgpu_fsgpu_interaction_scan", (DL_FUNC) &_fsgpu_fsgpu_interaction_scan, 5},
     {"_fsgpu_fsgpu_interaction_block_codes", (DL_FUNC) &_fsgpu_fsgpu_interaction_block_codes, 11},
     {"_fsgpu_fsgpu_check_bed", (DL_FUNC) &_fsgpu_fsgpu_check_bed, 4},
     {"_fsgpu_fsgpu_decode_bed", (DL_FUNC) &_fsgpu_fsgpu_decode_bed, 3},

@@ -4,13 +4,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
 
 #include "core/gpu_backend.h"
 #include "core/interaction_codes.h"
 #include "core/interaction_pvalues.h"
 #include "core/interactions.h"
+#include "core/parallel.h"
 #include "core/plink.h"
 #include "input_codes.h"
 #include "job_progress.h"
@@ -19,15 +24,112 @@ using namespace fsgpu;
 
 namespace {
 
+// x's storage as the search reads it, resolved on the main thread (R's accessors are not for
+// worker threads): a dense numeric or logical matrix (objects in rows, or with `transposed` in
+// columns, as a SummarizedExperiment's assay), a list of columns (a data frame) or a dgCMatrix.
+// Values are read where they lie: no copy of x is made in R or here.
+struct InputColumns {
+  int64_t n_rows = 0, n_cols = 0;  // objects, variables
+  // Dense: element (object r, variable j) at r * row_step + j * col_step.
+  const int* dense_int = nullptr;
+  const double* dense_real = nullptr;
+  int64_t row_step = 1, col_step = 0;
+  // A list: per column, one of the two.
+  std::vector<const int*> list_int;
+  std::vector<const double*> list_real;
+  // A dgCMatrix.
+  const int* sparse_i = nullptr;
+  const int* sparse_p = nullptr;
+  const double* sparse_x = nullptr;
+
+  InputColumns(SEXP x, bool transposed) {
+    if (Rf_isS4(x) && Rf_inherits(x, "dgCMatrix")) {
+      SEXP dim = R_do_slot(x, Rf_install("Dim"));
+      n_rows = INTEGER(dim)[0];
+      n_cols = INTEGER(dim)[1];
+      sparse_i = INTEGER(R_do_slot(x, Rf_install("i")));
+      sparse_p = INTEGER(R_do_slot(x, Rf_install("p")));
+      sparse_x = REAL(R_do_slot(x, Rf_install("x")));
+      return;
+    }
+    if (TYPEOF(x) == VECSXP) {
+      n_cols = Rf_xlength(x);
+      n_rows = n_cols ? Rf_xlength(VECTOR_ELT(x, 0)) : 0;
+      for (int64_t j = 0; j < n_cols; ++j) {
+        SEXP column = VECTOR_ELT(x, j);
+        if (Rf_xlength(column) != n_rows) throw std::invalid_argument("the columns of x differ in length");
+        switch (TYPEOF(column)) {
+          case REALSXP: list_real.push_back(REAL(column)); list_int.push_back(nullptr); break;
+          case INTSXP: list_int.push_back(INTEGER(column)); list_real.push_back(nullptr); break;
+          case LGLSXP: list_int.push_back(LOGICAL(column)); list_real.push_back(nullptr); break;
+          default: throw std::invalid_argument("x has a column that is not numeric");
+        }
+      }
+      return;
+    }
+    if (!Rf_isMatrix(x)) throw std::invalid_argument("x must be a matrix, a list of columns or a dgCMatrix");
+    const int64_t rows = Rf_nrows(x), cols = Rf_ncols(x);
+    n_rows = transposed ? cols : rows;
+    n_cols = transposed ? rows : cols;
+    row_step = transposed ? rows : 1;
+    col_step = transposed ? 1 : rows;
+    switch (TYPEOF(x)) {
+      case REALSXP: dense_real = REAL(x); break;
+      case INTSXP: dense_int = INTEGER(x); break;
+      case LGLSXP: dense_int = LOGICAL(x); break;
+      default: throw std::invalid_argument("x must hold numbers");
+    }
+  }
+
+  // Column j's values as integers (NA_INTEGER: missing; whole-number doubles converted, as the
+  // scan allows for codes): x's own storage where it holds them so, else buf.
+  const int* codes_column(int64_t j, std::vector<int>& buf) const {
+    if (dense_int && row_step == 1) return dense_int + j * col_step;
+    if (!list_int.empty() && list_int[j]) return list_int[j];
+    buf.resize(size_t(n_rows));
+    if (dense_int) {
+      for (int64_t r = 0; r < n_rows; ++r) buf[r] = dense_int[r * row_step + j * col_step];
+      return buf.data();
+    }
+    const double* values = real_column(j, real_buf());
+    for (int64_t r = 0; r < n_rows; ++r) buf[r] = std::isnan(values[r]) ? NA_INTEGER : static_cast<int>(values[r]);
+    return buf.data();
+  }
+
+  // Column j's values as doubles (NaN: missing): x's own storage where it holds them so, else buf.
+  const double* real_column(int64_t j, std::vector<double>& buf) const {
+    if (dense_real && row_step == 1) return dense_real + j * col_step;
+    if (!list_real.empty() && list_real[j]) return list_real[j];
+    buf.resize(size_t(n_rows));
+    if (sparse_x) {
+      std::fill(buf.begin(), buf.end(), 0.0);
+      for (int e = sparse_p[j]; e < sparse_p[j + 1]; ++e) buf[sparse_i[e]] = sparse_x[e];
+    } else if (dense_real) {
+      for (int64_t r = 0; r < n_rows; ++r) buf[r] = dense_real[r * row_step + j * col_step];
+    } else {
+      const int* ints = dense_int ? nullptr : list_int[j];
+      for (int64_t r = 0; r < n_rows; ++r) {
+        const int v = ints ? ints[r] : dense_int[r * row_step + j * col_step];
+        buf[r] = v == NA_INTEGER ? NAN : double(v);
+      }
+    }
+    return buf.data();
+  }
+
+ private:
+  static std::vector<double>& real_buf() {
+    thread_local std::vector<double> buf;
+    return buf;
+  }
+};
+
 // Where the variables' codes come from (InteractionCoding: real variables are x's columns,
 // contrast variables permuted copies), by x's kind: "numeric" values discretized here,
 // integer "codes", "bed" bytes, or "interaction_codes" computed before (x: int8 codes
 // [discretization][variable][object], contrast variables already permuted).
 struct VariableSource {
   std::string kind;
-  // x's storage, taken on the main thread (R's accessors are not for worker threads).
-  const double* values = nullptr;
-  const int* integers = nullptr;
+  const InputColumns* columns = nullptr;  // kinds numeric and codes
   const uint8_t* bed = nullptr;
   const int8_t* stored = nullptr;
   int32_t n_rows;  // x's rows
@@ -41,36 +143,52 @@ struct VariableSource {
     return [this, d](int64_t v, int8_t* out) { codes(v, d, out); };
   }
 
-  // Codes of variable v in discretization d into out (kinds numeric, codes and bed).
+  // Codes of variable v in discretization d into out (kinds numeric, codes and bed). Runs on
+  // worker threads: scratch is per thread.
   void codes(int64_t v, int32_t d, int8_t* out) const {
+    thread_local std::vector<double> real_scratch, sorted;
+    thread_local std::vector<int> int_scratch;
+    thread_local std::vector<int32_t> order;
+    thread_local std::vector<int8_t> decoded;
     const int64_t column = coding.column_of(v);
     if (kind == "numeric") {
-      std::vector<double> scratch;
-      coding.numeric_codes(v, d, values + column * n_rows, scratch, out);
+      coding.numeric_codes(v, d, columns->real_column(column, real_scratch), sorted, out);
       return;
     }
     const int32_t n_samples = coding.n_objects();
-    std::vector<int32_t> order;
-    if (v >= coding.n_real) coding.contrast_order(v - coding.n_real, order);
-    auto sample = [&](int32_t s) { return coding.rows[v < coding.n_real ? s : order[s]]; };
-    std::vector<int8_t> raw(n_samples);
-    if (kind == "codes") {
-      const int* col = integers + column * n_rows;
-      for (int32_t s = 0; s < n_samples; ++s) {
-        const int value = col[sample(s)];
-        if (value != NA_INTEGER && (value < 0 || value >= n_levels - (missing_level ? 1 : 0)))
-          throw std::invalid_argument("variable " + std::to_string(column + 1) + " has the code " +
-                                      std::to_string(value) + ", outside 0.." +
-                                      std::to_string(n_levels - 1 - (missing_level ? 1 : 0)));
-        raw[s] = value == NA_INTEGER ? kMissingGenotype : static_cast<int8_t>(value);
-      }
-    } else {
-      std::vector<int8_t> decoded(n_rows);
-      decode_bed_snp(bed + column * bed_snp_bytes(n_rows), n_rows, decoded.data());
-      for (int32_t s = 0; s < n_samples; ++s) raw[s] = decoded[sample(s)];
+    // The rows of x that give the objects' values: a contrast variable's permuted.
+    const int32_t* rows = coding.rows.data();
+    if (v >= coding.n_real) {
+      coding.contrast_order(v - coding.n_real, order);
+      for (int32_t s = 0; s < n_samples; ++s) order[s] = rows[order[s]];
+      rows = order.data();
     }
-    for (int32_t s = 0; s < n_samples; ++s)
-      out[s] = raw[s] < 0 && missing_level ? static_cast<int8_t>(n_levels - 1) : raw[s];
+    const int8_t missing = missing_level ? static_cast<int8_t>(n_levels - 1) : kMissingGenotype;
+    if (kind == "codes") {
+      const int* col = columns->codes_column(column, int_scratch);
+      const int top = n_levels - 1 - (missing_level ? 1 : 0);
+      bool bad = false;  // without branches in the loop; the error looks for the value afterwards
+      for (int32_t s = 0; s < n_samples; ++s) {
+        const int value = col[rows[s]];
+        const bool na = value == NA_INTEGER;
+        bad |= !na && static_cast<unsigned>(value) > static_cast<unsigned>(top);
+        out[s] = na ? missing : static_cast<int8_t>(value);
+      }
+      if (bad)
+        for (int32_t s = 0; s < n_samples; ++s) {
+          const int value = col[rows[s]];
+          if (value != NA_INTEGER && (value < 0 || value > top))
+            throw std::invalid_argument("variable " + std::to_string(column + 1) + " has the code " +
+                                        std::to_string(value) + ", outside 0.." + std::to_string(top));
+        }
+      return;
+    }
+    decoded.resize(size_t(n_rows));
+    decode_bed_snp(bed + column * bed_snp_bytes(n_rows), n_rows, decoded.data());
+    for (int32_t s = 0; s < n_samples; ++s) {
+      const int8_t code = decoded[rows[s]];
+      out[s] = code < 0 ? missing : code;
+    }
   }
 };
 
@@ -110,7 +228,7 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
                                    double memory_limit, SEXP progress = R_NilValue, double first_begin = 0,
                                    double first_end = -1, bool collect = false, double threshold = 0,
                                    SEXP interesting = R_NilValue, bool require_all = false,
-                                   double max_hits = 1e7) {
+                                   double max_hits = 1e7, bool transposed = false) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   VariableSource source;
@@ -120,9 +238,14 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
   source.n_levels = n_levels;
   source.missing_level = missing_level;
   const int64_t n_vars = source.coding.n_vars();
-  if (kind == "numeric") source.values = REAL(x);
-  else if (kind == "codes") source.integers = INTEGER(x);
-  else if (kind == "bed") source.bed = RAW(x);
+  std::unique_ptr<InputColumns> columns;
+  if (kind == "numeric" || kind == "codes") {
+    columns.reset(new InputColumns(x, transposed));
+    if (columns->n_rows != n_rows) throw std::invalid_argument("x does not have n_rows objects");
+    source.columns = columns.get();
+  } else if (kind == "bed") {
+    source.bed = RAW(x);
+  }
   else if (kind == "interaction_codes") {
     if (Rf_xlength(x) != R_xlen_t(source.coding.n_objects()) * n_vars * discretizations)
       throw std::invalid_argument("the interaction codes do not match the objects, variables and discretizations");
@@ -216,6 +339,132 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
                             Rcpp::Named("timings") = Rcpp::NumericVector::create(
                                 Rcpp::Named("prepare") = prepare_seconds, Rcpp::Named("search") = search_seconds),
                             Rcpp::Named("hits") = collected);
+  FSGPU_GLUE_END
+}
+
+namespace {
+
+// The largest and smallest value of an integer column, NA aside (NA_INTEGER, the smallest int,
+// when every value is missing / INT_MAX), and whether any is missing. Eight values at a time
+// where the compiler has vector extensions, so that the check runs at memory speed.
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+bool int_column_range(const int* values, int64_t n, int& top, int& low) {
+  top = NA_INTEGER;
+  low = INT_MAX;
+  int missing = 0;
+  int64_t r = 0;
+#if defined(__GNUC__) && !defined(__clang__)
+  typedef int32_t Lanes __attribute__((vector_size(32)));
+  Lanes lane_top = Lanes{} + NA_INTEGER, lane_low = Lanes{} + INT_MAX, lane_missing = Lanes{};
+  for (; r + 8 <= n; r += 8) {
+    Lanes v;
+    std::memcpy(&v, values + r, sizeof v);
+    const Lanes na = v == NA_INTEGER;
+    lane_missing |= na;
+    lane_top = v > lane_top ? v : lane_top;
+    const Lanes present = na ? INT_MAX : v;
+    lane_low = present < lane_low ? present : lane_low;
+  }
+  for (int i = 0; i < 8; ++i) {
+    top = std::max(top, int(lane_top[i]));
+    low = std::min(low, int(lane_low[i]));
+    missing |= lane_missing[i] != 0;
+  }
+#endif
+  for (; r < n; ++r) {
+    const int v = values[r];
+    missing |= v == NA_INTEGER;
+    top = std::max(top, v);
+    low = std::min(low, v == NA_INTEGER ? INT_MAX : v);
+  }
+  return missing != 0;
+}
+
+}  // namespace
+
+// One pass over x (find_interactions()'s input, read where it lies: InputColumns) on `threads`
+// threads: its largest value (0 when every value is missing) and whether any is missing, after
+// checking that no value is infinite and, for codes, that every value is a whole number of 0 or
+// more. A problem names the first variable (in column order) that has one, and its first object.
+// [[Rcpp::export]]
+Rcpp::List fsgpu_interaction_scan(SEXP x, bool codes, bool transposed, Rcpp::CharacterVector names, int threads) {
+  FSGPU_GLUE_BEGIN
+  const InputColumns columns(x, transposed);
+  const int64_t n_cols = columns.n_cols, n_rows = columns.n_rows;
+  if (names.size() != n_cols) throw std::invalid_argument("the names do not match x's variables");
+  enum Problem : int8_t { none, infinite, fraction, negative };
+  struct ColumnScan {
+    double top = -INFINITY;
+    bool missing = false;
+    Problem problem = none;
+    int64_t row = 0;
+    double value = 0;
+  };
+  std::vector<ColumnScan> scans(static_cast<size_t>(n_cols));
+  parallel_for(n_cols, threads, 16, [&](int64_t begin, int64_t end, int) {
+    std::vector<double> buf;
+    for (int64_t j = begin; j < end; ++j) {
+      ColumnScan& out = scans[j];
+      auto flag = [&](Problem p, int64_t row, double value) {
+        if (out.problem == none) out = ColumnScan{out.top, out.missing, p, row, value};
+      };
+      const int* ints = nullptr;
+      if (columns.dense_int && columns.row_step == 1) ints = columns.dense_int + j * columns.col_step;
+      else if (!columns.list_int.empty()) ints = columns.list_int[j];
+      if (ints) {
+        int top, low;
+        out.missing = int_column_range(ints, n_rows, top, low);
+        if (top != NA_INTEGER) out.top = top;
+        if (codes && low < 0)
+          for (int64_t r = 0; r < n_rows && out.problem == none; ++r)
+            if (ints[r] != NA_INTEGER && ints[r] < 0) flag(negative, r, ints[r]);
+        continue;
+      }
+      if (columns.sparse_x) {
+        // The values stored; the others are zeros.
+        const int from = columns.sparse_p[j], to = columns.sparse_p[j + 1];
+        if (to - from < n_rows) out.top = 0;
+        for (int e = from; e < to; ++e) {
+          const double v = columns.sparse_x[e];
+          if (std::isnan(v)) out.missing = true;
+          else if (std::isinf(v)) flag(infinite, columns.sparse_i[e], v);
+          else if (codes && v != std::floor(v)) flag(fraction, columns.sparse_i[e], v);
+          else if (codes && v < 0) flag(negative, columns.sparse_i[e], v);
+          else out.top = std::max(out.top, v);
+        }
+        continue;
+      }
+      const double* values = columns.real_column(j, buf);
+      for (int64_t r = 0; r < n_rows; ++r) {
+        const double v = values[r];
+        if (std::isnan(v)) out.missing = true;
+        else if (std::isinf(v)) flag(infinite, r, v);
+        else if (codes && v != std::floor(v)) flag(fraction, r, v);
+        else if (codes && v < 0) flag(negative, r, v);
+        else out.top = std::max(out.top, v);
+      }
+    }
+  });
+  double top = -INFINITY;
+  bool any_missing = false;
+  for (int64_t j = 0; j < n_cols; ++j) {
+    const ColumnScan& c = scans[j];
+    if (c.problem != none) {
+      std::ostringstream where;
+      where << " (variable '" << names[j] << "', object " << c.row + 1;
+      if (c.problem == infinite) throw std::invalid_argument("x has infinite values" + where.str() + ")");
+      where << ": " << c.value << ")";
+      if (c.problem == fraction)
+        throw std::invalid_argument("levels is for whole-number codes; x has fractions" + where.str());
+      throw std::invalid_argument("codes must be 0 or more" + where.str());
+    }
+    top = std::max(top, c.top);
+    any_missing = any_missing || c.missing;
+  }
+  return Rcpp::List::create(Rcpp::Named("top") = top == -INFINITY ? 0.0 : top,
+                            Rcpp::Named("any_missing") = any_missing);
   FSGPU_GLUE_END
 }
 

@@ -1,6 +1,7 @@
 #include "interaction_codes.h"
 
 #include <algorithm>
+#include <memory>
 #include <random>
 
 #include "parallel.h"
@@ -9,13 +10,30 @@ namespace fsgpu {
 
 namespace {
 
-// A uniform integer in [0, n) by rejection, so that every platform draws the same.
-uint32_t draw_below(std::mt19937& g, uint32_t n) {
-  const uint32_t limit = UINT32_MAX - UINT32_MAX % n;
-  uint32_t r;
-  do r = g(); while (r >= limit);
-  return r % n;
-}
+// Draws uniform integers in [0, n) by rejection, so that every platform draws the same: the
+// acceptance limits and the remainders of every n up to a shuffle's length come from tables
+// (Lemire's exact multiply-shift remainder), as two divisions per draw cost more than the draw.
+class BoundedDraws {
+ public:
+  explicit BoundedDraws(uint32_t largest) : limit_(size_t(largest) + 1), magic_(size_t(largest) + 1) {
+    for (uint32_t n = 1; n <= largest; ++n) {
+      limit_[n] = UINT32_MAX - UINT32_MAX % n;
+      magic_[n] = UINT64_MAX / n + 1;
+    }
+  }
+  uint32_t largest() const { return static_cast<uint32_t>(limit_.size() - 1); }
+  uint32_t below(std::mt19937& g, uint32_t n) const {
+    uint32_t r;
+    do r = g(); while (r >= limit_[n]);
+    // r % n: the high 64 bits of (magic * r mod 2^64) * n, from 32-bit halves (no overflow).
+    const uint64_t low = magic_[n] * r;
+    return static_cast<uint32_t>(((low >> 32) * n + (((low & 0xFFFFFFFFu) * n) >> 32)) >> 32);
+  }
+
+ private:
+  std::vector<uint32_t> limit_;
+  std::vector<uint64_t> magic_;
+};
 
 }  // namespace
 
@@ -23,8 +41,10 @@ void InteractionCoding::contrast_order(int64_t j, std::vector<int32_t>& order) c
   const int32_t n = n_objects();
   order.resize(n);
   for (int32_t s = 0; s < n; ++s) order[s] = s;
+  thread_local std::unique_ptr<BoundedDraws> draws;
+  if (!draws || draws->largest() < uint32_t(n)) draws.reset(new BoundedDraws(uint32_t(n)));
   std::mt19937 g(contrast_seed ^ static_cast<uint32_t>(0x9E3779B9u * uint32_t(j + 1)));
-  for (int32_t s = n - 1; s > 0; --s) std::swap(order[s], order[draw_below(g, uint32_t(s) + 1)]);
+  for (int32_t s = n - 1; s > 0; --s) std::swap(order[s], order[draws->below(g, uint32_t(s) + 1)]);
 }
 
 void InteractionCoding::numeric_codes(int64_t var, int32_t d, const double* column, std::vector<double>& scratch,

@@ -9,11 +9,87 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#elif defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "interaction_gain.h"
 #include "parallel.h"
 
 namespace fsgpu {
+
+namespace {
+
+// The level masks of one word of objects: bit i of level[l] is set when ordered[i] == l, of
+// `negative` when ordered[i] < 0 (missing); returns whether a code is below -1 or above m - 1.
+// ordered: 64 codes in class order, -1 past the class's end.
+bool word_masks(const int8_t* ordered, int32_t m, uint64_t* level, uint64_t& negative) {
+#if defined(__SSE2__)
+  // 16 objects a compare: the byte masks' sign bits are the objects' bits.
+  __m128i chunk[4];
+  for (int q = 0; q < 4; ++q) chunk[q] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(ordered + 16 * q));
+  auto bits_of = [&](auto&& mask) {
+    uint64_t out = 0;
+    for (int q = 0; q < 4; ++q) out |= uint64_t(uint16_t(_mm_movemask_epi8(mask(chunk[q])))) << (16 * q);
+    return out;
+  };
+  negative = bits_of([](__m128i v) { return v; });
+  const __m128i below = _mm_set1_epi8(-1), above = _mm_set1_epi8(static_cast<char>(m - 1));
+  const uint64_t bad =
+      bits_of([&](__m128i v) { return _mm_or_si128(_mm_cmplt_epi8(v, below), _mm_cmpgt_epi8(v, above)); });
+  for (int32_t l = 0; l < m; ++l) {
+    const __m128i code = _mm_set1_epi8(static_cast<char>(l));
+    level[l] = bits_of([&](__m128i v) { return _mm_cmpeq_epi8(v, code); });
+  }
+  return bad != 0;
+#else
+  bool bad = false;
+  negative = 0;
+  for (int32_t l = 0; l < m; ++l) level[l] = 0;
+  for (int32_t i = 0; i < 64; ++i) {
+    const int code = ordered[i];
+    bad |= code < -1 || code >= m;
+    negative |= uint64_t(code < 0) << i;
+    if (code >= 0 && code < m) level[code] |= uint64_t(1) << i;
+  }
+  return bad;
+#endif
+}
+
+// The bitmap words of one variable from its codes (sample order), a 64-object word at a time.
+// sample_at[pos] is the sample at class-sorted position pos. valid gets the objects with a value;
+// returns whether any value is missing. Throws on a code out of range.
+bool variable_words(const InteractionBits& b, const ClassLayout& layout, const int32_t* sample_at, int64_t var,
+                    const int8_t* codes, uint64_t* bits, int32_t* count, uint64_t* valid) {
+  const int32_t m = b.n_levels, counted = m - 1;
+  bool missing = false;
+  alignas(16) int8_t ordered[64];
+  for (int32_t c = 0; c < b.n_classes; ++c) {
+    const int32_t end = layout.class_start[c + 1];
+    int32_t pos = layout.class_start[c];
+    for (int32_t w = b.class_word[c]; w < b.class_word[c + 1]; ++w, pos += 64) {
+      const int32_t n = std::min(64, end - pos);
+      for (int32_t i = 0; i < n; ++i) ordered[i] = codes[sample_at[pos + i]];
+      for (int32_t i = n; i < 64; ++i) ordered[i] = -1;
+      uint64_t level[kMaxInteractionLevels], negative;
+      if (word_masks(ordered, m, level, negative))
+        throw std::invalid_argument("variable " + std::to_string(var + 1) + " has a code outside 0.." +
+                                    std::to_string(m - 1));
+      const uint64_t objects = n == 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1;
+      for (int32_t l = 0; l < counted; ++l) bits[size_t(l) * b.words + w] = level[l];
+      for (int32_t l = 0; l < m; ++l) count[l * b.n_classes + c] += __builtin_popcountll(level[l]);
+      valid[w] = ~negative & objects;
+      missing |= valid[w] != objects;
+    }
+  }
+  return missing;
+}
+
+}  // namespace
 
 InteractionBits build_interaction_bits(const ClassLayout& layout, int64_t n_vars, int32_t n_levels,
                                        const VariableCodes& codes_of, int threads) {
@@ -36,45 +112,28 @@ InteractionBits build_interaction_bits(const ClassLayout& layout, int64_t n_vars
   b.bits.assign(size_t(n_vars) * counted * b.words, 0);
   b.has_missing.assign(size_t(n_vars), 0);
   b.level_count.assign(size_t(n_vars) * n_levels * b.n_classes, 0);
-  // Where each sample's bit lives: its class's words, at its place within the class.
-  std::vector<int32_t> word_of(layout.n_samples), bit_of(layout.n_samples);
-  for (int32_t s = 0; s < layout.n_samples; ++s) {
-    const int32_t pos = layout.position[s], c = layout.class_of[pos];
-    const int32_t within = pos - layout.class_start[c];
-    word_of[s] = b.class_word[c] + within / 64;
-    bit_of[s] = within % 64;
-  }
+  std::vector<int32_t> sample_at(layout.n_samples);
+  for (int32_t s = 0; s < layout.n_samples; ++s) sample_at[layout.position[s]] = s;
   std::vector<std::vector<uint64_t>> valid_of(static_cast<size_t>(n_vars));  // only for variables with missing values
   parallel_for(n_vars, threads, 64, [&](int64_t begin, int64_t end, int) {
     std::vector<int8_t> codes(layout.n_samples);
+    std::vector<uint64_t> valid(b.words);
     for (int64_t v = begin; v < end; ++v) {
       codes_of(v, codes.data());
       uint64_t* bits = b.bits.data() + size_t(v) * counted * b.words;
       int32_t* count = b.level_count.data() + size_t(v) * n_levels * b.n_classes;
-      for (int32_t s = 0; s < layout.n_samples; ++s) {
-        const int code = codes[s];
-        if (code < -1 || code >= n_levels)
-          throw std::invalid_argument("variable " + std::to_string(v + 1) + " has a code outside 0.." +
-                                      std::to_string(n_levels - 1));
-        if (code < 0) {
-          b.has_missing[v] = 1;
-          continue;
-        }
-        ++count[code * b.n_classes + layout.class_of[layout.position[s]]];
-        if (code < counted) bits[size_t(code) * b.words + word_of[s]] |= uint64_t(1) << bit_of[s];
-      }
-      if (b.has_missing[v]) {
-        std::vector<uint64_t>& valid = valid_of[v];
-        valid.assign(b.words, 0);
-        for (int32_t s = 0; s < layout.n_samples; ++s)
-          if (codes[s] >= 0) valid[word_of[s]] |= uint64_t(1) << bit_of[s];
+      if (variable_words(b, layout, sample_at.data(), v, codes.data(), bits, count, valid.data())) {
+        b.has_missing[v] = 1;
+        valid_of[v] = valid;
       }
     }
   });
   if (std::any_of(b.has_missing.begin(), b.has_missing.end(), [](uint8_t m) { return m != 0; })) {
     // Variables without missing values are valid on every object of their class.
     std::vector<uint64_t> all(b.words, 0);
-    for (int32_t s = 0; s < layout.n_samples; ++s) all[word_of[s]] |= uint64_t(1) << bit_of[s];
+    for (int32_t c = 0; c < b.n_classes; ++c)
+      for (int32_t w = b.class_word[c], left = b.class_size[c]; w < b.class_word[c + 1]; ++w, left -= 64)
+        all[w] = left >= 64 ? ~uint64_t(0) : (uint64_t(1) << left) - 1;
     b.valid.resize(size_t(n_vars) * b.words);
     for (int64_t v = 0; v < n_vars; ++v)
       std::copy_n(b.has_missing[v] ? valid_of[v].begin() : all.begin(), b.words, b.valid.begin() + v * b.words);
@@ -259,6 +318,146 @@ void count_tuple(const InteractionBits& b, const CountedCombinations& counted, c
   }
 }
 
+// The counted cells of one class of a pair: n[la][lb] = popcount of x[la] & y[lb] over the
+// class's words [w0, w1).
+template <int L>
+struct ScalarCount {
+  static void count(const uint64_t* const* x, const uint64_t* const* y, int32_t w0, int32_t w1, int32_t (&n)[L][L]) {
+    for (int32_t w = w0; w < w1; ++w)
+      for (int la = 0; la < L; ++la)
+        for (int lb = 0; lb < L; ++lb) n[la][lb] += __builtin_popcountll(x[la][w] & y[lb][w]);
+  }
+};
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define FSGPU_WIDE_POPCOUNT 1
+// The same with AVX-512 VPOPCNTQ, 8 words at a time (the last ones masked). Inlined only into
+// pair_row_wide(), which the CPUs that have it run.
+template <int L>
+struct WideCount {
+  __attribute__((target("avx512f,avx512vpopcntdq")))
+  static void count(const uint64_t* const* x, const uint64_t* const* y, int32_t w0, int32_t w1, int32_t (&n)[L][L]) {
+    __m512i sum[L][L];
+    for (int la = 0; la < L; ++la)
+      for (int lb = 0; lb < L; ++lb) sum[la][lb] = _mm512_setzero_si512();
+    for (int32_t w = w0; w < w1; w += 8) {
+      const __mmask8 mask = w1 - w >= 8 ? __mmask8(0xFF) : __mmask8((1u << (w1 - w)) - 1);
+      __m512i yv[L];
+      for (int lb = 0; lb < L; ++lb) yv[lb] = _mm512_maskz_loadu_epi64(mask, y[lb] + w);
+      for (int la = 0; la < L; ++la) {
+        const __m512i xv = _mm512_maskz_loadu_epi64(mask, x[la] + w);
+        for (int lb = 0; lb < L; ++lb)
+          sum[la][lb] = _mm512_add_epi64(sum[la][lb], _mm512_popcnt_epi64(_mm512_and_si512(xv, yv[lb])));
+      }
+    }
+    // The lanes' sum: halves, quarters and pairs of lanes added by shuffles.
+    for (int la = 0; la < L; ++la)
+      for (int lb = 0; lb < L; ++lb) {
+        __m512i v = sum[la][lb];
+        v = _mm512_add_epi64(v, _mm512_shuffle_i64x2(v, v, 0x4E));
+        v = _mm512_add_epi64(v, _mm512_shuffle_i64x2(v, v, 0xB1));
+        v = _mm512_add_epi64(v, _mm512_shuffle_epi32(v, _MM_PERM_BADC));
+        n[la][lb] += static_cast<int32_t>(_mm_cvtsi128_si64(_mm512_castsi512_si128(v)));
+      }
+  }
+};
+#endif
+
+// condH (fixed point) of the pairs (f, p), p in [lo, hi), of variables without missing values
+// with M levels and C classes, every count in registers: the (M-1)^2 counted cells per class by
+// AND + popcount, the rest from f's and p's level counts and the class sizes, and the n log2 n
+// terms summed straight from the tables. The sums are exact integers, so the value is
+// pair_entropy()'s bit for bit (pair_row() runs it). visit(p, condH) runs for every pair; skip(p) tells the partners
+// to leave out (those with missing values: the general path counts them).
+template <int M, int C, class Count, class Skip, class Visit>
+__attribute__((always_inline)) inline void pair_row_body(const InteractionBits& b, const GainTableView& view, int64_t f,
+                                                        int64_t lo, int64_t hi, Skip& skip, Visit& visit) {
+  constexpr int L = M - 1;
+  const uint64_t* x[L];
+  int32_t row[C][L], size[C], word[C + 1];
+  for (int la = 0; la < L; ++la) x[la] = b.level_bits(f, la);
+  for (int c = 0; c < C; ++c) {
+    size[c] = b.class_size[c];
+    for (int la = 0; la < L; ++la) row[c][la] = b.level_count[(size_t(f) * M + la) * C + c];
+  }
+  for (int c = 0; c <= C; ++c) word[c] = b.class_word[c];
+  const int64_t stride = view.stride;
+  for (int64_t p = lo; p < hi; ++p) {
+    if (skip(p)) continue;
+    const uint64_t* y[L];
+    for (int lb = 0; lb < L; ++lb) y[lb] = b.level_bits(p, lb);
+    const int32_t* column = b.level_count.data() + size_t(p) * M * C;  // [level][class]
+    int32_t t[C][M][M];  // [class][f's level][p's level]
+    for (int c = 0; c < C; ++c) {
+      int32_t n[L][L] = {};
+      Count::count(x, y, word[c], word[c + 1], n);
+      int32_t last = size[c];
+      for (int la = 0; la < L; ++la) {
+        int32_t rest = row[c][la];
+        for (int lb = 0; lb < L; ++lb) {
+          t[c][la][lb] = n[la][lb];
+          rest -= n[la][lb];
+        }
+        t[c][la][L] = rest;
+        last -= row[c][la];
+      }
+      for (int lb = 0; lb < L; ++lb) {
+        int32_t rest = column[lb * C + c];
+        for (int la = 0; la < L; ++la) rest -= n[la][lb];
+        t[c][L][lb] = rest;
+        last -= rest;
+      }
+      t[c][L][L] = last;
+    }
+    int64_t h = 0;
+    for (int la = 0; la < M; ++la)
+      for (int lb = 0; lb < M; ++lb) {
+        int32_t total = 0;
+        int64_t classes = 0;
+        for (int c = 0; c < C; ++c) {
+          total += t[c][la][lb];
+          classes += view.cell[c * stride + t[c][la][lb]];
+        }
+        h += view.cell_total[total] - classes;
+      }
+    visit(p, h);
+  }
+}
+
+template <int M, int C, class Skip, class Visit>
+__attribute__((target_clones("popcnt", "default")))
+void pair_row_narrow(const InteractionBits& b, const GainTableView& view, int64_t f, int64_t lo, int64_t hi,
+                     Skip& skip, Visit& visit) {
+  pair_row_body<M, C, ScalarCount<M - 1>>(b, view, f, lo, hi, skip, visit);
+}
+
+#ifdef FSGPU_WIDE_POPCOUNT
+template <int M, int C, class Skip, class Visit>
+__attribute__((target("avx512f,avx512vpopcntdq,popcnt")))
+void pair_row_wide(const InteractionBits& b, const GainTableView& view, int64_t f, int64_t lo, int64_t hi, Skip& skip,
+                   Visit& visit) {
+  pair_row_body<M, C, WideCount<M - 1>>(b, view, f, lo, hi, skip, visit);
+}
+#endif
+
+// Level and class counts as template arguments of pair_row().
+template <int N>
+using Int = std::integral_constant<int, N>;
+
+// pair_row_body() with the widest popcount this CPU has, where it pays: the vector sums cost
+// more than they save below 16 words (1,024 objects) per class.
+template <int M, int C, class Skip, class Visit>
+void pair_row(const InteractionBits& b, const GainTableView& view, int64_t f, int64_t lo, int64_t hi, Skip&& skip,
+              Visit&& visit) {
+#ifdef FSGPU_WIDE_POPCOUNT
+  static const bool wide = __builtin_cpu_supports("avx512vpopcntdq");
+  int32_t fewest_words = b.words;
+  for (int c = 0; c < C; ++c) fewest_words = std::min(fewest_words, b.class_word[c + 1] - b.class_word[c]);
+  if (wide && fewest_words >= 16) return pair_row_wide<M, C>(b, view, f, lo, hi, skip, visit);
+#endif
+  pair_row_narrow<M, C>(b, view, f, lo, hi, skip, visit);
+}
+
 // Calls visit() for every way of filling positions [from, to) of `tuple` with ascending indices
 // above tuple[from - 1] (or from 0) and below `limit`, in lexicographic order.
 template <class Visit>
@@ -394,6 +593,59 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
                          double(n_contrast) * std::pow(double(n_real), k - 1) / std::tgamma(double(k))) *
                         b.words * cells * b.n_classes;
   const int64_t slices = std::max<int64_t>(1, static_cast<int64_t>(tuples / 5e8));
+  // Pairs of 2 to 4 levels and 2 to 4 classes: a job is a row of pairs (a first real variable and
+  // the real ones after it, or a contrast variable and the real ones), counted by pair_row();
+  // pairs with missing values go through the general path (evaluate). A row's first variable
+  // keeps its best pair in registers: the pairs come in ascending order, so the first best is
+  // the smallest tuple, as offer() would choose.
+  const bool fast_pairs = k == 2 && m <= 4 && b.n_classes <= 4;
+  auto pair_job = [&](auto levels, auto classes, int64_t job, InteractionBest& mine, auto& evaluate, int32_t* tuple,
+                      auto& collect) {
+    constexpr int M = decltype(levels)::value, C = decltype(classes)::value;
+    const bool contrast = job >= real_jobs;
+    const int64_t f = contrast ? n_real + (job - real_jobs) : job;
+    int64_t lo = f + 1, hi = n_real;
+    if (contrast) {
+      lo = std::max<int64_t>(0, task.first_begin);
+      hi = task.first_end < 0 ? n_real : std::min(n_real, task.first_end);
+    } else if (!task.first_in_range(f)) {
+      return;
+    }
+    double best_gain = -std::numeric_limits<double>::infinity();
+    int64_t best_partner = -1;
+    // Pairs with missing values: the general path, tuple ascending.
+    auto general = [&](int64_t p) {
+      tuple[0] = static_cast<int32_t>(std::min(f, p));
+      tuple[1] = static_cast<int32_t>(std::max(f, p));
+      evaluate();
+    };
+    if (b.any_missing() && b.has_missing[f]) {
+      for (int64_t p = lo; p < hi; ++p) general(p);
+      return;
+    }
+    auto skip = [&](int64_t p) {
+      if (!b.any_missing() || !b.has_missing[p]) return false;
+      general(p);
+      return true;
+    };
+    pair_row<M, C>(b, view, f, lo, hi, skip, [&](int64_t p, int64_t full) {
+      const double gain_f = gain_bits(alone[p] - full);
+      if (gain_f > best_gain) {
+        best_gain = gain_f;
+        best_partner = p;
+      }
+      if (contrast) return;
+      const double gains[2] = {gain_f, gain_bits(alone[f] - full)};
+      tuple[0] = static_cast<int32_t>(f);
+      tuple[1] = static_cast<int32_t>(p);
+      if (!(gains[1] < mine.gain[p])) mine.offer(p, gains[1], tuple);
+      collect(gains);
+    });
+    if (best_partner < 0) return;
+    tuple[0] = static_cast<int32_t>(std::min(f, best_partner));
+    tuple[1] = static_cast<int32_t>(std::max(f, best_partner));
+    mine.offer(f, best_gain, tuple);
+  };
   // Pair jobs go to workers 64 at a time (most of a first variable's are empty: second <= first).
   sliced_parallel_for(jobs, slices, n_workers, by_two ? 64 : 1, between_slices, [&](int64_t job, int worker) {
     TupleScratch& s = scratch[worker];
@@ -438,6 +690,19 @@ InteractionBest cpu_interactions(const InteractionBits& b, const GainTables& tab
       for (int32_t i = 0; i < k; ++i) mine.offer(tuple[i], s.gains[i], tuple);
       collect(s.gains.data());
     };
+    if (fast_pairs) {
+      switch (m * 8 + b.n_classes) {
+        case 2 * 8 + 2: return pair_job(Int<2>(), Int<2>(), job, mine, evaluate, tuple, collect);
+        case 2 * 8 + 3: return pair_job(Int<2>(), Int<3>(), job, mine, evaluate, tuple, collect);
+        case 2 * 8 + 4: return pair_job(Int<2>(), Int<4>(), job, mine, evaluate, tuple, collect);
+        case 3 * 8 + 2: return pair_job(Int<3>(), Int<2>(), job, mine, evaluate, tuple, collect);
+        case 3 * 8 + 3: return pair_job(Int<3>(), Int<3>(), job, mine, evaluate, tuple, collect);
+        case 3 * 8 + 4: return pair_job(Int<3>(), Int<4>(), job, mine, evaluate, tuple, collect);
+        case 4 * 8 + 2: return pair_job(Int<4>(), Int<2>(), job, mine, evaluate, tuple, collect);
+        case 4 * 8 + 3: return pair_job(Int<4>(), Int<3>(), job, mine, evaluate, tuple, collect);
+        case 4 * 8 + 4: return pair_job(Int<4>(), Int<4>(), job, mine, evaluate, tuple, collect);
+      }
+    }
     if (contrast) {
       const int64_t c = by_two ? (job - real_jobs) / n_real : job - real_jobs;
       tuple[k - 1] = static_cast<int32_t>(n_real + c);
