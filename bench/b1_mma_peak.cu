@@ -1,5 +1,5 @@
 // The peak rate of the binary tensor-core mma (m16n8k256, AND + POPC) and of 32-bit popcounts
-// on GPU 0, and a check of the fragment layout src/cuda/interactions.cu assumes. The physical
+// on GPU 0, and a check of the fragment layout src/cuda/b1_mma.cuh assumes. The physical
 // limits bench/interactions.R reports against. Build and run:
 //   nvcc -O3 -arch=sm_90 -o b1_mma_peak bench/b1_mma_peak.cu && ./b1_mma_peak
 #include <cstdio>
@@ -8,12 +8,9 @@
 #include <vector>
 #include <cuda_runtime.h>
 
-__device__ __forceinline__ void mma_b1(int (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-  asm volatile("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc "
-               "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-               : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
+#include "../src/cuda/b1_mma.cuh"
+
+using fsgpu::b1_mma_and_popc;  // the wrapper the kernels use
 
 // A: 16 rows x 8 words (256 bits), B: 8 cols x 8 words. Assumed layout: a0 row g bits word t,
 // a1 row g+8 word t, a2 row g word 4+t, a3 row g+8 word 4+t; b0 col g word t, b1 col g word 4+t;
@@ -23,7 +20,7 @@ __global__ void layout_kernel(const uint32_t* A, const uint32_t* B, int* D) {
   uint32_t a[4] = {A[g * 8 + t], A[(g + 8) * 8 + t], A[g * 8 + 4 + t], A[(g + 8) * 8 + 4 + t]};
   uint32_t b[2] = {B[g * 8 + t], B[g * 8 + 4 + t]};
   int d[4] = {0, 0, 0, 0};
-  mma_b1(d, a, b);
+  b1_mma_and_popc(d, a, b);
   D[g * 8 + 2 * t] = d[0]; D[g * 8 + 2 * t + 1] = d[1];
   D[(g + 8) * 8 + 2 * t] = d[2]; D[(g + 8) * 8 + 2 * t + 1] = d[3];
 }
@@ -33,7 +30,7 @@ __global__ void throughput_kernel(int iters, int* out) {
   uint32_t b[2] = {threadIdx.x * 7u, 0xf0f0u};
   int d0[4] = {}, d1[4] = {}, d2[4] = {}, d3[4] = {};
   for (int i = 0; i < iters; ++i) {
-    mma_b1(d0, a, b); mma_b1(d1, a, b); mma_b1(d2, a, b); mma_b1(d3, a, b);
+    b1_mma_and_popc(d0, a, b); b1_mma_and_popc(d1, a, b); b1_mma_and_popc(d2, a, b); b1_mma_and_popc(d3, a, b);
     a[0] += 1;
   }
   out[blockIdx.x * blockDim.x + threadIdx.x] = d0[0] + d1[1] + d2[2] + d3[3];

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "b1_mma.cuh"
 #include "core/gpu_backend.h"
 #include "core/interaction_gain.h"
 #include "cuda_check.cuh"
@@ -365,20 +366,6 @@ __global__ void __launch_bounds__(256, 2) pair_kernel(SearchArgs a) {
   }
 }
 
-// D += popcount(A AND B) on the binary tensor cores: A 16 x 256 bits (rows), B 256 x 8 bits
-// (columns). Lane (g, t) = (lane / 4, lane % 4) gives a0, a2: row g, a1, a3: row g + 8, bits
-// 32 t.. and 128 + 32 t..; b0, b1: column g, the same bits; and receives d0, d1: row g, columns
-// 2t, 2t + 1; d2, d3: row g + 8 (checked against popcounts on an H100).
-__device__ __forceinline__ void mma_and_popc(int32_t (&d)[4], const uint32_t (&x)[4], const uint32_t (&y)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile(
-      "mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc "
-      "{%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-      : "r"(x[0]), "r"(x[1]), "r"(x[2]), "r"(x[3]), "r"(y[0]), "r"(y[1]));
-#endif
-}
-
 // 32 bits of variable v's level bitmap: half h of word w (0 past the class's last word).
 __device__ inline uint32_t bitmap_half(const SearchArgs& a, int32_t w, int32_t w_end, int level, int32_t v, int h) {
   if (w >= w_end) return 0;
@@ -447,7 +434,7 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a) {
       for (int nt = 0; nt < NT; ++nt) {
         uint32_t y[2];
         column_fragment(a, w0, w_end, col_level, cv0 + nt * CV + col_var, t, y);
-        mma_and_popc(acc[c][nt], x, y);
+        b1_mma_and_popc(acc[c][nt], x, y);
       }
     }
   }
@@ -810,7 +797,7 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
         // (j, i): column g is i's level g (only the first L columns).
         const uint32_t iy[2] = {g < L ? (g == 0 ? i_lo[0] : i_lo[L - 1]) : 0u,
                                 g < L ? (g == 0 ? i_hi[0] : i_hi[L - 1]) : 0u};
-        mma_and_popc(ij[c], jx, iy);
+        b1_mma_and_popc(ij[c], jx, iy);
         uint32_t ijx[L][4];
 #pragma unroll
         for (int x = 0; x < L; ++x) {
@@ -823,9 +810,9 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
         for (int nt = 0; nt < NT; ++nt) {
           uint32_t ly[2];
           column_fragment(a, w0, w_end, col_level, lw0 + nt * CV + col_l, t, ly);
-          mma_and_popc(jl[c][nt], jx, ly);
+          b1_mma_and_popc(jl[c][nt], jx, ly);
 #pragma unroll
-          for (int x = 0; x < L; ++x) mma_and_popc(ijl[c][x][nt], ijx[x], ly);
+          for (int x = 0; x < L; ++x) b1_mma_and_popc(ijl[c][x][nt], ijx[x], ly);
         }
       }
     }
@@ -1280,24 +1267,24 @@ __global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32
 #pragma unroll
         for (int h = 0; h < 2; ++h)
           my[h] = g < 2 ? i_half[g & 1][h] : g < 4 ? j_half[g & 1][h] : i_half[(g - 4) >> 1][h] & j_half[g & 1][h];
-        mma_and_popc(km[c], kx, my);
+        b1_mma_and_popc(km[c], kx, my);
         uint32_t ly[2];
         column_fragment(a, w0, w_end, col_level, lw0 + col_l, t, ly);
-        mma_and_popc(acc[c][0], kx, ly);
+        b1_mma_and_popc(acc[c][0], kx, ly);
 #pragma unroll
         for (int x = 0; x < L; ++x) {
           uint32_t rx[4];
 #pragma unroll
           for (int e = 0; e < 4; ++e) rx[e] = i_half[x][e / 2] & kx[e];
-          mma_and_popc(acc[c][1 + x], rx, ly);
+          b1_mma_and_popc(acc[c][1 + x], rx, ly);
 #pragma unroll
           for (int e = 0; e < 4; ++e) rx[e] = j_half[x][e / 2] & kx[e];
-          mma_and_popc(acc[c][3 + x], rx, ly);
+          b1_mma_and_popc(acc[c][3 + x], rx, ly);
 #pragma unroll
           for (int y = 0; y < L; ++y) {
 #pragma unroll
             for (int e = 0; e < 4; ++e) rx[e] = i_half[x][e / 2] & j_half[y][e / 2] & kx[e];
-            mma_and_popc(acc[c][5 + 2 * x + y], rx, ly);
+            b1_mma_and_popc(acc[c][5 + 2 * x + y], rx, ly);
           }
         }
       }
@@ -1476,7 +1463,7 @@ __global__ void __launch_bounds__(256, 1) quint_tensor_kernel(SearchArgs a, int3
             my[0] = combo_bits(q, ih[0], jh[0], kh[0]);
             my[1] = combo_bits(q, ih[1], jh[1], kh[1]);
           }
-          mma_and_popc(lm[h], lx, my);
+          b1_mma_and_popc(lm[h], lx, my);
         }
         uint32_t my[2];
         column_fragment(a, w0, w_end, col_level, mw0 + col_m, t, my);
@@ -1488,7 +1475,7 @@ __global__ void __launch_bounds__(256, 1) quint_tensor_kernel(SearchArgs a, int3
             const int half = e / 2;
             rx[e] = combo == 26 ? lx[e] : combo_bits(combo, ih[half], jh[half], kh[half]) & lx[e];
           }
-          mma_and_popc(acc[combo], rx, my);
+          b1_mma_and_popc(acc[combo], rx, my);
         }
       }
       // Cells: u + 3 v + 9 w + 27 x + 81 y (x: l's level, y: m's; 2: any).

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "b1_mma.cuh"
 #include "cuda_check.cuh"
 #include "core/joint_counts.h"
 #include "joint_counts.cuh"
@@ -297,23 +298,10 @@ __global__ void __launch_bounds__(kThreads) small_features_kernel(FeatureBlockVi
 // binary matrices, which mma.sync's b1 form with .and.popc computes exactly: no shared-memory
 // atomic per code read, and no per-sample work at all in the count loop. A warp takes 256
 // samples (8 words) a tile: lane (g, t) loads rows g and g + 8 of X's planes and column g of
-// S's at words t and 4 + t of the tile (mma_b1() below), so the warp reads each word once.
+// S's at words t and 4 + t of the tile (b1_mma.cuh's layout), so the warp reads each word once.
 // Classes start at whole tiles (their padding bits are 0), so a tile is one class's. The
 // counts' terms are the same integers as score_pass_kernel's: the sums are equal bitwise.
 constexpr int kPlaneTileWords = 8;
-
-// D += popcount(A AND B) on the binary tensor cores: A 16 x 256 bits (rows), B 256 x 8 bits
-// (columns). Lane (g, t): a0, a2 row g and a1, a3 row g + 8 at bits 32t.. and 128 + 32t..;
-// b0, b1 column g at the same bits; d0, d1 row g, columns 2t, 2t + 1; d2, d3 row g + 8 (the
-// layout interactions.cu's mma_and_popc() checked on an H100).
-__device__ __forceinline__ void mma_b1(int32_t (&d)[4], const uint32_t (&a)[4], const uint32_t (&b)[2]) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800  // plan_counts() takes this path from sm_80 on
-  asm("mma.sync.aligned.m16n8k256.row.col.s32.b1.b1.s32.and.popc {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-      "{%0,%1,%2,%3};\n"
-      : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-#endif
-}
 
 // Bit planes of rows of codes (features, or S as its one row): word w of row r holds, for each
 // level a < levels_pad, which of the 32 samples of that word have code a. A warp a word.
@@ -370,7 +358,7 @@ __global__ void __launch_bounds__(kThreads) plane_counts_kernel(FeatureBlockView
 #pragma unroll
         for (int n = 0; n < NT; ++n) {
           const uint32_t b[2] = {__ldg(sa + 8 * n), __ldg(sb + 8 * n)};
-          mma_b1(acc[n], a, b);
+          b1_mma_and_popc(acc[n], a, b);
         }
       }
       // The class's n(x, s, y): each cell is held by one lane, at the same place in every class.
