@@ -1,6 +1,6 @@
 // A std::vector whose new elements are left uninitialised, for big arrays that several threads
 // then fill in full (kNN's point rows, the code matrix): value-initialising them first would
-// touch every page on one thread (a second of 1.5 million points' 3.6 GB; 0.3-0.5 s of the
+// touch every page on one thread (a second of 1.5 million points' 3.6 GB; 0.75 s here of the
 // SVHN shape's 1.6 GB of codes) before the threads write them again.
 #pragma once
 
