@@ -15,6 +15,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "row_vector.h"
+
 namespace fsgpu {
 
 struct ClassLayout {
@@ -41,8 +43,9 @@ struct CodeMatrix {
   // Sparse: entries entry_start[f] .. entry_start[f + 1], rows ascending (class-sorted positions).
   std::vector<int64_t> entry_start;
   std::vector<int32_t> entry_row;
-  std::vector<uint8_t> codes8;
-  std::vector<uint16_t> codes16;
+  // Left uninitialised when sized: the encoders' threads write every code.
+  RowVector<uint8_t> codes8;
+  RowVector<uint16_t> codes16;
 
   int64_t n_entries() const { return sparse ? entry_start.back() : int64_t(n_samples) * n_features; }
   int64_t entries_begin(int64_t f) const { return sparse ? entry_start[f] : f * n_samples; }

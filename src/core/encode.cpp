@@ -210,18 +210,21 @@ bool write_small_category(const ColumnSource& col, const ClassLayout& layout, ui
   if (lo == kMissingInteger || span >= 256 || (col.bin_above > 0 && span >= col.bin_above)) return false;
   uint8_t code[256] = {};
   int32_t next = 0;
+  bool same = true;  // every low byte is its own code already (values 0..levels-1: no renumbering)
   mode_count = -1;
   for (int64_t offset = 0; offset <= span; ++offset) {  // the values in increasing order
     const uint8_t low = static_cast<uint8_t>(lo + offset);
     if (!seen[low]) continue;
     code[low] = static_cast<uint8_t>(next);
+    same &= low == next;
     if (static_cast<int64_t>(seen[low]) > mode_count) {  // the first of the most frequent
       mode = static_cast<uint16_t>(next);
       mode_count = seen[low];
     }
     ++next;
   }
-  for (int32_t p = 0; p < layout.n_samples; ++p) out[p] = code[out[p]];
+  if (!same)
+    for (int32_t p = 0; p < layout.n_samples; ++p) out[p] = code[out[p]];
   levels = static_cast<uint16_t>(next);
   return true;
 }
@@ -242,8 +245,8 @@ void sparsify_if_smaller(CodeMatrix& m, const std::vector<uint16_t>& mode, const
   const double sparse_bytes = static_cast<double>(start.back()) * (m.code_bytes() + 4) + 8.0 * start.size();
   if (2 * sparse_bytes >= static_cast<double>(n) * m.n_features * m.code_bytes()) return;
   std::vector<int32_t> rows(static_cast<size_t>(start.back()));
-  std::vector<uint8_t> codes8(m.wide ? 0 : rows.size());
-  std::vector<uint16_t> codes16(m.wide ? rows.size() : 0);
+  RowVector<uint8_t> codes8(m.wide ? 0 : rows.size());
+  RowVector<uint16_t> codes16(m.wide ? rows.size() : 0);
   parallel_for(m.n_features, threads, 64, [&](int64_t begin, int64_t end, int) {
     for (int64_t f = begin; f < end; ++f) {
       int64_t at = start[f];
@@ -331,7 +334,7 @@ CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLay
         }
       }
     });
-    std::vector<uint8_t>().swap(m.codes8);
+    RowVector<uint8_t>().swap(m.codes8);
   }
   for (int64_t f = 0; f < p; ++f) m.base[f] = dense_base(mode[f], mode_count[f], n);
   sparsify_if_smaller(m, mode, mode_count, threads);

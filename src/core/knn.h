@@ -17,34 +17,11 @@
 #include <vector>
 
 #include "checkpoint.h"
+#include "row_vector.h"
 
 namespace fsgpu {
 
 enum class KnnMetric : int32_t { pearson, spearman, cosine, euclidean, manhattan };
-
-// An allocator whose new elements are left uninitialised, for the big row arrays that
-// prepare_points() and knn_float_rows() fill in full from several threads: zeroing them first
-// would touch every page on one thread (a second of 1.5 million points' 3.6 GB).
-template <class T>
-struct UninitialisedAllocator : std::allocator<T> {
-  template <class U>
-  struct rebind {
-    using other = UninitialisedAllocator<U>;
-  };
-  UninitialisedAllocator() = default;
-  template <class U>
-  UninitialisedAllocator(const UninitialisedAllocator<U>&) noexcept {}
-  template <class U>
-  void construct(U* p) noexcept {
-    ::new (static_cast<void*>(p)) U;
-  }
-  template <class U, class... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
-  }
-};
-template <class T>
-using RowVector = std::vector<T, UninitialisedAllocator<T>>;
 
 // Points prepared for a metric: rows of `dim` values (padded with zeros to `stride`, a multiple
 // of 4, which changes no distance). pearson: centred and scaled to unit length (a constant row

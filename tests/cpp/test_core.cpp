@@ -460,6 +460,52 @@ void encode_tests() {
   EXPECT(threw, "encode: a missing value throws without a report");
 }
 
+// Small categories coded in one pass: values that are their own codes (no renumbering), values
+// with a gap, shifted or negative, a full 256-value window; with and without a wide column (the
+// byte codes then rewritten as 16-bit). Every code is checked against the rank of its value
+// among the column's distinct values (the code arrays are not zeroed before the threads write
+// them) at 1, 2, 3 and 8 threads, and every base against the column's mode.
+void small_category_tests() {
+  const int32_t n = 997;
+  std::vector<int32_t> y(n);
+  for (int32_t i = 0; i < n; ++i) y[i] = (i * 11 + i / 7) % 10;
+  const ClassLayout layout = ClassLayout::from_labels(y.data(), n, 10);
+  std::vector<std::vector<int32_t>> v(6, std::vector<int32_t>(n));
+  for (int32_t i = 0; i < n; ++i) {
+    v[0][i] = i % 4 == 0 ? 0 : (i * 7) % 16;      // 0..15, all present, 0 the mode: its own codes
+    v[1][i] = (i * 5) % 9 == 1 ? 0 : (i * 5) % 9;  // 0, 2..8: renumbered
+    v[2][i] = 5 + (i * 3) % 16;                   // 5..20
+    v[3][i] = -3 + (i * 13) % 7;                  // -3..3
+    v[4][i] = (i * 37) % 256;                     // a full window of 256 values
+    v[5][i] = (i * 17) % 300;                     // 300 levels: 16-bit codes for the whole matrix
+  }
+  for (int64_t p : {5, 6}) {
+    std::vector<ColumnSource> cols(p);
+    for (int64_t f = 0; f < p; ++f) cols[f].categorical = v[f].data();
+    for (int threads : {1, 2, 3, 8}) {
+      EncodeReport report;
+      const CodeMatrix m = encode_dense(cols, layout, 8, threads, &report);
+      EXPECT(!m.sparse && m.wide == (p == 6) && !report.any_bad(), "small categories: layout (%d threads)", threads);
+      for (int64_t f = 0; f < p; ++f) {
+        std::vector<int32_t> distinct(v[f]);
+        std::sort(distinct.begin(), distinct.end());
+        distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+        std::vector<int64_t> count(distinct.size(), 0);
+        bool codes_ok = m.levels[f] == distinct.size();
+        for (int32_t i = 0; i < n; ++i) {
+          const int64_t rank = std::lower_bound(distinct.begin(), distinct.end(), v[f][i]) - distinct.begin();
+          ++count[rank];
+          codes_ok &= m.code(f * n + layout.position[i]) == rank;
+        }
+        const int64_t mode = std::max_element(count.begin(), count.end()) - count.begin();
+        const uint16_t base = count[mode] * kBaseShareDenominator < n ? kNoBase : static_cast<uint16_t>(mode);
+        EXPECT(codes_ok && m.base[f] == base, "small categories: feature %d of %d, %d threads", static_cast<int>(f),
+               static_cast<int>(p), threads);
+      }
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   const GpuStatus gpu = gpu_status();
   if (argc > 1 && std::string(argv[1]) == "pairs") {  // only the GPU pair kernels against the CPU
@@ -468,6 +514,7 @@ int main(int argc, char** argv) {
     return failures ? 1 : 0;
   }
   encode_tests();
+  small_category_tests();
   shrink_tests();
   collector_tests();
   jim_tie_tests(gpu);
