@@ -68,6 +68,7 @@ finish_input <- function(input, report) {
   integer <- input$kinds == "integer"
   treatment <- list(binned = report$binned, by_rule = report$binned & input$bin_above > 0L,
                     integer_category = integer & !report$binned, double_category = rep(FALSE, input$n_features))
+  input$kinds[report$binned] <- "double"  # as resolve_columns() leaves them
   announce_columns(input, treatment, input$feature_names, input$n_samples)
 }
 
@@ -89,11 +90,12 @@ prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE, bi
 #' @param assay Name or index of the assay; NULL for the default (see resolve_assay()).
 #' @param allow_missing Leave NA and Inf in place for the caller to check (discretization).
 #' @param binning For the jobs that bin: binning_request().
+#' @param defer For a job whose glue takes the deferred checks: see prepare_input().
 #' @return The structure of [prepare_input()] (of [prepare_unsupervised_input()] without class),
 #'   whose `notes` name the assay; for a DelayedArray assay, that of delayed_se_input(), which
 #'   apply_discretization() codes (and resolves the columns of, block by block).
 #' @noRd
-prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, binning = NULL) {
+prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, binning = NULL, defer = FALSE) {
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE)) {
     stop("the SummarizedExperiment package is needed for SummarizedExperiment input", call. = FALSE)
   }
@@ -124,7 +126,8 @@ prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, bin
     prepare_unsupervised_input(xt, arg_x = label, allow_missing = allow_missing, binning = binning)
   } else {
     prepare_input(xt, SummarizedExperiment::colData(se)[[class]], arg_x = label,
-                  arg_y = sprintf("colData column '%s'", class), allow_missing = allow_missing, binning = binning)
+                  arg_y = sprintf("colData column '%s'", class), allow_missing = allow_missing, binning = binning,
+                  defer = defer)
   }
   input$notes <- c(label, input$notes)
   input$assay <- assay
