@@ -69,8 +69,8 @@ fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, t
     .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, with_keys, bin_above)
 }
 
-fsgpu_mi_matrix <- function(x, n_samples, nbins, backend, threads, devices, memory_limit, progress = NULL, row_begin = 0, row_end = -1, estimator = "emp") {
-    .Call(`_fsgpu_fsgpu_mi_matrix`, x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, estimator)
+fsgpu_mi_matrix <- function(x, n_samples, nbins, backend, threads, devices, memory_limit, progress = NULL, row_begin = 0, row_end = -1, estimator = "emp", bin_above = NULL) {
+    .Call(`_fsgpu_fsgpu_mi_matrix`, x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, estimator, bin_above)
 }
 
 fsgpu_mi_network <- function(mim, method, eps, threads) {

@@ -74,9 +74,11 @@ finish_input <- function(input, report) {
 
 #' Normalise x of an unsupervised job (no class)
 #' @noRd
-prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE, binning = NULL) {
+prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE, binning = NULL, defer = FALSE) {
   input <- normalise_x(x, arg_x)
-  if (!allow_missing) check_finite(input, arg_x)
+  defer <- defer && !allow_missing && !is.null(binning) && can_defer(input, binning)
+  if (!allow_missing && !defer) check_finite(input, arg_x)
+  if (defer) return(defer_columns(input, binning, arg_x))
   prepare_columns(input, binning)
 }
 
@@ -123,7 +125,7 @@ prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, bin
   # Matrix::t keeps sparse assays sparse; anything else is realised first.
   xt <- if (methods::is(a, "Matrix")) Matrix::t(a) else t(as.matrix(a))
   input <- if (is.null(class)) {
-    prepare_unsupervised_input(xt, arg_x = label, allow_missing = allow_missing, binning = binning)
+    prepare_unsupervised_input(xt, arg_x = label, allow_missing = allow_missing, binning = binning, defer = defer)
   } else {
     prepare_input(xt, SummarizedExperiment::colData(se)[[class]], arg_x = label,
                   arg_y = sprintf("colData column '%s'", class), allow_missing = allow_missing, binning = binning,

@@ -270,8 +270,10 @@ mi_matrix.default <- function(x, features = NULL, nbins = NULL, backend = NULL, 
                               estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x, binning = binning), features, nbins, backend, threads,
-                                devices, units, discretize, BPPARAM, quiet, estimator))
+  # The checks cover all of x, also outside `features`; tiles on BPPARAM's workers take checked input.
+  defer <- is.null(discretize) && is.null(BPPARAM) && is.null(features)
+  quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x, binning = binning, defer = defer), features, nbins,
+                                backend, threads, devices, units, discretize, BPPARAM, quiet, estimator))
 }
 
 #' @rdname mi_matrix
@@ -282,8 +284,9 @@ mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = NULL, nbi
                                           estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay, binning = binning), features, nbins, backend, threads,
-                                devices, units, discretize, BPPARAM, quiet, estimator))
+  defer <- is.null(discretize) && is.null(BPPARAM) && is.null(features)
+  quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay, binning = binning, defer = defer), features, nbins,
+                                backend, threads, devices, units, discretize, BPPARAM, quiet, estimator))
 }
 
 run_mi_matrix <- function(input, features, nbins, backend, threads, devices, units, discretize = NULL,
@@ -298,7 +301,8 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
   run <- cpu_for_estimator(resolve_pair_run(input, nbins, backend, threads, devices, units, isTRUE(bp$forked)),
                            backend, estimator)
   args <- list(x = input$x, n_samples = input$n_samples, nbins = run$nbins, backend = run$engine,
-               threads = run$threads, devices = run$devices, memory_limit = run$memory_limit, estimator = estimator)
+               threads = run$threads, devices = run$devices, memory_limit = run$memory_limit, estimator = estimator,
+               bin_above = input$bin_above)
   # Progress from the engine; tiles on workers report none.
   progress <- if (is.null(bp)) job_progress(sprintf("Mutual information of %s feature pairs",
                                                     format(choose(input$n_features, 2), big.mark = ",")), quiet)
@@ -308,6 +312,7 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
     gcFirst = FALSE
   )[["elapsed"]]
   progress_done(progress)
+  input <- finish_input(input, attr(m, "input"))
   ran <- attr(m, "backend")
   fell_back <- attr(m, "why_cpu")
   used <- backend_used(ran, bp_threads(bp, run$threads), run$devices, elapsed,

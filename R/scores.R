@@ -172,6 +172,7 @@ run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, 
     stop("normalize = \"", normalize, "\" is a ratio of plug-in entropies: use estimator = \"emp\"", call. = FALSE)
   }
   # With deferred checks, z's message (z_values()) waits for x's, which follows the engine.
+  force(input)  # its own messages (prepare_input()) are said now
   z_said <- list()
   z <- if (kind != "mi") withCallingHandlers(resolve_z(z, input), message = function(m) {
     if (is.null(input$bin_above)) return()

@@ -312,8 +312,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_mi_matrix
-Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double row_begin, double row_end, std::string estimator);
-RcppExport SEXP _fsgpu_fsgpu_mi_matrix(SEXP xSEXP, SEXP n_samplesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP row_beginSEXP, SEXP row_endSEXP, SEXP estimatorSEXP) {
+Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double row_begin, double row_end, std::string estimator, SEXP bin_above);
+RcppExport SEXP _fsgpu_fsgpu_mi_matrix(SEXP xSEXP, SEXP n_samplesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP row_beginSEXP, SEXP row_endSEXP, SEXP estimatorSEXP, SEXP bin_aboveSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -328,7 +328,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type row_begin(row_beginSEXP);
     Rcpp::traits::input_parameter< double >::type row_end(row_endSEXP);
     Rcpp::traits::input_parameter< std::string >::type estimator(estimatorSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_matrix(x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, estimator));
+    Rcpp::traits::input_parameter< SEXP >::type bin_above(bin_aboveSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_matrix(x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, estimator, bin_above));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -574,7 +575,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 9},
     {"_fsgpu_fsgpu_snn_edges", (DL_FUNC) &_fsgpu_fsgpu_snn_edges, 3},
     {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 19},
-    {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 11},
+    {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 12},
     {"_fsgpu_fsgpu_mi_network", (DL_FUNC) &_fsgpu_fsgpu_mi_network, 4},
     {"_fsgpu_fsgpu_pair_codes", (DL_FUNC) &_fsgpu_fsgpu_pair_codes, 4},
     {"_fsgpu_password_argon2_available", (DL_FUNC) &_fsgpu_password_argon2_available, 0},

@@ -140,14 +140,23 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
 // on the CPU only, an automatic choice of the GPU falls back); attributes "backend": the backend
 // that ran, and "why_cpu". memory_limit as for fsgpu_mi_pairs. With a tile of rows [row_begin, row_end) (row_end < 0: all), only those
 // rows of the matrix, and of each row i only the entries j >= i (the tile's pairs and the
-// diagonal; the rest 0): the tiles' rows put together give the upper triangle.
+// diagonal; the rest 0): the tiles' rows put together give the upper triangle. bin_above: as for
+// fsgpu_select(), the report as the attribute "input".
 // [[Rcpp::export]]
 Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads,
                                     Rcpp::IntegerVector devices, double memory_limit, SEXP progress = R_NilValue,
-                                    double row_begin = 0, double row_end = -1, std::string estimator = "emp") {
+                                    double row_begin = 0, double row_end = -1, std::string estimator = "emp",
+                                    SEXP bin_above = R_NilValue) {
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = ClassLayout::one_class(n_samples);
-  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  EncodeReport report;
+  EncodeReport* checks = Rf_isNull(bin_above) ? nullptr : &report;
+  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads, bin_above, checks);
+  if (checks && report.any_bad()) {
+    Rcpp::NumericMatrix none(0, 0);
+    none.attr("input") = report_to_r(report);
+    return none;
+  }
   const PlogpTable plogp(layout.n_samples, estimator_of(estimator));
   const PairData data = PairData::of(codes, layout, plogp, PairMeasure::mutual, threads);
   const int64_t f = codes.n_features;
@@ -171,6 +180,7 @@ Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::strin
     m[(a - first) + n_rows * a] = bits_of(data.constants.plogp_n - data.sums.x_terms[a], n_samples);
   out.attr("backend") = backend;
   out.attr("why_cpu") = why_cpu;
+  if (checks) out.attr("input") = report_to_r(report);
   return out;
   FSGPU_GLUE_END
 }

@@ -145,3 +145,34 @@ test_that("a SummarizedExperiment's dense assay gives the scores, pairs and erro
   expect_identical(unclass(got$value), "assay 'counts' has missing or infinite values in feature 'g3' (sample 'c5')")
   expect_jobs_as_r(se, "type", z = "g2")
 })
+
+# mi_matrix() (no class) both ways: the same matrix, notes, messages or error.
+expect_matrix_as_r <- function(x, nbins = NULL, categorical = NULL, estimator = "emp") {
+  binning <- fsgpu:::binning_request(nbins, NULL, categorical)
+  got <- said_by(mi_matrix(x, nbins = nbins, categorical = categorical, backend = "cpu", threads = 2,
+                           estimator = estimator))
+  ref <- said_by(fsgpu:::run_mi_matrix(fsgpu:::prepare_unsupervised_input(x, binning = binning), NULL, nbins, "cpu", 2,
+                                       NULL, "bits", estimator = estimator))
+  expect_identical(got$messages, ref$messages)
+  if (inherits(ref$value, "error_message")) return(expect_identical(got$value, ref$value))
+  expect_identical(attr(got$value, "run")$notes, attr(ref$value, "run")$notes)
+  attr(got$value, "run") <- attr(ref$value, "run") <- NULL
+  expect_identical(got$value, ref$value)
+}
+
+test_that("mi_matrix() gives the matrix, notes and errors of the checks in R", {
+  d <- data_informative(n = 120, p = 6, classes = 3, seed = 4)
+  r <- rule_data()
+  expect_matrix_as_r(d$x)
+  expect_matrix_as_r(r$x)
+  expect_matrix_as_r(r$x, nbins = 5, estimator = "mm")
+  expect_matrix_as_r(r$x, categorical = "g6")
+  expect_matrix_as_r(as_dgc(d$x * (abs(d$x) > 1)))
+  expect_matrix_as_r(data.frame(a = d$x[, 1], b = as.integer(d$x[, 2] > 0), f = factor(d$x[, 3] > 0)))
+  x <- named(d$x)
+  x[5, 4] <- -Inf
+  x[2, 6] <- NA
+  expect_matrix_as_r(x)
+  # NA outside `features` still stops it, as before
+  expect_error(mi_matrix(x, features = 1:3, backend = "cpu"), "feature 'g4' \\(sample 's5'\\)")
+})
