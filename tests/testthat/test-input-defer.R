@@ -176,3 +176,28 @@ test_that("mi_matrix() gives the matrix, notes and errors of the checks in R", {
   # NA outside `features` still stops it, as before
   expect_error(mi_matrix(x, features = 1:3, backend = "cpu"), "feature 'g4' \\(sample 's5'\\)")
 })
+
+test_that("select_features() on a SummarizedExperiment's dense assay: the selection and errors of the checks in R", {
+  skip_if_not_installed("SummarizedExperiment")
+  r <- rule_data(n = 80)
+  counts <- t(r$x)
+  colnames(counts) <- paste0("c", seq_len(ncol(counts)))
+  se <- SummarizedExperiment::SummarizedExperiment(list(counts = counts),
+                                                   colData = S4Vectors::DataFrame(type = r$y))
+  binning <- fsgpu:::binning_request(NULL, NULL, NULL)
+  in_r <- function() {
+    fsgpu:::run_selection(fsgpu:::prepare_se_input(se, "type", binning = binning), k = 4, method = "jmi",
+                          nbins = NULL, beta = NULL, gamma = NULL, fixed = NULL, min_score = NULL, weights = NULL,
+                          backend = "cpu", threads = 2, devices = NULL, units = "bits", quiet = FALSE)
+  }
+  got <- said_by(select_features(se, "type", k = 4, backend = "cpu", threads = 2))
+  ref <- said_by(in_r())
+  expect_identical(got$messages, ref$messages)
+  expect_identical(got$value$selection, ref$value$selection)
+  expect_identical(got$value$run$notes, ref$value$run$notes)
+  counts[2, 7] <- Inf
+  SummarizedExperiment::assay(se, "counts") <- counts
+  got <- said_by(select_features(se, "type", k = 4, backend = "cpu"))
+  expect_identical(got$value, said_by(in_r())$value)
+  expect_match(got$value, "^assay 'counts' has missing or infinite values in feature 'g2' \\(sample 'c7'\\)$")
+})
