@@ -71,6 +71,24 @@ rule_data <- function(n = 300, seed = 5) {
   })
 }
 
+# mi_matrix() (no class) both ways: the same matrix, notes, messages or error.
+expect_matrix_as_r <- function(x, nbins = NULL, categorical = NULL, estimator = "emp") {
+  binning <- fsgpu:::binning_request(nbins, NULL, categorical)
+  got <- said_by(mi_matrix(x, nbins = nbins, categorical = categorical, backend = "cpu", threads = 2,
+                           estimator = estimator))
+  in_r <- function() {
+    input <- if (methods::is(x, "SummarizedExperiment")) fsgpu:::prepare_se_input(x, NULL, binning = binning)
+             else fsgpu:::prepare_unsupervised_input(x, binning = binning)
+    fsgpu:::run_mi_matrix(input, NULL, nbins, "cpu", 2, NULL, "bits", estimator = estimator)
+  }
+  ref <- said_by(in_r())
+  expect_identical(got$messages, ref$messages)
+  if (inherits(ref$value, "error_message")) return(expect_identical(got$value, ref$value))
+  expect_identical(attr(got$value, "run")$notes, attr(ref$value, "run")$notes)
+  attr(got$value, "run") <- attr(ref$value, "run") <- NULL
+  expect_identical(got$value, ref$value)
+}
+
 test_that("every input kind gives the scores and pairs of the checks in R", {
   d <- data_informative(n = 120, p = 8, classes = 3, seed = 3)
   r <- rule_data()
@@ -137,28 +155,25 @@ test_that("a SummarizedExperiment's dense assay gives the scores, pairs and erro
   colnames(counts) <- paste0("c", seq_len(ncol(counts)))
   se <- SummarizedExperiment::SummarizedExperiment(list(counts = counts),
                                                    colData = S4Vectors::DataFrame(type = r$y))
+  # read in place: no transposed copy in R
+  binning <- fsgpu:::binning_request(NULL, NULL, NULL)
+  expect_s3_class(fsgpu:::prepare_se_input(se, "type", binning = binning, defer = TRUE)$x, "fsgpu_transposed")
   expect_jobs_as_r(se, "type", z = "g2")
   expect_jobs_as_r(se, "type", z = "g2", nbins = 4)
+  expect_jobs_as_r(se, "type", z = "g2", categorical = "g6")
+  expect_matrix_as_r(se)
+  plain <- SummarizedExperiment::SummarizedExperiment(list(a = unname(counts * 0.5), b = counts > 100L),
+                                                      colData = S4Vectors::DataFrame(type = r$y))
+  expect_jobs_as_r(plain, "type", z = 1)                             # double, no dimnames
+  expect_jobs_as_r(plain, "type", z = 1, categorical = 2:3)          # double categories: R's transposition
+  SummarizedExperiment::assay(plain, "a") <- NULL
+  expect_jobs_as_r(plain, "type", z = 2)                             # logical
   counts[3, 5] <- NA
   SummarizedExperiment::assay(se, "counts") <- counts
   got <- expect_job_as_r("mi", se, "type")
   expect_identical(unclass(got$value), "assay 'counts' has missing or infinite values in feature 'g3' (sample 'c5')")
   expect_jobs_as_r(se, "type", z = "g2")
 })
-
-# mi_matrix() (no class) both ways: the same matrix, notes, messages or error.
-expect_matrix_as_r <- function(x, nbins = NULL, categorical = NULL, estimator = "emp") {
-  binning <- fsgpu:::binning_request(nbins, NULL, categorical)
-  got <- said_by(mi_matrix(x, nbins = nbins, categorical = categorical, backend = "cpu", threads = 2,
-                           estimator = estimator))
-  ref <- said_by(fsgpu:::run_mi_matrix(fsgpu:::prepare_unsupervised_input(x, binning = binning), NULL, nbins, "cpu", 2,
-                                       NULL, "bits", estimator = estimator))
-  expect_identical(got$messages, ref$messages)
-  if (inherits(ref$value, "error_message")) return(expect_identical(got$value, ref$value))
-  expect_identical(attr(got$value, "run")$notes, attr(ref$value, "run")$notes)
-  attr(got$value, "run") <- attr(ref$value, "run") <- NULL
-  expect_identical(got$value, ref$value)
-}
 
 test_that("mi_matrix() gives the matrix, notes and errors of the checks in R", {
   d <- data_informative(n = 120, p = 6, classes = 3, seed = 4)
