@@ -65,12 +65,12 @@ fsgpu_snn_edges <- function(index, type, threads) {
     .Call(`_fsgpu_fsgpu_snn_edges`, index, type, threads)
 }
 
-fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress = NULL, row_begin = 0, row_end = -1, with_keys = FALSE) {
-    .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, with_keys)
+fsgpu_mi_pairs <- function(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress = NULL, row_begin = 0, row_end = -1, with_keys = FALSE, bin_above = NULL) {
+    .Call(`_fsgpu_fsgpu_mi_pairs`, x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, with_keys, bin_above)
 }
 
-fsgpu_mi_matrix <- function(x, n_samples, nbins, backend, threads, devices, memory_limit, progress = NULL, row_begin = 0, row_end = -1, estimator = "emp") {
-    .Call(`_fsgpu_fsgpu_mi_matrix`, x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, estimator)
+fsgpu_mi_matrix <- function(x, n_samples, nbins, backend, threads, devices, memory_limit, progress = NULL, row_begin = 0, row_end = -1, estimator = "emp", bin_above = NULL) {
+    .Call(`_fsgpu_fsgpu_mi_matrix`, x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, estimator, bin_above)
 }
 
 fsgpu_mi_network <- function(mim, method, eps, threads) {
@@ -109,12 +109,12 @@ fsgpu_select <- function(x, y, n_classes, k, method, beta, gamma, fixed, min_sco
     .Call(`_fsgpu_fsgpu_select`, x, y, n_classes, k, method, beta, gamma, fixed, min_score, weights, nbins, backend, threads, devices, memory_limit, progress, bin_above)
 }
 
-fsgpu_mi_scores <- function(x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize = "none", estimator = "emp") {
-    .Call(`_fsgpu_fsgpu_mi_scores`, x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize, estimator)
+fsgpu_mi_scores <- function(x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize = "none", estimator = "emp", bin_above = NULL) {
+    .Call(`_fsgpu_fsgpu_mi_scores`, x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize, estimator, bin_above)
 }
 
-fsgpu_conditional_scores <- function(x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit) {
-    .Call(`_fsgpu_fsgpu_conditional_scores`, x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit)
+fsgpu_conditional_scores <- function(x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit, bin_above = NULL) {
+    .Call(`_fsgpu_fsgpu_conditional_scores`, x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit, bin_above)
 }
 
 fsgpu_front_start <- function(host, port, upstream_port, secret, spool_dir, header_timeout, idle_timeout, max_connections) {

@@ -17,8 +17,8 @@
 #'   `classes` (character labels of the codes), `feature_names` (character), `sample_names`
 #'   (character or NULL), `n_samples`, `n_features` and `sparse` (TRUE for a dgCMatrix).
 #' @noRd
-prepare_input <- function(x, y, arg_x = "x", arg_y = "y", allow_missing = FALSE, binning = NULL, defer = FALSE) {
-  input <- normalise_x(x, arg_x)
+prepare_input <- function(x, y, arg_x = "x", arg_y = "y", allow_missing = FALSE, binning = NULL, defer = FALSE,
+                          input = normalise_x(x, arg_x)) {
   defer <- defer && !allow_missing && !is.null(binning) && can_defer(input, binning)
   if (!allow_missing && !defer) check_finite(input, arg_x)
   labels <- encode_classes(y, input$n_samples, input$sample_names, arg_y, arg_x)
@@ -68,14 +68,17 @@ finish_input <- function(input, report) {
   integer <- input$kinds == "integer"
   treatment <- list(binned = report$binned, by_rule = report$binned & input$bin_above > 0L,
                     integer_category = integer & !report$binned, double_category = rep(FALSE, input$n_features))
+  input$kinds[report$binned] <- "double"  # as resolve_columns() leaves them
   announce_columns(input, treatment, input$feature_names, input$n_samples)
 }
 
 #' Normalise x of an unsupervised job (no class)
 #' @noRd
-prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE, binning = NULL) {
-  input <- normalise_x(x, arg_x)
-  if (!allow_missing) check_finite(input, arg_x)
+prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE, binning = NULL, defer = FALSE,
+                                       input = normalise_x(x, arg_x)) {
+  defer <- defer && !allow_missing && !is.null(binning) && can_defer(input, binning)
+  if (!allow_missing && !defer) check_finite(input, arg_x)
+  if (defer) return(defer_columns(input, binning, arg_x))
   prepare_columns(input, binning)
 }
 
@@ -89,11 +92,12 @@ prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE, bi
 #' @param assay Name or index of the assay; NULL for the default (see resolve_assay()).
 #' @param allow_missing Leave NA and Inf in place for the caller to check (discretization).
 #' @param binning For the jobs that bin: binning_request().
+#' @param defer For a job whose glue takes the deferred checks: see prepare_input().
 #' @return The structure of [prepare_input()] (of [prepare_unsupervised_input()] without class),
 #'   whose `notes` name the assay; for a DelayedArray assay, that of delayed_se_input(), which
 #'   apply_discretization() codes (and resolves the columns of, block by block).
 #' @noRd
-prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, binning = NULL) {
+prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, binning = NULL, defer = FALSE) {
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE)) {
     stop("the SummarizedExperiment package is needed for SummarizedExperiment input", call. = FALSE)
   }
@@ -118,17 +122,36 @@ prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, bin
     input$assay <- assay
     return(input)
   }
-  # Matrix::t keeps sparse assays sparse; anything else is realised first.
-  xt <- if (methods::is(a, "Matrix")) Matrix::t(a) else t(as.matrix(a))
+  # A dense matrix whose checks are deferred is read in place (its columns made in C++);
+  # otherwise Matrix::t keeps sparse assays sparse, and anything else is realised first.
+  normalised <- if (defer && !allow_missing && !is.null(binning)) transposed_input(a, binning)
+  xt <- if (!is.null(normalised)) NULL else if (methods::is(a, "Matrix")) Matrix::t(a) else t(as.matrix(a))
+  if (is.null(normalised)) normalised <- normalise_x(xt, label)
   input <- if (is.null(class)) {
-    prepare_unsupervised_input(xt, arg_x = label, allow_missing = allow_missing, binning = binning)
+    prepare_unsupervised_input(xt, arg_x = label, allow_missing = allow_missing, binning = binning, defer = defer,
+                               input = normalised)
   } else {
     prepare_input(xt, SummarizedExperiment::colData(se)[[class]], arg_x = label,
-                  arg_y = sprintf("colData column '%s'", class), allow_missing = allow_missing, binning = binning)
+                  arg_y = sprintf("colData column '%s'", class), allow_missing = allow_missing, binning = binning,
+                  defer = defer, input = normalised)
   }
   input$notes <- c(label, input$notes)
   input$assay <- assay
   input
+}
+
+#' normalise_x(t(a)) for a dense double, integer or logical assay `a` (features in rows) whose
+#' checks can be deferred, without the transposition: x is list(a) of class "fsgpu_transposed",
+#' which only the encoder reads (codes_from_r() makes its columns). NULL for any other assay.
+#' @noRd
+transposed_input <- function(a, binning) {
+  if (!is.matrix(a) || !typeof(a) %in% c("double", "integer", "logical") || !all(dim(a) > 0L)) return(NULL)
+  feature_names <- rownames(a)
+  if (is.null(feature_names)) feature_names <- paste0("X", seq_len(nrow(a)))
+  input <- list(x = structure(list(a), class = "fsgpu_transposed"), feature_names = feature_names,
+                sample_names = colnames(a), n_samples = ncol(a), n_features = nrow(a), sparse = FALSE,
+                kinds = rep(column_kind(a[0L]), nrow(a)))
+  if (can_defer(input, binning)) input
 }
 
 #' The input restricted to some features (1-based indices), in that order

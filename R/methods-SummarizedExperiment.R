@@ -15,7 +15,8 @@ select_features.SummarizedExperiment <- function(x, class, k = 10, assay = NULL,
                                                  discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_selection(prepare_se_input(x, class, assay, binning = binning), k = k, method = method,
+  quiet_if(quiet, run_selection(prepare_se_input(x, class, assay, binning = binning, defer = is.null(discretize)),
+                                k = k, method = method,
                                 nbins = nbins, beta = beta, gamma = gamma, fixed = fixed, min_score = min_score,
                                 weights = weights, backend = backend, threads = threads, devices = devices,
                                 units = units, quiet = quiet, discretize = discretize))

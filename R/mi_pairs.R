@@ -88,7 +88,9 @@ mi_pairs.default <- function(x, y, top = 1000, threshold = NULL, with = NULL, by
                              BPPARAM = NULL, quiet = FALSE, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_pairs(prepare_input(x, y, binning = binning), top = if (!missing(top)) top,
+  # Tiles on BPPARAM's workers take the checked input (prepare_input() without defer).
+  defer <- is.null(discretize) && is.null(BPPARAM)
+  quiet_if(quiet, run_pairs(prepare_input(x, y, binning = binning, defer = defer), top = if (!missing(top)) top,
                             threshold = threshold, with = with, by = by, p_adjust = p_adjust, output = output,
                             nbins = nbins, backend = backend, threads = threads, devices = devices, units = units,
                             discretize = discretize, BPPARAM = BPPARAM, quiet = quiet))
@@ -108,7 +110,9 @@ mi_pairs.SummarizedExperiment <- function(x, class, top = 1000, threshold = NULL
                                           discretize = NULL, BPPARAM = NULL, quiet = FALSE, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_pairs(prepare_se_input(x, class, assay, binning = binning), top = if (!missing(top)) top,
+  defer <- is.null(discretize) && is.null(BPPARAM)
+  quiet_if(quiet, run_pairs(prepare_se_input(x, class, assay, binning = binning, defer = defer),
+                            top = if (!missing(top)) top,
                             threshold = threshold, with = with, by = by, p_adjust = p_adjust, output = output,
                             nbins = nbins, backend = backend, threads = threads, devices = devices, units = units,
                             discretize = discretize, BPPARAM = BPPARAM, quiet = quiet))
@@ -151,7 +155,7 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
   args <- list(x = input$x, y = input$y, n_classes = length(input$classes), with = with, measure = by, top = top,
                has_threshold = !is.null(threshold), threshold = if (is.null(threshold)) 0 else threshold,
                scale = run$scale, nbins = run$nbins, backend = run$engine, threads = run$threads,
-               devices = run$devices, memory_limit = run$memory_limit)
+               devices = run$devices, memory_limit = run$memory_limit, bin_above = input$bin_above)
   # Progress from the engine; tiles on workers report none.
   progress <- if (is.null(bp)) job_progress(sprintf("Searching %s feature pairs", format(n_tested, big.mark = ",")),
                                             quiet)
@@ -161,6 +165,7 @@ run_pairs <- function(input, top, threshold, with, by, p_adjust, output, nbins, 
     gcFirst = FALSE
   )[["elapsed"]]
   progress_done(progress)
+  input <- finish_input(input, res$input)
   run$backend <- res$backend
   used <- backend_used(res$backend, bp_threads(bp, run$threads), run$devices, elapsed,
                        if (nzchar(res$why_cpu)) res$why_cpu else run$why_cpu, bp_workers(bp), input$notes)
@@ -205,6 +210,7 @@ print.fsgpu_pairs <- function(x, n = 10, ...) {
 # Whether some columns are numeric, so that nbins applies (integer columns are categories).
 has_numeric_columns <- function(input) {
   if (isTRUE(input$binned)) return(TRUE)  # a DelayedArray binned by blocks (delayed.R)
+  if (!is.null(input$bin_above)) return(any(input$kinds == "double"))  # deferred: x as given
   x <- input$x
   if (is.list(x)) any(vapply(x, is.double, logical(1))) else methods::is(x, "dgCMatrix") || is.double(x)
 }
@@ -264,8 +270,10 @@ mi_matrix.default <- function(x, features = NULL, nbins = NULL, backend = NULL, 
                               estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x, binning = binning), features, nbins, backend, threads,
-                                devices, units, discretize, BPPARAM, quiet, estimator))
+  # The checks cover all of x, also outside `features`; tiles on BPPARAM's workers take checked input.
+  defer <- is.null(discretize) && is.null(BPPARAM) && is.null(features)
+  quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x, binning = binning, defer = defer), features, nbins,
+                                backend, threads, devices, units, discretize, BPPARAM, quiet, estimator))
 }
 
 #' @rdname mi_matrix
@@ -276,8 +284,9 @@ mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = NULL, nbi
                                           estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay, binning = binning), features, nbins, backend, threads,
-                                devices, units, discretize, BPPARAM, quiet, estimator))
+  defer <- is.null(discretize) && is.null(BPPARAM) && is.null(features)
+  quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay, binning = binning, defer = defer), features, nbins,
+                                backend, threads, devices, units, discretize, BPPARAM, quiet, estimator))
 }
 
 run_mi_matrix <- function(input, features, nbins, backend, threads, devices, units, discretize = NULL,
@@ -292,7 +301,8 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
   run <- cpu_for_estimator(resolve_pair_run(input, nbins, backend, threads, devices, units, isTRUE(bp$forked)),
                            backend, estimator)
   args <- list(x = input$x, n_samples = input$n_samples, nbins = run$nbins, backend = run$engine,
-               threads = run$threads, devices = run$devices, memory_limit = run$memory_limit, estimator = estimator)
+               threads = run$threads, devices = run$devices, memory_limit = run$memory_limit, estimator = estimator,
+               bin_above = input$bin_above)
   # Progress from the engine; tiles on workers report none.
   progress <- if (is.null(bp)) job_progress(sprintf("Mutual information of %s feature pairs",
                                                     format(choose(input$n_features, 2), big.mark = ",")), quiet)
@@ -302,6 +312,7 @@ run_mi_matrix <- function(input, features, nbins, backend, threads, devices, uni
     gcFirst = FALSE
   )[["elapsed"]]
   progress_done(progress)
+  input <- finish_input(input, attr(m, "input"))
   ran <- attr(m, "backend")
   fell_back <- attr(m, "why_cpu")
   used <- backend_used(ran, bp_threads(bp, run$threads), run$devices, elapsed,

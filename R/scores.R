@@ -89,7 +89,8 @@ mi_scores.default <- function(x, y, nbins = NULL, backend = NULL, threads = NULL
                               estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning), "mi", NULL, nbins, backend, threads, devices,
+  quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning,
+                                           defer = is.null(discretize)), "mi", NULL, nbins, backend, threads, devices,
                              units, quiet, discretize, normalize = normalize, estimator = estimator))
 }
 
@@ -101,7 +102,8 @@ mi_scores.SummarizedExperiment <- function(x, class, assay = NULL, nbins = NULL,
                                            estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning), "mi", NULL, nbins, backend, threads,
+  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning,
+                                              defer = is.null(discretize)), "mi", NULL, nbins, backend, threads,
                              devices, units, quiet, discretize, normalize = normalize, estimator = estimator))
 }
 
@@ -115,8 +117,9 @@ cmi_scores.default <- function(x, y, z, nbins = NULL, backend = NULL, threads = 
                                units = c("bits", "nats"), quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning), "cmi", z, nbins, backend, threads, devices, units,
-                             quiet, discretize))
+  quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning,
+                                           defer = is.null(discretize)), "cmi", z, nbins, backend, threads, devices,
+                             units, quiet, discretize))
 }
 
 #' @rdname mi_scores
@@ -126,7 +129,8 @@ cmi_scores.SummarizedExperiment <- function(x, class, z, assay = NULL, nbins = N
                                             quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning), "cmi", z, nbins, backend, threads,
+  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning,
+                                              defer = is.null(discretize)), "cmi", z, nbins, backend, threads,
                              devices, units, quiet, discretize))
 }
 
@@ -140,8 +144,9 @@ jmi_scores.default <- function(x, y, z, nbins = NULL, backend = NULL, threads = 
                                units = c("bits", "nats"), quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning), "jmi", z, nbins, backend, threads, devices, units,
-                             quiet, discretize))
+  quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning,
+                                           defer = is.null(discretize)), "jmi", z, nbins, backend, threads, devices,
+                             units, quiet, discretize))
 }
 
 #' @rdname mi_scores
@@ -151,7 +156,8 @@ jmi_scores.SummarizedExperiment <- function(x, class, z, assay = NULL, nbins = N
                                             quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning), "jmi", z, nbins, backend, threads,
+  quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning,
+                                              defer = is.null(discretize)), "jmi", z, nbins, backend, threads,
                              devices, units, quiet, discretize))
 }
 
@@ -165,19 +171,30 @@ run_scores <- function(input, kind, z, nbins, backend, threads, devices, units, 
   if (normalize != "none" && estimator != "emp") {
     stop("normalize = \"", normalize, "\" is a ratio of plug-in entropies: use estimator = \"emp\"", call. = FALSE)
   }
-  z <- if (kind != "mi") resolve_z(z, input)
+  # With deferred checks, z's message (z_values()) waits for x's, which follows the engine.
+  force(input)  # its own messages (prepare_input()) are said now
+  z_said <- list()
+  z <- if (kind != "mi") withCallingHandlers(resolve_z(z, input), message = function(m) {
+    if (is.null(input$bin_above)) return()
+    z_said[[length(z_said) + 1L]] <<- m
+    invokeRestart("muffleMessage")
+  })
   input <- apply_discretization(input, discretize, nbins, backend, threads, devices, quiet)
   run <- cpu_for_estimator(resolve_run(input, nbins, backend, threads, devices, units, steps = 1), backend, estimator)
   elapsed <- system.time(
     values <- if (kind == "mi") {
       fsgpu_mi_scores(input$x, input$y, length(input$classes), run$nbins, run$backend, run$threads, run$devices,
-                      run$memory_limit, normalize, estimator)
+                      run$memory_limit, normalize, estimator, input$bin_above)
     } else {
       fsgpu_conditional_scores(input$x, input$y, length(input$classes), z$feature, z$column, kind, run$nbins,
-                               run$backend, run$threads, run$devices, run$memory_limit)
+                               run$backend, run$threads, run$devices, run$memory_limit, input$bin_above)
     },
     gcFirst = FALSE
   )[["elapsed"]]
+  # Deferred checks (prepare_input(defer = TRUE)): the glue's report, as an attribute.
+  input <- finish_input(input, attr(values, "input"))
+  attr(values, "input") <- NULL
+  for (m in z_said) message(m)
   out <- data.frame(feature = input$feature_names, index = seq_len(input$n_features), stringsAsFactors = FALSE)
   # infotheo::mutinformation(X, Y) reports a negative bias-corrected estimate as 0.
   if (estimator != "emp") values <- pmax(values, 0)

@@ -283,8 +283,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_mi_pairs
-Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure, double top, bool has_threshold, double threshold, double scale, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double row_begin, double row_end, bool with_keys);
-RcppExport SEXP _fsgpu_fsgpu_mi_pairs(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP withSEXP, SEXP measureSEXP, SEXP topSEXP, SEXP has_thresholdSEXP, SEXP thresholdSEXP, SEXP scaleSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP row_beginSEXP, SEXP row_endSEXP, SEXP with_keysSEXP) {
+Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure, double top, bool has_threshold, double threshold, double scale, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double row_begin, double row_end, bool with_keys, SEXP bin_above);
+RcppExport SEXP _fsgpu_fsgpu_mi_pairs(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP withSEXP, SEXP measureSEXP, SEXP topSEXP, SEXP has_thresholdSEXP, SEXP thresholdSEXP, SEXP scaleSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP row_beginSEXP, SEXP row_endSEXP, SEXP with_keysSEXP, SEXP bin_aboveSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -306,13 +306,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type row_begin(row_beginSEXP);
     Rcpp::traits::input_parameter< double >::type row_end(row_endSEXP);
     Rcpp::traits::input_parameter< bool >::type with_keys(with_keysSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_pairs(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, with_keys));
+    Rcpp::traits::input_parameter< SEXP >::type bin_above(bin_aboveSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_pairs(x, y, n_classes, with, measure, top, has_threshold, threshold, scale, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, with_keys, bin_above));
     return rcpp_result_gen;
 END_RCPP
 }
 // fsgpu_mi_matrix
-Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double row_begin, double row_end, std::string estimator);
-RcppExport SEXP _fsgpu_fsgpu_mi_matrix(SEXP xSEXP, SEXP n_samplesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP row_beginSEXP, SEXP row_endSEXP, SEXP estimatorSEXP) {
+Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double row_begin, double row_end, std::string estimator, SEXP bin_above);
+RcppExport SEXP _fsgpu_fsgpu_mi_matrix(SEXP xSEXP, SEXP n_samplesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP row_beginSEXP, SEXP row_endSEXP, SEXP estimatorSEXP, SEXP bin_aboveSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -327,7 +328,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type row_begin(row_beginSEXP);
     Rcpp::traits::input_parameter< double >::type row_end(row_endSEXP);
     Rcpp::traits::input_parameter< std::string >::type estimator(estimatorSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_matrix(x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, estimator));
+    Rcpp::traits::input_parameter< SEXP >::type bin_above(bin_aboveSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_matrix(x, n_samples, nbins, backend, threads, devices, memory_limit, progress, row_begin, row_end, estimator, bin_above));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -459,8 +461,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_mi_scores
-Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, std::string normalize, std::string estimator);
-RcppExport SEXP _fsgpu_fsgpu_mi_scores(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP normalizeSEXP, SEXP estimatorSEXP) {
+Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, std::string normalize, std::string estimator, SEXP bin_above);
+RcppExport SEXP _fsgpu_fsgpu_mi_scores(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP normalizeSEXP, SEXP estimatorSEXP, SEXP bin_aboveSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -474,13 +476,14 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
     Rcpp::traits::input_parameter< std::string >::type normalize(normalizeSEXP);
     Rcpp::traits::input_parameter< std::string >::type estimator(estimatorSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_scores(x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize, estimator));
+    Rcpp::traits::input_parameter< SEXP >::type bin_above(bin_aboveSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mi_scores(x, y, n_classes, nbins, backend, threads, devices, memory_limit, normalize, estimator, bin_above));
     return rcpp_result_gen;
 END_RCPP
 }
 // fsgpu_conditional_scores
-Rcpp::NumericVector fsgpu_conditional_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int z_feature, SEXP z_column, std::string kind, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit);
-RcppExport SEXP _fsgpu_fsgpu_conditional_scores(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP z_featureSEXP, SEXP z_columnSEXP, SEXP kindSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP) {
+Rcpp::NumericVector fsgpu_conditional_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int z_feature, SEXP z_column, std::string kind, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP bin_above);
+RcppExport SEXP _fsgpu_fsgpu_conditional_scores(SEXP xSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP z_featureSEXP, SEXP z_columnSEXP, SEXP kindSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP bin_aboveSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -495,7 +498,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_conditional_scores(x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit));
+    Rcpp::traits::input_parameter< SEXP >::type bin_above(bin_aboveSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_conditional_scores(x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit, bin_above));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -570,8 +574,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_mdfs_alpha", (DL_FUNC) &_fsgpu_fsgpu_mdfs_alpha, 4},
     {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 9},
     {"_fsgpu_fsgpu_snn_edges", (DL_FUNC) &_fsgpu_fsgpu_snn_edges, 3},
-    {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 18},
-    {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 11},
+    {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 19},
+    {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 12},
     {"_fsgpu_fsgpu_mi_network", (DL_FUNC) &_fsgpu_fsgpu_mi_network, 4},
     {"_fsgpu_fsgpu_pair_codes", (DL_FUNC) &_fsgpu_fsgpu_pair_codes, 4},
     {"_fsgpu_password_argon2_available", (DL_FUNC) &_fsgpu_password_argon2_available, 0},
@@ -581,8 +585,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_parse_libsvm", (DL_FUNC) &_fsgpu_fsgpu_parse_libsvm, 3},
     {"_fsgpu_fsgpu_parse_arff", (DL_FUNC) &_fsgpu_fsgpu_parse_arff, 1},
     {"_fsgpu_fsgpu_select", (DL_FUNC) &_fsgpu_fsgpu_select, 17},
-    {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 10},
-    {"_fsgpu_fsgpu_conditional_scores", (DL_FUNC) &_fsgpu_fsgpu_conditional_scores, 11},
+    {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 11},
+    {"_fsgpu_fsgpu_conditional_scores", (DL_FUNC) &_fsgpu_fsgpu_conditional_scores, 12},
     {"_fsgpu_fsgpu_front_start", (DL_FUNC) &_fsgpu_fsgpu_front_start, 8},
     {"_fsgpu_fsgpu_front_stop", (DL_FUNC) &_fsgpu_fsgpu_front_stop, 1},
     {"_fsgpu_fsgpu_select_subsamples", (DL_FUNC) &_fsgpu_fsgpu_select_subsamples, 15},

@@ -3,7 +3,32 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/parallel.h"
+
 namespace fsgpu {
+
+namespace {
+
+// The columns of `a`, a p x n column-major matrix with features in rows (a SummarizedExperiment's
+// assay), made in tiles of 64 x 64 on `threads` threads (R's t() takes one).
+template <class T>
+std::vector<T> transposed_columns(const T* a, int64_t p, int64_t n, int threads) {
+  std::vector<T> out(static_cast<size_t>(p * n));
+  constexpr int64_t tile = 64;
+  parallel_for((p + tile - 1) / tile, threads, 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t f0 = begin * tile; f0 < std::min(p, end * tile); f0 += tile) {
+      const int64_t f1 = std::min(p, f0 + tile);
+      for (int64_t s0 = 0; s0 < n; s0 += tile) {
+        const int64_t s1 = std::min(n, s0 + tile);
+        for (int64_t s = s0; s < s1; ++s)
+          for (int64_t f = f0; f < f1; ++f) out[f * n + s] = a[f + s * p];
+      }
+    }
+  });
+  return out;
+}
+
+}  // namespace
 
 ClassLayout layout_from_r(const Rcpp::IntegerVector& y, int n_classes) {
   return ClassLayout::from_labels(y.begin(), static_cast<int32_t>(y.size()), n_classes);
@@ -32,6 +57,27 @@ CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int thread
     if (c.categorical && limits.size()) c.bin_above = limits[columns.size()];
     columns.push_back(c);
   };
+  // R's deferred input for an assay with features in rows: list(assay), class "fsgpu_transposed".
+  if (TYPEOF(x) == VECSXP && Rf_inherits(x, "fsgpu_transposed")) {
+    SEXP a = VECTOR_ELT(x, 0);
+    if (!Rf_isMatrix(a) || Rf_ncols(a) != n) Rcpp::stop("the assay has %d columns but y has %d samples", Rf_ncols(a), n);
+    const int64_t features = Rf_nrows(a);
+    if (limits.size() && limits.size() != features) Rcpp::stop("bin_above must have one value per row of the assay");
+    std::vector<double> reals;
+    std::vector<int> integers;
+    if (TYPEOF(a) == REALSXP) reals = transposed_columns(REAL(a), features, n, threads);
+    else if (TYPEOF(a) == INTSXP) integers = transposed_columns(INTEGER(a), features, n, threads);
+    else if (TYPEOF(a) == LGLSXP) integers = transposed_columns(LOGICAL(a), features, n, threads);
+    else Rcpp::stop("the assay must be numeric, integer or logical");
+    for (int64_t f = 0; f < features; ++f) {
+      ColumnSource c;
+      if (!reals.empty()) c.numeric = reals.data() + f * n;
+      else c.categorical = integers.data() + f * n;
+      if (c.categorical && limits.size()) c.bin_above = limits[f];
+      columns.push_back(c);
+    }
+    return encode_dense(columns, layout, nbins, threads, report);
+  }
   R_xlen_t p = 0;
   if (Rf_isMatrix(x)) {
     if (Rf_nrows(x) != n) Rcpp::stop("x has %d rows but y has %d samples", Rf_nrows(x), n);

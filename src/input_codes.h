@@ -10,7 +10,9 @@
 namespace fsgpu {
 
 // y: 0-based class codes. x: a double/integer/logical matrix, a list of double (binned) and
-// integer (categorical) columns, or a dgCMatrix; samples are rows. x is read in place, once,
+// integer (categorical) columns, or a dgCMatrix; samples are rows. Or, from R's deferred input
+// (transposed_input() in R/inputs.R), list(assay) of class "fsgpu_transposed": a dense
+// double/integer/logical matrix with features in rows, whose columns are made here. x is read in place, once,
 // on `threads` threads. bin_above (NULL, or one integer per column) is ColumnSource::bin_above
 // for the integer and logical columns: NULL keeps them all categories. Without a report, a
 // missing or infinite value is an error naming the feature's number; with one, it is recorded

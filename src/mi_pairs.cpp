@@ -50,19 +50,23 @@ double bits_of(int64_t fixed, int64_t n) { return fixed_to_bits(Wide(fixed), n);
 // (PairTask; row_end < 0: all rows) are searched: a tile, whose best pairs merge with the other
 // tiles' by the exact measure, key_high * 2^32 + key_low, then i, then j. Only with_keys
 // returns key_high and key_low: a tile needs them for the merge, a whole search (16 bytes a
-// pair, for every pair above a threshold) does not.
+// pair, for every pair above a threshold) does not. bin_above: as for fsgpu_select().
 // [[Rcpp::export]]
 Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector with, std::string measure,
                           double top, bool has_threshold, double threshold, double scale, int nbins,
                           std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit,
                           SEXP progress = R_NilValue, double row_begin = 0, double row_end = -1,
-                          bool with_keys = false) {
+                          bool with_keys = false, SEXP bin_above = R_NilValue) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   Clock::time_point t0 = Clock::now();
   const ClassLayout layout = layout_from_r(y, n_classes);
-  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  // With bin_above (R's deferred input checks), bad values come back to R to be named.
+  EncodeReport report;
+  EncodeReport* checks = Rf_isNull(bin_above) ? nullptr : &report;
+  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads, bin_above, checks);
+  if (checks && report.any_bad()) return Rcpp::List::create(Rcpp::Named("input") = report_to_r(report));
   const double encode_seconds = seconds_since(t0);
   t0 = Clock::now();
   const PlogpTable plogp(layout.n_samples);
@@ -122,6 +126,7 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
       Rcpp::Named("timings") = Rcpp::NumericVector::create(Rcpp::Named("encode") = encode_seconds,
                                                            Rcpp::Named("prepare") = prepare_seconds,
                                                            Rcpp::Named("search") = search_seconds));
+  if (checks) out.push_back(report_to_r(report), "input");
   if (with_keys) {
     out.push_back(key_high, "key_high");
     out.push_back(key_low, "key_low");
@@ -135,14 +140,23 @@ Rcpp::List fsgpu_mi_pairs(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::In
 // on the CPU only, an automatic choice of the GPU falls back); attributes "backend": the backend
 // that ran, and "why_cpu". memory_limit as for fsgpu_mi_pairs. With a tile of rows [row_begin, row_end) (row_end < 0: all), only those
 // rows of the matrix, and of each row i only the entries j >= i (the tile's pairs and the
-// diagonal; the rest 0): the tiles' rows put together give the upper triangle.
+// diagonal; the rest 0): the tiles' rows put together give the upper triangle. bin_above: as for
+// fsgpu_select(), the report as the attribute "input".
 // [[Rcpp::export]]
 Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::string backend, int threads,
                                     Rcpp::IntegerVector devices, double memory_limit, SEXP progress = R_NilValue,
-                                    double row_begin = 0, double row_end = -1, std::string estimator = "emp") {
+                                    double row_begin = 0, double row_end = -1, std::string estimator = "emp",
+                                    SEXP bin_above = R_NilValue) {
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = ClassLayout::one_class(n_samples);
-  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  EncodeReport report;
+  EncodeReport* checks = Rf_isNull(bin_above) ? nullptr : &report;
+  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads, bin_above, checks);
+  if (checks && report.any_bad()) {
+    Rcpp::NumericMatrix none(0, 0);
+    none.attr("input") = report_to_r(report);
+    return none;
+  }
   const PlogpTable plogp(layout.n_samples, estimator_of(estimator));
   const PairData data = PairData::of(codes, layout, plogp, PairMeasure::mutual, threads);
   const int64_t f = codes.n_features;
@@ -166,6 +180,7 @@ Rcpp::NumericMatrix fsgpu_mi_matrix(SEXP x, int n_samples, int nbins, std::strin
     m[(a - first) + n_rows * a] = bits_of(data.constants.plogp_n - data.sums.x_terms[a], n_samples);
   out.attr("backend") = backend;
   out.attr("why_cpu") = why_cpu;
+  if (checks) out.attr("input") = report_to_r(report);
   return out;
   FSGPU_GLUE_END
 }

@@ -58,6 +58,13 @@ Normalization normalization_of(const std::string& name) {
   return it->second;
 }
 
+// Scores with, for R's deferred input checks (checks not null), the encoder's report as the
+// attribute "input" (report_to_r(); no scores when it found bad values).
+Rcpp::NumericVector with_report(Rcpp::NumericVector scores, const EncodeReport* checks) {
+  if (checks) scores.attr("input") = report_to_r(*checks);
+  return scores;
+}
+
 }  // namespace
 
 // [[Rcpp::export]]
@@ -130,10 +137,14 @@ Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std
 // [[Rcpp::export]]
 Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int nbins, std::string backend,
                                     int threads, Rcpp::IntegerVector devices, double memory_limit,
-                                    std::string normalize = "none", std::string estimator = "emp") {
+                                    std::string normalize = "none", std::string estimator = "emp",
+                                    SEXP bin_above = R_NilValue) {
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = layout_from_r(y, n_classes);
-  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  EncodeReport report;
+  EncodeReport* checks = Rf_isNull(bin_above) ? nullptr : &report;
+  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads, bin_above, checks);
+  if (checks && report.any_bad()) return with_report(Rcpp::NumericVector(), checks);
   const Estimator e = estimator_of(estimator);
   if (normalize != "none" && e != Estimator::empirical) {
     throw std::runtime_error("normalized scores are ratios of plug-in entropies: use estimator \"emp\"");
@@ -144,12 +155,12 @@ Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes
     const PairData data = PairData::of(codes, layout, plogp, PairMeasure::joint, threads);
     Rcpp::NumericVector out(codes.n_features);
     for (int64_t f = 0; f < codes.n_features; ++f) out[f] = fixed_to_bits(data.sums.relevance[f], layout.n_samples);
-    return out;
+    return with_report(out, checks);
   }
   JobProgress job(R_NilValue);  // one pass: interrupts only
   std::unique_ptr<SelectionEngine> engine = make_engine(codes, layout, backend, threads, devices, memory_limit,
                                                         job.whole(), R_NilValue, e);
-  return Rcpp::wrap(mi_scores(*engine, normalization_of(normalize)));
+  return with_report(Rcpp::wrap(mi_scores(*engine, normalization_of(normalize))), checks);
   FSGPU_GLUE_END
 }
 
@@ -158,10 +169,14 @@ Rcpp::NumericVector fsgpu_mi_scores(SEXP x, Rcpp::IntegerVector y, int n_classes
 // [[Rcpp::export]]
 Rcpp::NumericVector fsgpu_conditional_scores(SEXP x, Rcpp::IntegerVector y, int n_classes, int z_feature,
                                              SEXP z_column, std::string kind, int nbins, std::string backend,
-                                             int threads, Rcpp::IntegerVector devices, double memory_limit) {
+                                             int threads, Rcpp::IntegerVector devices, double memory_limit,
+                                             SEXP bin_above = R_NilValue) {
   FSGPU_GLUE_BEGIN
   const ClassLayout layout = layout_from_r(y, n_classes);
-  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads);
+  EncodeReport report;
+  EncodeReport* checks = Rf_isNull(bin_above) ? nullptr : &report;
+  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads, bin_above, checks);
+  if (checks && report.any_bad()) return with_report(Rcpp::NumericVector(), checks);
   JobProgress job(R_NilValue);  // one pass: interrupts only
   std::unique_ptr<SelectionEngine> engine =
       make_engine(codes, layout, backend, threads, devices, memory_limit, job.whole());
@@ -172,6 +187,6 @@ Rcpp::NumericVector fsgpu_conditional_scores(SEXP x, Rcpp::IntegerVector y, int 
     const CodeMatrix z_codes = codes_from_r(z_column, layout, nbins, 1);
     z = Conditioning::on_feature(z_codes, layout, 0, engine->plogp());
   }
-  return Rcpp::wrap(conditional_scores(*engine, z, method_of(kind)));
+  return with_report(Rcpp::wrap(conditional_scores(*engine, z, method_of(kind))), checks);
   FSGPU_GLUE_END
 }
