@@ -113,7 +113,9 @@
 #'   `discretization`: MDFS's `Var`, `Tuple.1`.., `IG`); `relevant`, the relevant variables' names;
 #'   `contrast_gain`;
 #'   `df`, `alpha` (the fitted exponent), `params`, `backend`, `why_cpu`, `elapsed`, `timings`
-#'   and `run` (where the job ran and why, as in [select_features()]); `map`, the variables'
+#'   (seconds: `prepare`, the bit planes; `search`; `input`, the check of `x`; `engine`, the whole
+#'   engine call; `results`, the p-values and data frames) and `run` (where the job ran and why, as
+#'   in [select_features()]); `map`, the variables'
 #'   chromosomes and positions when `x` comes from [read_plink()] (or `map` is given). It has
 #'   `print`, `as.data.frame` and `plot` methods.
 #' @references Mnich and Rudnicki (2020), All-relevant feature selection using
@@ -151,7 +153,9 @@ find_interactions.default <- function(x, y, dimensions = 2, divisions = 1, discr
                                       quiet = FALSE, threshold = NULL, interesting_vars = NULL,
                                       require_all_vars = FALSE, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_interactions(interaction_input(x, levels, threads), y,
+  started <- proc.time()[["elapsed"]]  # not system.time(): it prints on the errors that name bad values
+  input <- interaction_input(x, levels, threads)
+  quiet_if(quiet, run_interactions(c(input, list(seconds = proc.time()[["elapsed"]] - started)), y,
                                    mget(setdiff(names(formals()), c("x", "y", "levels", "...")))))
 }
 
@@ -416,6 +420,7 @@ run_interactions <- function(input, y, a) {
   )[["elapsed"]]
   progress_done(progress)
   res$timings[["prepare"]] <- res$timings[["prepare"]] + coding  # the delayed assay's coding
+  results_started <- proc.time()[["elapsed"]]
   real <- seq_len(input$n_vars)
   df <- (length(classes$classes) - 1) * (n_levels - 1) * n_levels^(k - 1)
   mask <- c(rep(FALSE, input$n_vars), rep(TRUE, n_contrast))
@@ -436,6 +441,10 @@ run_interactions <- function(input, y, a) {
     ranked <- scores[order(-scores$gain, scores$index), , drop = FALSE]
     rownames(ranked) <- NULL
   }
+  # The R side's parts: the input's check (in memory), the engine call beyond its bitmaps and
+  # search, and the p-values and data frames.
+  timings <- c(res$timings, input = if (is.null(input$seconds)) 0 else input$seconds, engine = elapsed - coding,
+               results = proc.time()[["elapsed"]] - results_started)
   result <- structure(list(
     scores = scores,
     tuples = if (with_tuples) utils::head(ranked, if (is.null(top)) nrow(ranked) else top),
@@ -446,7 +455,7 @@ run_interactions <- function(input, y, a) {
                     seed = seed, pseudo_count = a$pseudo_count, levels = n_levels, missing = missing,
                     n_contrast = n_contrast, p_adjust = a$p_adjust, level = a$level,
                     n_objects = length(rows), classes = classes$classes, kind = input$kind), collecting$params),
-    backend = res$backend, why_cpu = res$why_cpu, elapsed = elapsed, timings = res$timings,
+    backend = res$backend, why_cpu = res$why_cpu, elapsed = elapsed, timings = timings,
     run = backend_used(res$backend, bp_threads(bp, threads), devices, elapsed,
                        if (nzchar(res$why_cpu)) res$why_cpu else chosen$why_cpu, bp_workers(bp)),
     map = variable_map(a$map, input$names)
