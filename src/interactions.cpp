@@ -540,21 +540,21 @@ Rcpp::CharacterVector fsgpu_default_names(std::string prefix, int n) {
   return out;
 }
 
-// stats::p.adjust(p, "holm") for p without NA, with the same operations in the same order (a
-// stable sort, as R's radix order(), so that ties get the same multipliers): bit for bit R's,
+// stats::p.adjust(p, "holm") for p without NA, with the same operations in the same order (ties
+// in the order of their indices, as R's radix order(), so that they get the same multipliers): bit for bit R's,
 // without R's two orders and five temporaries of the length of p.
 // [[Rcpp::export]]
 Rcpp::NumericVector fsgpu_holm(Rcpp::NumericVector p) {
   const R_xlen_t n = p.size();
-  std::vector<R_xlen_t> o(static_cast<size_t>(n));
-  for (R_xlen_t i = 0; i < n; ++i) o[i] = i;
-  const double* v = p.begin();
-  std::stable_sort(o.begin(), o.end(), [v](R_xlen_t a, R_xlen_t b) { return v[a] < v[b]; });
+  // (value, index) pairs sorted whole: the order of a stable sort, with the values at hand.
+  std::vector<std::pair<double, R_xlen_t>> o(static_cast<size_t>(n));
+  for (R_xlen_t i = 0; i < n; ++i) o[i] = {p[i], i};
+  std::sort(o.begin(), o.end());
   Rcpp::NumericVector out(n);
   double running = R_NegInf;
   for (R_xlen_t i = 0; i < n; ++i) {
-    running = std::max(running, static_cast<double>(n - i) * v[o[i]]);
-    out[o[i]] = std::min(1.0, running);
+    running = std::max(running, static_cast<double>(n - i) * o[i].first);
+    out[o[i].second] = std::min(1.0, running);
   }
   return out;
 }
