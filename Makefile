@@ -24,7 +24,7 @@ DEB_PACKAGES = r-base-dev r-cran-rcpp r-cran-rcpparmadillo r-cran-matrix \
   r-bioc-hdf5array r-bioc-biocstyle r-bioc-scran r-cran-batchtools r-bioc-singler r-cran-fnn pandoc cmake \
   r-cran-httpuv r-cran-jsonlite r-cran-rsqlite r-cran-dbi r-cran-sodium r-cran-processx r-cran-callr \
   r-cran-curl r-cran-rpostgresql postgresql curl chromium chromium-driver python3-selenium \
-  libsodium-dev r-cran-robustrankaggreg r-cran-e1071 r-cran-ranger
+  libsodium-dev r-cran-robustrankaggreg r-cran-e1071 r-cran-ranger r-cran-bit64
 
 # The R builds share src/ (objects are built in place): one target at a time.
 # Each R CMD INSTALL compiles with $(JOBS) jobs of its own.

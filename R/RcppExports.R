@@ -57,6 +57,14 @@ fsgpu_mdfs_alpha <- function(tail, mode, last_only, search_points) {
     .Call(`_fsgpu_fsgpu_mdfs_alpha`, tail, mode, last_only, search_points)
 }
 
+fsgpu_default_names <- function(prefix, n) {
+    .Call(`_fsgpu_fsgpu_default_names`, prefix, n)
+}
+
+fsgpu_holm <- function(p) {
+    .Call(`_fsgpu_fsgpu_holm`, p)
+}
+
 fsgpu_knn <- function(x, query, k, metric, backend, threads, devices, memory_limit, progress = NULL) {
     .Call(`_fsgpu_fsgpu_knn`, x, query, k, metric, backend, threads, devices, memory_limit, progress)
 }

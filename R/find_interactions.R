@@ -113,7 +113,9 @@
 #'   `discretization`: MDFS's `Var`, `Tuple.1`.., `IG`); `relevant`, the relevant variables' names;
 #'   `contrast_gain`;
 #'   `df`, `alpha` (the fitted exponent), `params`, `backend`, `why_cpu`, `elapsed`, `timings`
-#'   and `run` (where the job ran and why, as in [select_features()]); `map`, the variables'
+#'   (seconds: `prepare`, the bit planes; `search`; `input`, the check of `x`; `engine`, the whole
+#'   engine call; `results`, the p-values and data frames) and `run` (where the job ran and why, as
+#'   in [select_features()]); `map`, the variables'
 #'   chromosomes and positions when `x` comes from [read_plink()] (or `map` is given). It has
 #'   `print`, `as.data.frame` and `plot` methods.
 #' @references Mnich and Rudnicki (2020), All-relevant feature selection using
@@ -151,7 +153,9 @@ find_interactions.default <- function(x, y, dimensions = 2, divisions = 1, discr
                                       quiet = FALSE, threshold = NULL, interesting_vars = NULL,
                                       require_all_vars = FALSE, ...) {
   check_dots_empty(...)
-  quiet_if(quiet, run_interactions(interaction_input(x, levels, threads), y,
+  started <- proc.time()[["elapsed"]]  # not system.time(): it prints on the errors that name bad values
+  input <- interaction_input(x, levels, threads)
+  quiet_if(quiet, run_interactions(c(input, list(seconds = proc.time()[["elapsed"]] - started)), y,
                                    mget(setdiff(names(formals()), c("x", "y", "levels", "...")))))
 }
 
@@ -209,7 +213,15 @@ interaction_input <- function(x, levels, threads = NULL, transposed = FALSE) {
   if (is.data.frame(x)) {
     bad <- !vapply(x, function(col) is.numeric(col) || is.logical(col), logical(1))
     if (any(bad)) stop("x has non-numeric columns: ", quote_list(names(x)[bad]), call. = FALSE)
-    codes <- !any(vapply(x, is.double, logical(1)))
+    # integer64 (bit64) keeps its numbers in doubles' bits: whole numbers, read as codes like
+    # integer columns, converted by bit64's as.double() so that the engine reads their values.
+    big <- vapply(x, inherits, logical(1), "integer64")
+    codes <- !any(vapply(x, is.double, logical(1)) & !big)
+    if (any(big)) {
+      if (!requireNamespace("bit64", quietly = TRUE))
+        stop("x has integer64 columns (", quote_list(names(x)[big]), "): install bit64 to read them", call. = FALSE)
+      x[big] <- lapply(x[big], as.double)
+    }
     dims <- c(.row_names_info(x, 2L), length(x))
     dim_names <- list(if (.row_names_info(x) > 0L) row.names(x), names(x))
   } else {
@@ -277,7 +289,8 @@ check_interaction_size <- function(n_objects, n_vars) {
   if (n_vars < 1 || n_objects < 2) stop("x needs at least two objects and one variable", call. = FALSE)
 }
 
-interaction_names <- function(names, n_vars) if (is.null(names)) paste0("V", seq_len(n_vars)) else names
+# paste0("V", seq_len(n_vars)) built in C++ (R takes a second for a million).
+interaction_names <- function(names, n_vars) if (is.null(names)) fsgpu_default_names("V", n_vars) else names
 
 # The input of integer codes x (dims: objects, variables) whose largest code is top.
 codes_input <- function(x, top, any_missing, levels, names, sample_names, dims, transposed) {
@@ -407,12 +420,14 @@ run_interactions <- function(input, y, a) {
   )[["elapsed"]]
   progress_done(progress)
   res$timings[["prepare"]] <- res$timings[["prepare"]] + coding  # the delayed assay's coding
+  results_started <- proc.time()[["elapsed"]]
   real <- seq_len(input$n_vars)
   df <- (length(classes$classes) - 1) * (n_levels - 1) * n_levels^(k - 1)
   mask <- c(rep(FALSE, input$n_vars), rep(TRUE, n_contrast))
   fit <- mdfs_p_values(res$gain, df, k, discretizations, divisions, if (n_contrast) mask else NULL)
   p <- fit$p[real]
-  adjusted <- stats::p.adjust(p, a$p_adjust)
+  # Holm's (the default) in C++, bit for bit p.adjust()'s without its two orders of every variable.
+  adjusted <- if (a$p_adjust == "holm" && !anyNA(p)) fsgpu_holm(p) else stats::p.adjust(p, a$p_adjust)
   scores <- data.frame(variable = input$names, index = real, gain = res$gain[real], p_value = p,
                        p_adjusted = adjusted, relevant = adjusted < a$level, stringsAsFactors = FALSE)
   if (with_tuples) {
@@ -426,6 +441,10 @@ run_interactions <- function(input, y, a) {
     ranked <- scores[order(-scores$gain, scores$index), , drop = FALSE]
     rownames(ranked) <- NULL
   }
+  # The R side's parts: the input's check (in memory), the engine call beyond its bitmaps and
+  # search, and the p-values and data frames.
+  timings <- c(res$timings, input = if (is.null(input$seconds)) 0 else input$seconds, engine = elapsed - coding,
+               results = proc.time()[["elapsed"]] - results_started)
   result <- structure(list(
     scores = scores,
     tuples = if (with_tuples) utils::head(ranked, if (is.null(top)) nrow(ranked) else top),
@@ -436,7 +455,7 @@ run_interactions <- function(input, y, a) {
                     seed = seed, pseudo_count = a$pseudo_count, levels = n_levels, missing = missing,
                     n_contrast = n_contrast, p_adjust = a$p_adjust, level = a$level,
                     n_objects = length(rows), classes = classes$classes, kind = input$kind), collecting$params),
-    backend = res$backend, why_cpu = res$why_cpu, elapsed = elapsed, timings = res$timings,
+    backend = res$backend, why_cpu = res$why_cpu, elapsed = elapsed, timings = timings,
     run = backend_used(res$backend, bp_threads(bp, threads), devices, elapsed,
                        if (nzchar(res$why_cpu)) res$why_cpu else chosen$why_cpu, bp_workers(bp)),
     map = variable_map(a$map, input$names)
@@ -523,7 +542,6 @@ mdfs_default_range <- function(n, dimensions, divisions) {
 mdfs_p_values <- function(gain, df, dimensions, discretizations, divisions, mask = NULL, search_points = 8) {
   stat <- pmax(2 * log(2) * gain, 1e-8)
   tail <- stats::pchisq(stat, df, lower.tail = FALSE)
-  log_cdf <- stats::pchisq(stat, df, log.p = TRUE)
   mode <- if (dimensions > 1) "exp" else if (discretizations == 1) "raw" else
     if (divisions * discretizations < 12) "lin" else "exp"
   if (mode == "raw") return(list(p = tail, alpha = 1))
@@ -532,7 +550,7 @@ mdfs_p_values <- function(gain, df, dimensions, discretizations, divisions, mask
   # The fit itself (O(n) per grid point) runs in C++: core/interaction_pvalues.h.
   v <- tail[in_fit][order(stat[in_fit])]
   alpha <- fsgpu_mdfs_alpha(v, mode, !is.null(mask), search_points)
-  p <- if (mode == "exp") -expm1(log_cdf / alpha) else tail / alpha
+  p <- if (mode == "exp") -expm1(stats::pchisq(stat, df, log.p = TRUE) / alpha) else tail / alpha
   list(p = pmin(1, p), alpha = alpha)
 }
 

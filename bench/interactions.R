@@ -110,11 +110,15 @@ measure <- function(shape, input, k, p, n, x, y, read_seconds = 0, contrast = op
   cells <- 2^k + if (k == 3) 2^2 else 0
   tensor_limit <- if (gpu && k >= 2) tensor_bitops / (cells * sum(ceiling(table(y) / 256) * 256)) else NA
   rate <- evaluations / search
+  part <- function(name) if (name %in% names(res$timings)) res$timings[[name]] else NA
+  glue <- part("engine") - bitmaps - search
   data.frame(shape = shape, input = input, target = target_of(k), dimensions = k, variables = p, objects = n,
              contrast = n_contrast, evaluations = evaluations, end_to_end_s = read_seconds + call,
              read_s = read_seconds, call_s = call, bitmaps_s = bitmaps, search_s = search,
              r_side_s = call - bitmaps - search,
-             r_share = (call - bitmaps - search) / (read_seconds + call), cpu_s = cpu_seconds(t), rate = rate,
+             r_share = (call - bitmaps - search) / (read_seconds + call), input_s = part("input"), glue_s = glue,
+             results_s = part("results"), rest_s = call - bitmaps - search - part("input") - glue - part("results"),
+             cpu_s = cpu_seconds(t), rate = rate,
              ratio_popcount = rate / popcount_limit, ratio_tensor = rate / tensor_limit, res = I(list(res)))
 }
 
@@ -179,24 +183,29 @@ table$res <- NULL
 table <- cbind(date = format(Sys.Date()), device = device, backend = opts$backend,
                threads = if (gpu) NA else opts$threads, table)
 fmt <- function(x, f) ifelse(is.na(x), "", sprintf(f, x))
-md_rows <- sprintf("| %s | %s | %s | %s | %.3f | %s | %.3f | %.3f | %.3f (%.0f%%) | %s | %.3g | %s | %s | %s | %s |",
+md_rows <- sprintf(paste("| %s | %s | %s | %s | %.3f | %s | %.3f | %.3f | %.3f (%.0f%%) | %s / %s / %s / %s |",
+                         "%s | %.3g | %s | %s | %s | %s |"),
                    table$shape, table$input, format(table$variables, big.mark = ",", scientific = FALSE),
                    format(table$contrast, big.mark = ","), table$end_to_end_s, fmt(table$read_s, "%.3f"),
-                   table$bitmaps_s, table$search_s, table$r_side_s, 100 * table$r_share,
+                   table$bitmaps_s, table$search_s, table$r_side_s, 100 * table$r_share, fmt(table$input_s, "%.3f"),
+                   fmt(table$glue_s, "%.3f"), fmt(table$results_s, "%.3f"), fmt(table$rest_s, "%.3f"),
                    fmt(if (gpu) NA else table$cpu_s, "%.2f"), table$rate, fmt(table$ratio_popcount, "%.3f"),
                    fmt(table$ratio_tensor, "%.4f"), table$target, table$answer)
 header <- paste("| shape | input | variables | contrast | end to end s | read s | bitmaps s | search s |",
-                "R side s (share) | CPU s | tuples/s | of popcount limit | of tensor-core peak | target | check |")
+                "R side s (share) | of it: input / engine glue / results / rest s | CPU s | tuples/s |",
+                "of popcount limit | of tensor-core peak | target | check |")
 md <- c(sprintf("# find_interactions() benchmark, %s, %s (%s%s), %d objects, 3 levels, binary class",
                 format(Sys.Date()), device, opts$backend, if (gpu) "" else sprintf(", %d threads", opts$threads),
                 opts$objects),
         if (!is.null(opts$note)) c("", opts$note),
         "", paste("End to end: the find_interactions() call (PLINK: plus read_plink()). Bitmaps and search: the",
-                  "engine's parts; R side: the rest of the call (and its share of end to end). Rate: tuples",
+                  "engine's parts; R side: the rest of the call (and its share of end to end), of it the check of",
+                  "x (input), the engine call beyond bitmaps and search (glue), the p-values and data frames",
+                  "(results) and the rest. Rate: tuples",
                   "(with contrast ones) per second of search."),
         "",
         header,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         md_rows)
 base <- file.path(opts$out, sprintf("interactions-%s-%s", format(Sys.Date()), tag))
 utils::write.csv(table, paste0(base, ".csv"), row.names = FALSE)

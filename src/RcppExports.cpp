@@ -250,6 +250,29 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_default_names
+Rcpp::CharacterVector fsgpu_default_names(std::string prefix, int n);
+RcppExport SEXP _fsgpu_fsgpu_default_names(SEXP prefixSEXP, SEXP nSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type prefix(prefixSEXP);
+    Rcpp::traits::input_parameter< int >::type n(nSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_default_names(prefix, n));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_holm
+Rcpp::NumericVector fsgpu_holm(Rcpp::NumericVector p);
+RcppExport SEXP _fsgpu_fsgpu_holm(SEXP pSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type p(pSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_holm(p));
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_knn
 Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> query, int k, std::string metric, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
 RcppExport SEXP _fsgpu_fsgpu_knn(SEXP xSEXP, SEXP querySEXP, SEXP kSEXP, SEXP metricSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
@@ -572,6 +595,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_check_bed", (DL_FUNC) &_fsgpu_fsgpu_check_bed, 4},
     {"_fsgpu_fsgpu_decode_bed", (DL_FUNC) &_fsgpu_fsgpu_decode_bed, 3},
     {"_fsgpu_fsgpu_mdfs_alpha", (DL_FUNC) &_fsgpu_fsgpu_mdfs_alpha, 4},
+    {"_fsgpu_fsgpu_default_names", (DL_FUNC) &_fsgpu_fsgpu_default_names, 2},
+    {"_fsgpu_fsgpu_holm", (DL_FUNC) &_fsgpu_fsgpu_holm, 1},
     {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 9},
     {"_fsgpu_fsgpu_snn_edges", (DL_FUNC) &_fsgpu_fsgpu_snn_edges, 3},
     {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 19},

@@ -176,3 +176,27 @@ test_that("the pair kernel's wide popcount (16 words and more per class) equals 
     expect_equal(res$scores$gain, ref_best_gains(d$x, d$y, 2, 3), tolerance = 1e-8)
   }
 })
+
+test_that("integer64 columns of a data frame are read as their values (codes), not their bits", {
+  skip_if_not_installed("bit64")
+  d <- input_data()
+  big <- as.data.frame(d$codes)
+  big$v2 <- bit64::as.integer64(big$v2)
+  big$v5 <- bit64::as.integer64(big$v5)
+  same_search(input_search(big, d$y, dimensions = 2), input_search(as.data.frame(d$codes), d$y, dimensions = 2))
+  big$v5[3] <- bit64::as.integer64(-1)
+  expect_error(input_search(big, d$y), "codes must be 0 or more \\(variable 'v5', object 3")
+})
+
+test_that("the C++ default names and Holm adjustment are R's, bit for bit", {
+  expect_identical(fsgpu:::fsgpu_default_names("V", 10012L), paste0("V", seq_len(10012)))
+  expect_identical(fsgpu:::fsgpu_default_names("V", 0L), character(0))
+  p <- with_seed(3, c(runif(500), rep(c(0, 0.02, 0.5, 1), 50), 1e-300)[sample(701)])
+  expect_identical(fsgpu:::fsgpu_holm(p), stats::p.adjust(p, "holm"))
+  expect_identical(fsgpu:::fsgpu_holm(0.25), 0.25)
+  # Unnamed x: variables V1, V2, ...; NA p-values (none from the search) would go to p.adjust().
+  d <- input_data()
+  res <- input_search(unname(d$codes), d$y, dimensions = 1, p_adjust = "holm")
+  expect_identical(res$scores$variable, paste0("V", 1:12))
+  expect_identical(res$scores$p_adjusted, stats::p.adjust(res$scores$p_value, "holm"))
+})
