@@ -193,7 +193,8 @@ service_defaults <- list(anonymous_upload = 2e9, user_quota = 2e10, anonymous_ho
                          submit_rate = 30, register_rate = 10, login_rate_address = 20, login_rate_user = 5,
                          heartbeat_timeout = 600, max_attempts = 3, janitor_interval = 60, admins = character(),
                          secure_cookies = FALSE, password_ops = 2, password_memory = 67108864,
-                         header_timeout = 30, idle_timeout = 120, max_connections = 64)
+                         header_timeout = 30, idle_timeout = 120, max_connections = 64, max_connections_per_address = 16,
+                         min_body_rate = 65536, spool_limit = 2e10)
 
 # The settings: serve()'s arguments, else config.dcf in the store, else the defaults; checked.
 service_settings <- function(dir, given = list()) {
@@ -250,12 +251,19 @@ serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, 
     stop("port must be a TCP port number", call. = FALSE)
   s <- store_open(store, db)
   started <- FALSE
-  on.exit(if (!started) store_close(s))  # a service that cannot start leaves nothing open
+  state <- NULL
+  # a service that cannot start leaves nothing open: the store, then also httpuv, the front and
+  # the workers started so far
+  on.exit(if (!started) if (is.null(state)) store_close(s) else serve_stop(state))
   settings <- service_settings(s$dir, list(...))
-  if (settings$header_timeout <= 0 || settings$idle_timeout <= 0)
-    stop("header_timeout and idle_timeout must be positive numbers of seconds", call. = FALSE)
-  if (settings$max_connections < 1 || settings$max_connections > 1e5 || settings$max_connections != round(settings$max_connections))
-    stop("max_connections must be a whole number from 1 to 100000", call. = FALSE)
+  for (n in c("header_timeout", "idle_timeout"))
+    if (!is.finite(settings[[n]]) || settings[[n]] <= 0 || settings[[n]] > 86400)
+      stop(sprintf("%s must be a positive number of seconds, at most 86400 (a day), not %s", n, format(settings[[n]])), call. = FALSE)
+  for (n in c("max_connections", "max_connections_per_address"))
+    if (settings[[n]] < 1 || settings[[n]] > 1e5 || settings[[n]] != round(settings[[n]]))
+      stop(sprintf("%s must be a whole number from 1 to 100000", n), call. = FALSE)
+  if (!is.finite(settings$min_body_rate) || settings$min_body_rate < 1)
+    stop("min_body_rate must be a finite number of bytes a second, 1 at least", call. = FALSE)
   password_startup(settings)
   store_save_settings(s, settings)
   # An administrator's name that nobody holds yet goes to whoever registers it first.
@@ -275,6 +283,7 @@ serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, 
   state$poll <- worker_poll
   state$last_janitor <- 0
   state$workers <- list()
+  state$inflight <- list()  # the uploads the front is receiving (see service_inflight())
   # a previous run's jobs whose workers are gone go back to the queue at once
   serve_requeue_dead(state)
   # httpuv on a private loopback port, answering the front alone (see R/serve_api.R); the front
@@ -290,11 +299,9 @@ serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, 
   if (is.null(state$server)) stop("cannot listen on a private port of 127.0.0.1", call. = FALSE)
   state$front <- tryCatch(fsgpu_front_start(host, as.integer(port), as.integer(private), state$secret,
                                             file.path(s$dir, "uploads"), settings$header_timeout, settings$idle_timeout,
-                                            as.integer(settings$max_connections)),
-                          error = function(e) {
-                            httpuv::stopServer(state$server)
-                            stop(conditionMessage(e), call. = FALSE)
-                          })
+                                            as.integer(settings$max_connections), settings$min_body_rate,
+                                            as.integer(settings$max_connections_per_address)),
+                          error = function(e) stop(conditionMessage(e), call. = FALSE))
   state$url <- sprintf("http://%s:%d", if (grepl(":", host)) paste0("[", host, "]") else host, as.integer(port))
   gpus <- backend_info()$devices
   for (i in seq_len(workers)) {
