@@ -78,7 +78,10 @@
 #'   \item{`user_quota`}{2e10 bytes.}
 #'   \item{`anonymous_hours`}{48.}
 #'   \item{`session_days`}{30: how long a login lasts.}
-#'   \item{`submit_rate`}{30 submissions a minute per address.}
+#'   \item{`submit_rate`}{30 submissions a minute per address, counted when an upload starts.
+#'     While an upload arrives, its declared size counts against its sender's limit (an
+#'     anonymous address's `anonymous_upload`, a user's quota less what is used), so that
+#'     uploads sent side by side cannot pass it (`429`, until the others end).}
 #'   \item{`register_rate`}{10 registrations an hour per address.}
 #'   \item{`login_rate_address`, `login_rate_user`}{20 and 5 failed logins in 15 minutes per
 #'     address and per user name.}
@@ -96,9 +99,17 @@
 #'     configure says so) hashes with scrypt (`sodium::password_store()`) and says so at the start.}
 #'   \item{`header_timeout`}{30 seconds for a request's line and headers (`408` past it),
 #'     counted from when the server waits for them: also how long an idle keep-alive
-#'     connection stays open.}
+#'     connection stays open. At most 86400 (a day), as `idle_timeout`.}
 #'   \item{`idle_timeout`}{120 seconds that an upload's body or an answer's download may stall.}
+#'   \item{`min_body_rate`}{65536 bytes (64 kB) a second: a request's body, an upload's
+#'     included, must arrive within `header_timeout` plus its size at this rate, counted from
+#'     when the server waits for it (`408` past it; a 2 GB upload has 8.5 hours), so that a
+#'     client sending a byte now and then cannot hold a connection.}
 #'   \item{`max_connections`}{64 connections at once.}
+#'   \item{`max_connections_per_address`}{16 connections at once from one address (`503` past
+#'     it; the loopback address counts like any other).}
+#'   \item{`spool_limit`}{2e10 bytes of uploads arriving at once, from all callers together
+#'     (`429` past it; `413` for one larger than that).}
 #' }
 #'
 #' @section Security:
@@ -122,7 +133,8 @@
 #' request that does not carry the front's per-process random secret. The front bounds the
 #' request line (8 kB), the headers (64 lines, 32 kB), the time to send them
 #' (`header_timeout`, also an idle keep-alive connection's), the time a body or an answer may
-#' stall (`idle_timeout`) and the number of connections (`max_connections`, `503` past it); it drops headers whose names
+#' stall (`idle_timeout`), the time a body may take (`min_body_rate`), the number of connections
+#' (`max_connections` and `max_connections_per_address`, `503` past them); it drops headers whose names
 #' contain `_` and keeps a connection open after an answer only where its end is known (never
 #' after an upload). Every
 #' download checks the token or the owner. No user input reaches a

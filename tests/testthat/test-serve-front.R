@@ -331,15 +331,14 @@ test_that("a service that cannot start its workers leaves nothing behind: the po
 # Reads what the server has sent on a non-blocking connection (raw(0): nothing yet).
 front_poll <- function(con) tryCatch(readBin(con, "raw", 65536L), error = function(e) raw())
 
-test_that("a body sent a byte now and then is cut off at its deadline; connections per address are capped", {
+test_that("a body sent a byte now and then is cut off at its deadline", {
   skip_without_service()
   skip_on_cran()
   store <- tempfile("store-")
   dir.create(store)
   # each byte comes well within idle_timeout: only the body's overall deadline (header_timeout
   # plus 100 bytes at min_body_rate) can end it
-  s <- serve_background(store, workers = 0, max_connections = 8, max_connections_per_address = 2,
-                        header_timeout = 2, idle_timeout = 5)
+  s <- serve_background(store, workers = 0, max_connections = 1, header_timeout = 2, idle_timeout = 5)
   on.exit(serve_stop_background(s))
   con <- socketConnection("127.0.0.1", s$port, blocking = FALSE, open = "r+b", timeout = 20)
   front_send(con, "POST /api/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n")
@@ -353,6 +352,17 @@ test_that("a body sent a byte now and then is cut off at its deadline; connectio
   close(con)
   expect_match(rawToChar(answer), "^HTTP/1.1 408 ")
   expect_lt(i, 30)
+  # and the one slot is free again
+  expect_true(wait_for(function() serve_request(paste0(s$url, "/api/me"))$status == 200L))
+})
+
+test_that("connections from one address are capped", {
+  skip_without_service()
+  skip_on_cran()
+  store <- tempfile("store-")
+  dir.create(store)
+  s <- serve_background(store, workers = 0, max_connections = 8, max_connections_per_address = 2, header_timeout = 5)
+  on.exit(serve_stop_background(s))
   # two connections from this address fill its share; a third is turned away, at once
   idle <- lapply(1:2, function(i) front_connect(s$port))
   third <- front_connect(s$port)
