@@ -280,16 +280,22 @@ class Front {
         return;
       }
       auto done = std::make_shared<std::atomic<bool>>(false);
-      // an exception must not leave a thread (it would end R): the connection just closes
-      workers_.push_back({std::thread([this, fd, address, done] {
-                            try {
-                              Connection c(*this, fd, address);
-                              c.run();
-                            } catch (...) {
-                            }
-                            *done = true;
-                          }),
-                          done, address});
+      // the list's node first: a joinable thread dropped by a failed push_back would end R
+      workers_.push_back({std::thread(), done, address});
+      try {
+        // an exception must not leave a thread (it would end R): the connection just closes
+        workers_.back().thread = std::thread([this, fd, address, done] {
+          try {
+            Connection c(*this, fd, address);
+            c.run();
+          } catch (...) {
+          }
+          *done = true;
+        });
+      } catch (...) {
+        workers_.pop_back();
+        throw;
+      }
     } catch (...) {  // no memory or no thread to be had
       ::close(fd);
       throw;
