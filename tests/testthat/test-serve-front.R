@@ -338,7 +338,7 @@ test_that("a body sent a byte now and then is cut off at its deadline", {
   dir.create(store)
   # each byte comes well within idle_timeout: only the body's overall deadline (header_timeout
   # plus 100 bytes at min_body_rate) can end it
-  s <- serve_background(store, workers = 0, max_connections = 1, header_timeout = 2, idle_timeout = 5)
+  s <- serve_background(store, workers = 0, header_timeout = 2, idle_timeout = 5)
   on.exit(serve_stop_background(s))
   con <- socketConnection("127.0.0.1", s$port, blocking = FALSE, open = "r+b", timeout = 20)
   front_send(con, "POST /api/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n")
@@ -352,7 +352,6 @@ test_that("a body sent a byte now and then is cut off at its deadline", {
   close(con)
   expect_match(rawToChar(answer), "^HTTP/1.1 408 ")
   expect_lt(i, 30)
-  # and the one slot is free again
   expect_true(wait_for(function() serve_request(paste0(s$url, "/api/me"))$status == 200L))
 })
 
@@ -361,8 +360,9 @@ test_that("connections from one address are capped", {
   skip_on_cran()
   store <- tempfile("store-")
   dir.create(store)
-  s <- serve_background(store, workers = 0, max_connections = 8, max_connections_per_address = 2, header_timeout = 5)
+  s <- serve_background(store, workers = 0, max_connections = 8, max_connections_per_address = 2, header_timeout = 2)
   on.exit(serve_stop_background(s))
+  Sys.sleep(3)  # the keep-alive connection of serve_background()'s first request is closed by now
   # two connections from this address fill its share; a third is turned away, at once
   idle <- lapply(1:2, function(i) front_connect(s$port))
   third <- front_connect(s$port)
@@ -379,13 +379,14 @@ test_that("uploads side by side count against the rate limit and the upload limi
   skip_on_cran()
   store <- tempfile("store-")
   dir.create(store)
-  s <- serve_background(store, workers = 0, anonymous_upload = 1e6, submit_rate = 3, header_timeout = 5, idle_timeout = 5)
+  s <- serve_background(store, workers = 0, anonymous_upload = 1e6, user_quota = 1e6, submit_rate = 4, header_timeout = 5,
+                        idle_timeout = 5)
   on.exit(serve_stop_background(s))
   spooled <- function() length(list.files(file.path(store, "uploads"), pattern = "[.]body$"))
   m <- front_multipart()
-  start <- function(bytes) {
+  start <- function(bytes, headers = character()) {
     con <- front_connect(s$port)
-    front_send(con, front_request("POST", "/api/jobs", c(m$type, sprintf("Content-Length: %d", bytes))), m$head)
+    front_send(con, front_request("POST", "/api/jobs", c(m$type, headers, sprintf("Content-Length: %d", bytes))), m$head)
     con
   }
   # one upload of 900 kB is arriving: a second one from the same address does not fit the 1 MB
@@ -401,7 +402,20 @@ test_that("uploads side by side count against the rate limit and the upload limi
   close(a)
   expect_true(wait_for(function() spooled() == 0L))
   expect_identical(serve_submit(s, serve_toy_csv(), "select")$status, 201L)
-  # submissions count when asked for: the third of 3 a minute is taken while it arrives, a fourth
+  # a user's quota the same way: what is arriving counts as used
+  r <- serve_request(paste0(s$url, "/api/register"), "POST", json = list(username = "carol", password = "password-c"))
+  expect_identical(r$status, 201L)
+  cookie <- c(paste0("Cookie: ", sub(";.*", "", r$headers[["set-cookie"]])), "X-Fsgpu: 1")
+  u <- start(900000, cookie)
+  expect_true(wait_for(function() spooled() == 1L))
+  v <- start(900000, cookie)
+  r <- front_read(v)
+  close(v)
+  expect_identical(r$status, 429L)
+  expect_match(r$body, "other uploads of yours")
+  close(u)
+  expect_true(wait_for(function() spooled() == 0L))
+  # submissions count when asked for: the fourth of 4 a minute is taken while it arrives, a fourth
   # is refused although none of them has finished
   d <- start(5000)
   expect_true(wait_for(function() spooled() == 1L))
