@@ -50,7 +50,7 @@
 #'     `username`, `password`; set or clear the `fsgpu_session` cookie (HttpOnly,
 #'     SameSite=Strict). Failed logins are throttled per address and per user (`429`).}
 #'   \item{`GET /api/me`}{`user`, `quota_bytes`, `used_bytes`, `upload_limit` (what this
-#'     user, or an anonymous one, may upload now), `admin`, and the service's limits (see
+#'     user, or an anonymous one, may upload now, less their uploads still arriving), `admin`, and the service's limits (see
 #'     below): `anonymous_upload`, `anonymous_hours`, `user_quota`.}
 #'   \item{`GET /api/admin/queue`}{for the administrators (setting `admins`): the queued and
 #'     running jobs and the workers.}

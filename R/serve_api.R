@@ -137,6 +137,12 @@ service_inflight_end <- function(state, ticket) {
   if (!is.null(ticket)) state$inflight[[ticket]] <- NULL
 }
 
+# What this caller may upload now: the limit less what of theirs is arriving.
+service_me_limit <- function(state, req) {
+  limit <- service_upload_limit(state, req)
+  max(0, limit$limit - service_inflight(state, limit$key))
+}
+
 format_bytes <- function(b) {
   units <- c("bytes", "kB", "MB", "GB", "TB")
   i <- if (b < 1000) 1L else min(length(units), floor(log(b, 1000)) + 1L)
@@ -178,7 +184,7 @@ service_route <- function(state, req) {
     "POST logout" = service_logout(state, req),
     "GET me" = service_json(list(user = user, quota_bytes = if (!is.null(user)) state$settings$user_quota,
                                  used_bytes = if (!is.null(user)) user_used_bytes(store, user),
-                                 upload_limit = service_upload_limit(state, req)$limit,
+                                 upload_limit = service_me_limit(state, req),
                                  admin = !is.null(user) && user %in% state$settings$admins,
                                  anonymous_upload = state$settings$anonymous_upload,
                                  anonymous_hours = state$settings$anonymous_hours,

@@ -393,6 +393,7 @@ test_that("uploads side by side count against the rate limit and the upload limi
   # an anonymous caller may send, and is refused before its body
   a <- start(900000)
   expect_true(wait_for(function() spooled() == 1L))
+  expect_equal(serve_request(paste0(s$url, "/api/me"))$body$upload_limit, 1e5)
   b <- start(900000)
   r <- front_read(b)
   close(b)
