@@ -125,8 +125,8 @@ fsgpu_conditional_scores <- function(x, y, n_classes, z_feature, z_column, kind,
     .Call(`_fsgpu_fsgpu_conditional_scores`, x, y, n_classes, z_feature, z_column, kind, nbins, backend, threads, devices, memory_limit, bin_above)
 }
 
-fsgpu_front_start <- function(host, port, upstream_port, secret, spool_dir, header_timeout, idle_timeout, max_connections) {
-    .Call(`_fsgpu_fsgpu_front_start`, host, port, upstream_port, secret, spool_dir, header_timeout, idle_timeout, max_connections)
+fsgpu_front_start <- function(host, port, upstream_port, secret, spool_dir, header_timeout, idle_timeout, max_connections, min_body_rate, max_per_address) {
+    .Call(`_fsgpu_fsgpu_front_start`, host, port, upstream_port, secret, spool_dir, header_timeout, idle_timeout, max_connections, min_body_rate, max_per_address)
 }
 
 fsgpu_front_stop <- function(front) {

@@ -119,7 +119,7 @@ run_cv <- function(input, columns, k_max, method, folds, repeats, learner, metri
   training <- lapply(held_out, function(test) setdiff(seq_len(input$n_samples), test))
   out <- run_subsamples(input, training, k = k_max, method = method, nbins = nbins, beta = beta, gamma = gamma,
                         min_score = min_score, backend = backend, threads = threads, devices = devices, quiet = quiet,
-                        discretize = NULL, BPPARAM = BPPARAM,
+                        discretize = NULL, BPPARAM = BPPARAM, k_arg = "k_max",
                         job = sprintf("Cross-validated selection: %d folds x %d", folds, repeats))
   y <- factor(input$classes[input$y + 1L], levels = input$classes)
   ranger_seed <- if (is.null(seed)) NA_integer_ else as.integer(seed)

@@ -50,7 +50,7 @@
 #'     `username`, `password`; set or clear the `fsgpu_session` cookie (HttpOnly,
 #'     SameSite=Strict). Failed logins are throttled per address and per user (`429`).}
 #'   \item{`GET /api/me`}{`user`, `quota_bytes`, `used_bytes`, `upload_limit` (what this
-#'     user, or an anonymous one, may upload now), `admin`, and the service's limits (see
+#'     user, or an anonymous one, may upload now, less their uploads still arriving), `admin`, and the service's limits (see
 #'     below): `anonymous_upload`, `anonymous_hours`, `user_quota`.}
 #'   \item{`GET /api/admin/queue`}{for the administrators (setting `admins`): the queued and
 #'     running jobs and the workers.}
@@ -78,7 +78,10 @@
 #'   \item{`user_quota`}{2e10 bytes.}
 #'   \item{`anonymous_hours`}{48.}
 #'   \item{`session_days`}{30: how long a login lasts.}
-#'   \item{`submit_rate`}{30 submissions a minute per address.}
+#'   \item{`submit_rate`}{30 submissions a minute per address, counted when an upload starts.
+#'     While an upload arrives, its declared size counts against its sender's limit (an
+#'     anonymous address's `anonymous_upload`, a user's quota less what is used), so that
+#'     uploads sent side by side cannot pass it (`429`, until the others end).}
 #'   \item{`register_rate`}{10 registrations an hour per address.}
 #'   \item{`login_rate_address`, `login_rate_user`}{20 and 5 failed logins in 15 minutes per
 #'     address and per user name.}
@@ -96,9 +99,17 @@
 #'     configure says so) hashes with scrypt (`sodium::password_store()`) and says so at the start.}
 #'   \item{`header_timeout`}{30 seconds for a request's line and headers (`408` past it),
 #'     counted from when the server waits for them: also how long an idle keep-alive
-#'     connection stays open.}
+#'     connection stays open. At most 86400 (a day), as `idle_timeout`.}
 #'   \item{`idle_timeout`}{120 seconds that an upload's body or an answer's download may stall.}
+#'   \item{`min_body_rate`}{65536 bytes (64 kB) a second: a request's body, an upload's
+#'     included, must arrive within `header_timeout` plus its size at this rate, counted from
+#'     when the server waits for it (`408` past it; a 2 GB upload has 8.5 hours), so that a
+#'     client sending a byte now and then cannot hold a connection.}
 #'   \item{`max_connections`}{64 connections at once.}
+#'   \item{`max_connections_per_address`}{16 connections at once from one address (`503` past
+#'     it; the loopback address counts like any other).}
+#'   \item{`spool_limit`}{2e10 bytes of uploads arriving at once, from all callers together
+#'     (`429` past it; `413` for one larger than that).}
 #' }
 #'
 #' @section Security:
@@ -122,7 +133,8 @@
 #' request that does not carry the front's per-process random secret. The front bounds the
 #' request line (8 kB), the headers (64 lines, 32 kB), the time to send them
 #' (`header_timeout`, also an idle keep-alive connection's), the time a body or an answer may
-#' stall (`idle_timeout`) and the number of connections (`max_connections`, `503` past it); it drops headers whose names
+#' stall (`idle_timeout`), the time a body may take (`min_body_rate`), the number of connections
+#' (`max_connections` and `max_connections_per_address`, `503` past them); it drops headers whose names
 #' contain `_` and keeps a connection open after an answer only where its end is known (never
 #' after an upload). Every
 #' download checks the token or the owner. No user input reaches a
@@ -193,7 +205,8 @@ service_defaults <- list(anonymous_upload = 2e9, user_quota = 2e10, anonymous_ho
                          submit_rate = 30, register_rate = 10, login_rate_address = 20, login_rate_user = 5,
                          heartbeat_timeout = 600, max_attempts = 3, janitor_interval = 60, admins = character(),
                          secure_cookies = FALSE, password_ops = 2, password_memory = 67108864,
-                         header_timeout = 30, idle_timeout = 120, max_connections = 64)
+                         header_timeout = 30, idle_timeout = 120, max_connections = 64, max_connections_per_address = 16,
+                         min_body_rate = 65536, spool_limit = 2e10)
 
 # The settings: serve()'s arguments, else config.dcf in the store, else the defaults; checked.
 service_settings <- function(dir, given = list()) {
@@ -250,12 +263,19 @@ serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, 
     stop("port must be a TCP port number", call. = FALSE)
   s <- store_open(store, db)
   started <- FALSE
-  on.exit(if (!started) store_close(s))  # a service that cannot start leaves nothing open
+  state <- NULL
+  # a service that cannot start leaves nothing open: the store, then also httpuv, the front and
+  # the workers started so far
+  on.exit(if (!started) if (is.null(state)) store_close(s) else serve_stop(state))
   settings <- service_settings(s$dir, list(...))
-  if (settings$header_timeout <= 0 || settings$idle_timeout <= 0)
-    stop("header_timeout and idle_timeout must be positive numbers of seconds", call. = FALSE)
-  if (settings$max_connections < 1 || settings$max_connections > 1e5 || settings$max_connections != round(settings$max_connections))
-    stop("max_connections must be a whole number from 1 to 100000", call. = FALSE)
+  for (n in c("header_timeout", "idle_timeout"))
+    if (!is.finite(settings[[n]]) || settings[[n]] <= 0 || settings[[n]] > 86400)
+      stop(sprintf("%s must be a positive number of seconds, at most 86400 (a day), not %s", n, format(settings[[n]])), call. = FALSE)
+  for (n in c("max_connections", "max_connections_per_address"))
+    if (settings[[n]] < 1 || settings[[n]] > 1e5 || settings[[n]] != round(settings[[n]]))
+      stop(sprintf("%s must be a whole number from 1 to 100000", n), call. = FALSE)
+  if (!is.finite(settings$min_body_rate) || settings$min_body_rate < 1)
+    stop("min_body_rate must be a finite number of bytes a second, 1 at least", call. = FALSE)
   password_startup(settings)
   store_save_settings(s, settings)
   # An administrator's name that nobody holds yet goes to whoever registers it first.
@@ -275,6 +295,7 @@ serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, 
   state$poll <- worker_poll
   state$last_janitor <- 0
   state$workers <- list()
+  state$inflight <- list()  # the uploads the front is receiving (see service_inflight())
   # a previous run's jobs whose workers are gone go back to the queue at once
   serve_requeue_dead(state)
   # httpuv on a private loopback port, answering the front alone (see R/serve_api.R); the front
@@ -290,11 +311,9 @@ serve_start <- function(store = "fsgpu-store", host = "127.0.0.1", port = 8080, 
   if (is.null(state$server)) stop("cannot listen on a private port of 127.0.0.1", call. = FALSE)
   state$front <- tryCatch(fsgpu_front_start(host, as.integer(port), as.integer(private), state$secret,
                                             file.path(s$dir, "uploads"), settings$header_timeout, settings$idle_timeout,
-                                            as.integer(settings$max_connections)),
-                          error = function(e) {
-                            httpuv::stopServer(state$server)
-                            stop(conditionMessage(e), call. = FALSE)
-                          })
+                                            as.integer(settings$max_connections), settings$min_body_rate,
+                                            as.integer(settings$max_connections_per_address)),
+                          error = function(e) stop(conditionMessage(e), call. = FALSE))
   state$url <- sprintf("http://%s:%d", if (grepl(":", host)) paste0("[", host, "]") else host, as.integer(port))
   gpus <- backend_info()$devices
   for (i in seq_len(workers)) {

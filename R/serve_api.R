@@ -10,7 +10,9 @@
 # service_submit() answers with 204 or the refusal (401/403/413/429/400, the body unread); then
 # it streams the body to uploads/NAME.body in the store, reading the socket only as fast as it
 # writes the disk, and hands the file's name over (X-Fsgpu-Front-Spool), which service_submit()
-# checks, parses and deletes. Why: httpuv's I/O thread reads a body without backpressure and
+# checks, parses and deletes. The 204 carries a ticket (X-Fsgpu-Front-Ticket) that holds the
+# declared bytes against the caller's limits while the body arrives; the front hands it back with
+# the spooled body, or releases it (X-Fsgpu-Front-Release) when the upload ends without one. Why: httpuv's I/O thread reads a body without backpressure and
 # queues its chunks for R's main thread, so an upload at loopback speed waited in memory (a 1 GB
 # upload grew this process by about 750 MB; bench/results/serve-load-2026-11-24.md).
 
@@ -105,12 +107,40 @@ service_upload_limit <- function(state, req) {
   user <- session_user(state$store, req_cookie(req, "fsgpu_session"))
   s <- state$settings
   if (is.null(user)) {
-    return(list(limit = s$anonymous_upload, why = sprintf("the upload is larger than the %s allowed without an account",
-                                                          format_bytes(s$anonymous_upload))))
+    return(list(limit = s$anonymous_upload, key = paste0("address:", req_address(req)),
+                why = sprintf("the upload is larger than the %s allowed without an account", format_bytes(s$anonymous_upload))))
   }
   left <- max(0, s$user_quota - user_used_bytes(state$store, user))
-  list(limit = left, why = sprintf("the upload is larger than what is left of your quota (%s of %s)", format_bytes(left),
-                                   format_bytes(s$user_quota)))
+  list(limit = left, key = paste0("user:", user),
+       why = sprintf("the upload is larger than what is left of your quota (%s of %s)", format_bytes(left),
+                     format_bytes(s$user_quota)))
+}
+
+# The bytes of the uploads the front is receiving (state$inflight: a ticket's key, bytes and the
+# time it lapses), all of them or those of one key ("address:A" for anonymous callers, "user:U").
+# A ticket ends when the front hands the body over or releases it; should neither come (the
+# front could not reach R), it lapses when the front has given up on the body for sure.
+service_inflight <- function(state, key = NULL, now = unclass(Sys.time())) {
+  state$inflight <- Filter(function(t) t$expires > now, state$inflight)
+  sum(0, vapply(Filter(function(t) is.null(key) || t$key == key, state$inflight), `[[`, 0, "bytes"))
+}
+
+service_inflight_start <- function(state, key, bytes, now = unclass(Sys.time())) {
+  s <- state$settings
+  ticket <- random_hex(16L)
+  lapse <- s$header_timeout + bytes / s$min_body_rate + s$idle_timeout + 60
+  state$inflight[[ticket]] <- list(key = key, bytes = bytes, expires = now + lapse)
+  ticket
+}
+
+service_inflight_end <- function(state, ticket) {
+  if (!is.null(ticket)) state$inflight[[ticket]] <- NULL
+}
+
+# What this caller may upload now: the limit less what of theirs is arriving.
+service_me_limit <- function(state, req) {
+  limit <- service_upload_limit(state, req)
+  max(0, limit$limit - service_inflight(state, limit$key))
 }
 
 format_bytes <- function(b) {
@@ -154,7 +184,7 @@ service_route <- function(state, req) {
     "POST logout" = service_logout(state, req),
     "GET me" = service_json(list(user = user, quota_bytes = if (!is.null(user)) state$settings$user_quota,
                                  used_bytes = if (!is.null(user)) user_used_bytes(store, user),
-                                 upload_limit = service_upload_limit(state, req)$limit,
+                                 upload_limit = service_me_limit(state, req),
                                  admin = !is.null(user) && user %in% state$settings$admins,
                                  anonymous_upload = state$settings$anonymous_upload,
                                  anonymous_hours = state$settings$anonymous_hours,
@@ -308,21 +338,42 @@ service_submit <- function(state, req, user) {
   s <- state$settings
   store <- state$store
   address <- req_address(req)
+  # an upload that ended without a body (a client gone or too slow, the disk full)
+  if (!is.null(release <- req_header(req, "X-Fsgpu-Front-Release"))) {
+    service_inflight_end(state, release)
+    return(list(status = 204L, headers = list(), body = ""))
+  }
   spool <- tryCatch(service_front_spool(state, req), error = function(e) e)
   if (inherits(spool, "error")) return(service_error(400L, "bad upload"))
-  if (!is.null(spool)) on.exit(unlink(spool), add = TRUE)
+  if (!is.null(spool)) {
+    on.exit(unlink(spool), add = TRUE)
+    service_inflight_end(state, req_header(req, "X-Fsgpu-Front-Ticket"))  # the body is here: counted below as the job's
+  }
   declared <- if (!is.null(spool)) file.size(spool) else suppressWarnings(as.numeric(c(req_header(req, "X-Fsgpu-Front-Ask"), NA)[1]))
   if (is.na(declared)) return(service_error(400L, "bad upload"))
   limit <- service_upload_limit(state, req)
   if (declared > limit$limit) return(service_error(413L, limit$why))
-  if (throttle_count(store, paste0("submit:", address), 60) >= s$submit_rate)
+  if (declared > s$spool_limit)
+    return(service_error(413L, sprintf("the upload is larger than the %s this server takes at once", format_bytes(s$spool_limit))))
+  # the ask: the submission counts from here, and its bytes count against the caller's limit and
+  # the server's until the body is handed over or released, so that uploads sent side by side
+  # cannot pass the rate limit or the quota, nor pile up on the disk
+  if (is.null(spool) && throttle_count(store, paste0("submit:", address), 60) >= s$submit_rate)
     return(service_error(429L, sprintf("too many submissions from this address (at most %d a minute); try again later", s$submit_rate)))
   type <- req_header(req, "Content-Type")
   boundary <- if (!is.null(type)) regmatches(type, regexec("^multipart/form-data;.*boundary=\"?([^\";]+)\"?", type))[[1]][2]
   if (is.null(boundary) || is.na(boundary) || nchar(boundary) > 200L)
     return(service_error(400L, "send the job as multipart/form-data (curl -F file=@data.csv -F job=select ...)"))
-  if (is.null(spool)) return(list(status = 204L, headers = list(), body = ""))  # the front may send the body
-  throttle_add(store, paste0("submit:", address))
+  if (is.null(spool)) {
+    if (declared > limit$limit - service_inflight(state, limit$key))
+      return(service_error(429L, sprintf("%s are still arriving and take what is left of the limit; try again when they are done",
+                                         if (is.null(user)) "other uploads from this address" else "other uploads of yours")))
+    if (declared > s$spool_limit - service_inflight(state))
+      return(service_error(429L, "the server is receiving too many uploads; try again later"))
+    throttle_add(store, paste0("submit:", address))
+    ticket <- service_inflight_start(state, limit$key, declared)
+    return(list(status = 204L, headers = list(`X-Fsgpu-Front-Ticket` = ticket), body = ""))  # the front may send the body
+  }
   dir <- file.path(store$dir, "uploads", random_hex(12L))
   dir.create(dir)
   on.exit(unlink(dir, recursive = TRUE), add = TRUE)

@@ -218,13 +218,14 @@ draw_subsamples <- function(y, classes, resamples, fraction, pairs) {
 # The selections of every method on every subsample (1-based sample indices), as the glue
 # returns them, on this session's threads or GPUs or spread over BPPARAM's workers. Returns
 # the selections (method-major, named "<method>:<subsample>"), the methods, k, the bins and
-# discretization used, the elapsed seconds and the run record.
+# discretization used, the elapsed seconds and the run record. k_arg: the name of the caller's
+# argument that k comes from, for its errors.
 run_subsamples <- function(input, samples, k, method, nbins, beta, gamma, min_score, backend, threads, devices, quiet,
-                           discretize, BPPARAM, job) {
+                           discretize, BPPARAM, job, k_arg = "k") {
   if (!is.character(method) || !length(method) || anyNA(method) || !all(method %in% selection_methods))
     stop("method must be one or more of ", quote_list(selection_methods), call. = FALSE)
   if (anyDuplicated(method)) stop("method names a criterion twice", call. = FALSE)
-  k <- check_count(k, "k", max = input$n_features, what = "the number of features")
+  k <- check_count(k, k_arg, max = input$n_features, what = "the number of features")
   if (!is.null(beta) && !any(method %in% c("mifs", "betagamma")))
     stop("beta is a parameter of mifs and betagamma", call. = FALSE)
   if (!is.null(gamma) && !"betagamma" %in% method) stop("gamma is a parameter of betagamma", call. = FALSE)

@@ -527,8 +527,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_front_start
-SEXP fsgpu_front_start(std::string host, int port, int upstream_port, std::string secret, std::string spool_dir, double header_timeout, double idle_timeout, int max_connections);
-RcppExport SEXP _fsgpu_fsgpu_front_start(SEXP hostSEXP, SEXP portSEXP, SEXP upstream_portSEXP, SEXP secretSEXP, SEXP spool_dirSEXP, SEXP header_timeoutSEXP, SEXP idle_timeoutSEXP, SEXP max_connectionsSEXP) {
+SEXP fsgpu_front_start(std::string host, int port, int upstream_port, std::string secret, std::string spool_dir, double header_timeout, double idle_timeout, int max_connections, double min_body_rate, int max_per_address);
+RcppExport SEXP _fsgpu_fsgpu_front_start(SEXP hostSEXP, SEXP portSEXP, SEXP upstream_portSEXP, SEXP secretSEXP, SEXP spool_dirSEXP, SEXP header_timeoutSEXP, SEXP idle_timeoutSEXP, SEXP max_connectionsSEXP, SEXP min_body_rateSEXP, SEXP max_per_addressSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -540,7 +540,9 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< double >::type header_timeout(header_timeoutSEXP);
     Rcpp::traits::input_parameter< double >::type idle_timeout(idle_timeoutSEXP);
     Rcpp::traits::input_parameter< int >::type max_connections(max_connectionsSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_front_start(host, port, upstream_port, secret, spool_dir, header_timeout, idle_timeout, max_connections));
+    Rcpp::traits::input_parameter< double >::type min_body_rate(min_body_rateSEXP);
+    Rcpp::traits::input_parameter< int >::type max_per_address(max_per_addressSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_front_start(host, port, upstream_port, secret, spool_dir, header_timeout, idle_timeout, max_connections, min_body_rate, max_per_address));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -612,7 +614,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_select", (DL_FUNC) &_fsgpu_fsgpu_select, 17},
     {"_fsgpu_fsgpu_mi_scores", (DL_FUNC) &_fsgpu_fsgpu_mi_scores, 11},
     {"_fsgpu_fsgpu_conditional_scores", (DL_FUNC) &_fsgpu_fsgpu_conditional_scores, 12},
-    {"_fsgpu_fsgpu_front_start", (DL_FUNC) &_fsgpu_fsgpu_front_start, 8},
+    {"_fsgpu_fsgpu_front_start", (DL_FUNC) &_fsgpu_fsgpu_front_start, 10},
     {"_fsgpu_fsgpu_front_stop", (DL_FUNC) &_fsgpu_fsgpu_front_stop, 1},
     {"_fsgpu_fsgpu_select_subsamples", (DL_FUNC) &_fsgpu_fsgpu_select_subsamples, 15},
     {NULL, NULL, 0}

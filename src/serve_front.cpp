@@ -70,7 +70,8 @@ struct Config {
   std::string secret, spool_dir;
   int upstream_port = 0;
   double header_timeout = 30, idle_timeout = 120, upstream_timeout = 3600;
-  int max_connections = 64;
+  double min_body_rate = 65536;  // bytes a second: a body's deadline is header_timeout plus its size at this rate
+  int max_connections = 64, max_per_address = 16;
 };
 
 enum class Io { ok, eof, timeout, stop, error };
@@ -127,6 +128,8 @@ class Connection {
   bool relay(const Request& req);
   bool upload(const Request& req);
   Io read_body(long long n, std::string* body);
+  Clock::time_point body_deadline(long long n) const;
+  void release(const Request& req, const std::string& ticket);
   std::string upstream_request(const Request& req, const std::vector<Header>& extra, const std::string& body) const;
   int upstream_connect();
   Io upstream_send(int up, const std::string& request);
@@ -184,6 +187,7 @@ class Front {
   struct Worker {
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> done;
+    std::string address;
   };
 
   static int listen_on(const std::string& host, int port) {
@@ -225,42 +229,76 @@ class Front {
     }
   }
 
+  // Waits up to ms milliseconds, or until the front stops.
+  void pause(int ms) {
+    pollfd p = {stop_pipe_[0], POLLIN, 0};
+    ::poll(&p, 1, ms);
+  }
+
+  // An exception must not leave this thread (it would end R): out of memory, most likely, so
+  // a moment's pause and on.
   void accept_loop() {
     while (!stopping_) {
-      pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
-      int n = ::poll(fds, 2, 1000);
-      reap();
-      if (n <= 0 || (fds[1].revents & POLLIN)) continue;
-      sockaddr_storage addr{};
-      socklen_t len = sizeof addr;
-      int fd = ::accept(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-      if (fd < 0) continue;
+      try {
+        accept_one();
+      } catch (...) {
+        pause(100);
+      }
+    }
+  }
+
+  void accept_one() {
+    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
+    int n = ::poll(fds, 2, 1000);
+    reap();
+    if (n <= 0 || (fds[1].revents & POLLIN)) return;
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    int fd = ::accept(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    if (fd < 0) {
+      // out of descriptors or memory: the connection stays in the backlog and poll() would
+      // wake at once again; wait for connections to end instead of spinning
+      if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) pause(100);
+      return;
+    }
+    try {
       set_flags(fd, true);
       char host[NI_MAXHOST] = "unknown";
       ::getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof host, nullptr, 0, NI_NUMERICHOST);
+      std::string address(host);
       std::lock_guard<std::mutex> lock(mutex_);
-      if (workers_.size() >= static_cast<size_t>(config_.max_connections)) {
+      size_t same = 0;
+      for (const auto& w : workers_) same += !*w.done && w.address == address;
+      bool full = workers_.size() >= static_cast<size_t>(config_.max_connections);
+      if (full || same >= static_cast<size_t>(config_.max_per_address)) {
         static const std::string busy = json_error(503, "Service Unavailable", "too many connections; try again later", false);
-        ::send(fd, busy.data(), busy.size(), kNoSignal);
+        static const std::string busy_here =
+            json_error(503, "Service Unavailable", "too many connections from this address; try again later", false);
+        const std::string& answer = full ? busy : busy_here;
+        ::send(fd, answer.data(), answer.size(), kNoSignal);
         ::close(fd);
-        continue;
+        return;
       }
       auto done = std::make_shared<std::atomic<bool>>(false);
-      std::string address(host);
+      // the list's node first: a joinable thread dropped by a failed push_back would end R
+      workers_.push_back({std::thread(), done, address});
       try {
         // an exception must not leave a thread (it would end R): the connection just closes
-        workers_.push_back({std::thread([this, fd, address, done] {
-                              try {
-                                Connection c(*this, fd, address);
-                                c.run();
-                              } catch (...) {
-                              }
-                              *done = true;
-                            }),
-                            done});
-      } catch (...) {  // no thread to be had
-        ::close(fd);
+        workers_.back().thread = std::thread([this, fd, address, done] {
+          try {
+            Connection c(*this, fd, address);
+            c.run();
+          } catch (...) {
+          }
+          *done = true;
+        });
+      } catch (...) {
+        workers_.pop_back();
+        throw;
       }
+    } catch (...) {  // no memory or no thread to be had
+      ::close(fd);
+      throw;
     }
   }
 
@@ -274,6 +312,9 @@ class Front {
 };
 
 Clock::time_point after(double seconds) {
+  // R checks the settings; this keeps the arithmetic defined whatever comes (NaN as 0, a year at most)
+  if (!(seconds > 0)) seconds = 0;
+  seconds = std::min(seconds, 3.2e7);
   return Clock::now() + std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
 }
 
@@ -445,13 +486,23 @@ bool Connection::handle(const Request& req) {
   return relay(req);
 }
 
+// A body's deadline: header_timeout plus its size at min_body_rate, from when it is awaited, so
+// that a client sending a byte now and then (each read within idle_timeout) cannot keep its
+// connection for ever.
+Clock::time_point Connection::body_deadline(long long n) const {
+  const Config& c = front_.config();
+  return after(c.header_timeout + static_cast<double>(n) / std::max(1.0, c.min_body_rate));
+}
+
 Io Connection::read_body(long long n, std::string* body) {
+  auto deadline = body_deadline(n);
   size_t take = std::min(in_.size(), static_cast<size_t>(n));
   body->assign(in_, 0, take);
   in_.erase(0, take);
   while (static_cast<long long>(body->size()) < n) {
     size_t got = 0;
-    Io r = read_some(fd_, buf_.data(), std::min(buf_.size(), static_cast<size_t>(n) - body->size()), after(idle_timeout()), &got);
+    Io r = read_some(fd_, buf_.data(), std::min(buf_.size(), static_cast<size_t>(n) - body->size()),
+                     std::min(deadline, after(idle_timeout())), &got);
     if (r != Io::ok) return r;
     body->append(buf_.data(), got);
   }
@@ -581,6 +632,35 @@ bool Connection::relay(const Request& req) {
   return keep;
 }
 
+// The value of a header in an answer's head ("" when absent); key in lower case.
+std::string response_header(const std::string& head, const std::string& key) {
+  size_t pos = head.find("\r\n");
+  while (pos != std::string::npos && pos + 2 < head.size()) {
+    size_t start = pos + 2;
+    pos = head.find("\r\n", start);
+    std::string h = head.substr(start, pos == std::string::npos ? std::string::npos : pos - start);
+    size_t colon = h.find(':');
+    if (colon == std::string::npos || lower(h.substr(0, colon)) != key) continue;
+    size_t b = h.find_first_not_of(" \t", colon + 1), t = h.find_last_not_of(" \t");
+    return b == std::string::npos ? "" : h.substr(b, t - b + 1);
+  }
+  return "";
+}
+
+// Tells R that the upload it let come (its ticket) ended without a body to hand over, so that
+// the bytes it holds for it count no more; R also lets a ticket lapse should this never arrive.
+void Connection::release(const Request& req, const std::string& ticket) {
+  if (ticket.empty() || front_.stopping()) return;
+  int up = upstream_connect();
+  if (up < 0) return;
+  std::string buf;
+  size_t head_end = 0;
+  int status = 0;
+  if (upstream_send(up, upstream_request(req, {{"X-Fsgpu-Front-Release", ticket}}, "")) == Io::ok)
+    upstream_head(up, &buf, &head_end, &status);
+  ::close(up);
+}
+
 // 128 random bits from the system, as 32 hex digits; "" when none can be had.
 std::string random_name() {
   unsigned char bytes[16];
@@ -631,11 +711,18 @@ bool Connection::upload(const Request& req) {
     return false;
   }
   ::close(up);
-  if (req.expect_continue && client_write("HTTP/1.1 100 Continue\r\n\r\n") != Io::ok) return false;
+  // R's ticket for this upload (hexadecimal): handed back with the body, or released without it
+  std::string ticket = response_header(buf.substr(0, head_end), "x-fsgpu-front-ticket");
+  if (ticket.size() > 64 || ticket.find_first_not_of("0123456789abcdef") != std::string::npos) ticket.clear();
+  if (req.expect_continue && client_write("HTTP/1.1 100 Continue\r\n\r\n") != Io::ok) {
+    release(req, ticket);
+    return false;
+  }
   std::string name = random_name();
   std::string path = front_.config().spool_dir + "/" + name + ".body";
   int file = name.empty() ? -1 : ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (file < 0) {
+    release(req, ticket);
     refuse(500, "Internal Server Error", "cannot store the upload");
     return false;
   }
@@ -655,10 +742,11 @@ bool Connection::upload(const Request& req) {
   put(in_.data(), take);
   in_.clear();  // anything past the body is dropped: the connection closes after an upload
   left -= static_cast<long long>(take);
+  auto deadline = body_deadline(req.content_length);
   while (left > 0 && disk_ok) {
     size_t got = 0;
     r = read_some(fd_, buf_.data(), static_cast<size_t>(std::min<long long>(left, static_cast<long long>(buf_.size()))),
-                  after(idle_timeout()), &got);
+                  std::min(deadline, after(idle_timeout())), &got);
     if (r != Io::ok) break;
     put(buf_.data(), got);
     left -= static_cast<long long>(got);
@@ -666,13 +754,14 @@ bool Connection::upload(const Request& req) {
   bool complete = ::close(file) == 0 && disk_ok && left == 0;
   if (!complete) {
     ::unlink(path.c_str());
+    release(req, ticket);
     if (!disk_ok) refuse(500, "Internal Server Error", "cannot store the upload (is the server's disk full?)");
-    else if (r == Io::timeout) refuse(408, "Request Timeout", "the upload stalled");
+    else if (r == Io::timeout) refuse(408, "Request Timeout", "the upload stalled or came too slowly");
     return false;  // a client gone mid-upload, or the service stopping
   }
   up = upstream_connect();
   buf.clear();
-  bool answered = up >= 0 && upstream_send(up, upstream_request(req, {{"X-Fsgpu-Front-Spool", name}}, "")) == Io::ok &&
+  bool answered = up >= 0 && upstream_send(up, upstream_request(req, {{"X-Fsgpu-Front-Spool", name}, {"X-Fsgpu-Front-Ticket", ticket}}, "")) == Io::ok &&
                   upstream_head(up, &buf, &head_end, &status) == Io::ok;
   bool keep = false;
   bool sent = answered && relay_response(up, std::move(buf), head_end, status, false, &keep);
@@ -688,7 +777,8 @@ bool Connection::upload(const Request& req) {
 
 // [[Rcpp::export]]
 SEXP fsgpu_front_start(std::string host, int port, int upstream_port, std::string secret, std::string spool_dir,
-                 double header_timeout, double idle_timeout, int max_connections) {
+                 double header_timeout, double idle_timeout, int max_connections, double min_body_rate,
+                 int max_per_address) {
 #ifdef _WIN32
   Rcpp::stop("serve() needs a POSIX system (Linux, macOS): its front uses POSIX sockets");
 #else
@@ -701,6 +791,8 @@ SEXP fsgpu_front_start(std::string host, int port, int upstream_port, std::strin
   config.header_timeout = header_timeout;
   config.idle_timeout = idle_timeout;
   config.max_connections = std::max(1, max_connections);
+  config.min_body_rate = min_body_rate;
+  config.max_per_address = std::max(1, max_per_address);
   Rcpp::XPtr<Front> front(new Front(host, port, config), true);
   front.attr("class") = "fsgpu_front";
   return front;

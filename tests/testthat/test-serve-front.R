@@ -218,7 +218,20 @@ test_that("slow or oversized headers are refused; chunked uploads get 411", {
   # a second service on the same port: a clear error, and the first one is fine
   old <- Sys.umask()
   expect_error(fsgpu:::serve_start(tempfile("store-"), port = s$port, workers = 0), sprintf("cannot listen on 127.0.0.1 port %d", s$port))
-  expect_error(fsgpu:::serve_start(tempfile("store-"), port = s$port, workers = 0, header_timeout = 0), "must be positive")
+  expect_error(fsgpu:::serve_start(tempfile("store-"), port = s$port, workers = 0, header_timeout = 0), "must be a positive number")
+  # infinite or huge timeouts (the front's deadlines overflowed: a GET got an empty reply), from
+  # the arguments or from config.dcf
+  expect_error(fsgpu:::serve_start(tempfile("store-"), port = s$port, workers = 0, header_timeout = Inf),
+               "header_timeout must be a positive number of seconds, at most 86400")
+  expect_error(fsgpu:::serve_start(tempfile("store-"), port = s$port, workers = 0, idle_timeout = 1e12),
+               "idle_timeout must be a positive number of seconds, at most 86400")
+  configured <- tempfile("store-")
+  dir.create(configured)
+  writeLines("idle_timeout: Inf", file.path(configured, "config.dcf"))
+  expect_error(fsgpu:::serve_start(configured, port = s$port, workers = 0), "idle_timeout must be a positive number")
+  expect_error(fsgpu:::serve_start(tempfile("store-"), port = s$port, workers = 0, max_connections_per_address = 0),
+               "max_connections_per_address must be a whole number from 1")
+  expect_error(fsgpu:::serve_start(tempfile("store-"), port = s$port, workers = 0, min_body_rate = 0), "min_body_rate must be")
   expect_error(fsgpu:::serve_start(tempfile("store-"), port = s$port, workers = 0, max_connections = 0.5), "whole number from 1")
   Sys.umask(old)
   expect_identical(serve_request(paste0(s$url, "/api/me"))$status, 200L)
@@ -295,4 +308,123 @@ test_that("the front stops with serve(), with connections open; a second serve()
   }, args = list(libs = libs, port1 = port1, port2 = port2))
   p$wait(120000)
   expect_identical(p$get_result(), rep(c(200L, 503L, 0L, 0L), 3))
+})
+
+test_that("a service that cannot start its workers leaves nothing behind: the port is free again", {
+  skip_without_service()
+  skip_on_cran()
+  store <- tempfile("store-")
+  dir.create(store)
+  writeLines("not a directory", file.path(store, "logs"))  # the workers' logs cannot be opened
+  port <- serve_free_port()
+  old <- Sys.umask()
+  on.exit(Sys.umask(old))
+  expect_error(utils::capture.output(fsgpu:::serve_start(store, port = port, workers = 1)))
+  # the front and httpuv are stopped: the port can be taken
+  ok <- tryCatch({
+    httpuv::stopServer(httpuv::startServer("127.0.0.1", port, list(call = function(req) list(status = 200L, headers = list(), body = ""))))
+    TRUE
+  }, error = function(e) FALSE)
+  expect_true(ok)
+})
+
+# Reads what the server has sent on a non-blocking connection (raw(0): nothing yet).
+front_poll <- function(con) tryCatch(readBin(con, "raw", 65536L), error = function(e) raw())
+
+test_that("a body sent a byte now and then is cut off at its deadline", {
+  skip_without_service()
+  skip_on_cran()
+  store <- tempfile("store-")
+  dir.create(store)
+  # each byte comes well within idle_timeout: only the body's overall deadline (header_timeout
+  # plus 100 bytes at min_body_rate) can end it
+  s <- serve_background(store, workers = 0, header_timeout = 2, idle_timeout = 5)
+  on.exit(serve_stop_background(s))
+  con <- socketConnection("127.0.0.1", s$port, blocking = FALSE, open = "r+b", timeout = 20)
+  front_send(con, "POST /api/x HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n")
+  answer <- raw()
+  for (i in 1:30) {  # 15 s at most: without a deadline the body would take 50 s
+    front_send(con, "a")
+    Sys.sleep(0.5)
+    answer <- front_poll(con)
+    if (length(answer)) break
+  }
+  close(con)
+  expect_match(rawToChar(answer), "^HTTP/1.1 408 ")
+  expect_lt(i, 30)
+  expect_true(wait_for(function() serve_request(paste0(s$url, "/api/me"))$status == 200L))
+})
+
+test_that("connections from one address are capped", {
+  skip_without_service()
+  skip_on_cran()
+  store <- tempfile("store-")
+  dir.create(store)
+  s <- serve_background(store, workers = 0, max_connections = 8, max_connections_per_address = 2, header_timeout = 2)
+  on.exit(serve_stop_background(s))
+  Sys.sleep(3)  # the keep-alive connection of serve_background()'s first request is closed by now
+  # two connections from this address fill its share; a third is turned away, at once
+  idle <- lapply(1:2, function(i) front_connect(s$port))
+  third <- front_connect(s$port)
+  r <- front_read(third)
+  close(third)
+  expect_identical(r$status, 503L)
+  expect_match(r$body, "from this address")
+  for (con in idle) close(con)
+  expect_true(wait_for(function() serve_request(paste0(s$url, "/api/me"))$status == 200L))
+})
+
+test_that("uploads side by side count against the rate limit and the upload limit from the ask on", {
+  skip_without_service()
+  skip_on_cran()
+  store <- tempfile("store-")
+  dir.create(store)
+  s <- serve_background(store, workers = 0, anonymous_upload = 1e6, user_quota = 1e6, submit_rate = 4, header_timeout = 5,
+                        idle_timeout = 5)
+  on.exit(serve_stop_background(s))
+  spooled <- function() length(list.files(file.path(store, "uploads"), pattern = "[.]body$"))
+  m <- front_multipart()
+  start <- function(bytes, headers = character()) {
+    con <- front_connect(s$port)
+    front_send(con, front_request("POST", "/api/jobs", c(m$type, headers, sprintf("Content-Length: %d", bytes))), m$head)
+    con
+  }
+  # one upload of 900 kB is arriving: a second one from the same address does not fit the 1 MB
+  # an anonymous caller may send, and is refused before its body
+  a <- start(900000)
+  expect_true(wait_for(function() spooled() == 1L))
+  expect_equal(serve_request(paste0(s$url, "/api/me"))$body$upload_limit, 1e5)
+  b <- start(900000)
+  r <- front_read(b)
+  close(b)
+  expect_identical(r$status, 429L)
+  expect_match(r$body, "still arriving")
+  # the first one gone, its bytes count no more
+  close(a)
+  expect_true(wait_for(function() spooled() == 0L))
+  expect_identical(serve_submit(s, serve_toy_csv(), "select")$status, 201L)
+  # a user's quota the same way: what is arriving counts as used
+  r <- serve_request(paste0(s$url, "/api/register"), "POST", json = list(username = "carol", password = "password-c"))
+  expect_identical(r$status, 201L)
+  cookie <- c(paste0("Cookie: ", sub(";.*", "", r$headers[["set-cookie"]])), "X-Fsgpu: 1")
+  u <- start(900000, cookie)
+  expect_true(wait_for(function() spooled() == 1L))
+  v <- start(900000, cookie)
+  r <- front_read(v)
+  close(v)
+  expect_identical(r$status, 429L)
+  expect_match(r$body, "other uploads of yours")
+  close(u)
+  expect_true(wait_for(function() spooled() == 0L))
+  # submissions count when asked for: the fourth of 4 a minute is taken while it arrives, a fourth
+  # is refused although none of them has finished
+  d <- start(5000)
+  expect_true(wait_for(function() spooled() == 1L))
+  e <- start(5000)
+  r <- front_read(e)
+  close(e)
+  expect_identical(r$status, 429L)
+  expect_match(r$body, "too many submissions")
+  close(d)
+  expect_true(wait_for(function() spooled() == 0L))
 })

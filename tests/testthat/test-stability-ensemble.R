@@ -104,6 +104,9 @@ test_that("select_features_cv() takes learners by name and as functions", {
                "learner returned 1 predictions")
   expect_error(select_features_cv(d$x, d$y, learner = "lda", backend = "cpu"), "learner must be")
   expect_error(select_features_cv(d$x, d$y, folds = 30, backend = "cpu"), "folds must be between 2 and 20")
+  # k_max past the number of features: the error names k_max, the argument given
+  expect_error(select_features_cv(d$x, d$y, k_max = 40, folds = 3, backend = "cpu", quiet = TRUE),
+               "^k_max must be between 1 and 20 \\(the number of features\\), not 40$")
   for (learner in c("naive_bayes", "svm", "ranger")) {
     pkg <- if (learner == "ranger") "ranger" else "e1071"
     if (!requireNamespace(pkg, quietly = TRUE)) next
