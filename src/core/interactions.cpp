@@ -350,14 +350,15 @@ struct WideCount {
           sum[la][lb] = _mm512_add_epi64(sum[la][lb], _mm512_popcnt_epi64(_mm512_and_si512(xv, yv[lb])));
       }
     }
-    // The lanes' sum: halves, quarters and pairs of lanes added by shuffles.
+    // The lanes' sum, once a pair of levels, through memory: GCC 12's shuffle and cast
+    // intrinsics start from an "undefined" register that -Wmaybe-uninitialized reports.
+    alignas(64) uint64_t lanes[8];
     for (int la = 0; la < L; ++la)
       for (int lb = 0; lb < L; ++lb) {
-        __m512i v = sum[la][lb];
-        v = _mm512_add_epi64(v, _mm512_shuffle_i64x2(v, v, 0x4E));
-        v = _mm512_add_epi64(v, _mm512_shuffle_i64x2(v, v, 0xB1));
-        v = _mm512_add_epi64(v, _mm512_shuffle_epi32(v, _MM_PERM_BADC));
-        n[la][lb] += static_cast<int32_t>(_mm_cvtsi128_si64(_mm512_castsi512_si128(v)));
+        _mm512_store_si512(lanes, sum[la][lb]);
+        uint64_t total = 0;
+        for (uint64_t lane : lanes) total += lane;
+        n[la][lb] += static_cast<int32_t>(total);
       }
   }
 };
