@@ -38,17 +38,6 @@ std::unique_ptr<SelectionEngine> make_engine(const CodeMatrix& codes, const Clas
   return std::make_unique<CpuEngine>(codes, layout, threads, checkpoint, CpuEngine::kSliceEntries, estimator);
 }
 
-Method method_of(const std::string& name) {
-  static const std::map<std::string, Method> methods = {
-      {"mim", Method::mim},   {"mrmr", Method::mrmr},       {"mifs", Method::mifs}, {"cife", Method::cife},
-      {"condred", Method::condred}, {"betagamma", Method::betagamma}, {"icap", Method::icap},
-      {"cmim", Method::cmim}, {"jmi", Method::jmi},         {"disr", Method::disr}, {"cmi", Method::cmi},
-      {"jmim", Method::jmim}, {"njmim", Method::njmim}, {"jmi3", Method::jmi3}, {"jim", Method::jim}};
-  auto it = methods.find(name);
-  if (it == methods.end()) throw std::invalid_argument("unknown method '" + name + "'");
-  return it->second;
-}
-
 Normalization normalization_of(const std::string& name) {
   static const std::map<std::string, Normalization> normalizations = {
       {"none", Normalization::none}, {"su", Normalization::su}, {"nmi", Normalization::nmi},

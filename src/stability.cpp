@@ -2,30 +2,12 @@
 // one data set, encoded once.
 #include <Rcpp.h>
 
-#include <map>
-
 #include "core/batched_select.h"
 #include "core/gpu_backend.h"
 #include "input_codes.h"
 #include "job_progress.h"
 
 using namespace fsgpu;
-
-namespace {
-
-// The names R/select_features.R checks (selection_methods), as the engine's criteria.
-Method criterion_of(const std::string& name) {
-  static const std::map<std::string, Method> methods = {
-      {"mim", Method::mim},   {"mrmr", Method::mrmr},       {"mifs", Method::mifs}, {"cife", Method::cife},
-      {"condred", Method::condred}, {"betagamma", Method::betagamma}, {"icap", Method::icap},
-      {"cmim", Method::cmim}, {"jmi", Method::jmi},         {"disr", Method::disr}, {"cmi", Method::cmi},
-      {"jmim", Method::jmim}, {"njmim", Method::njmim}, {"jmi3", Method::jmi3}, {"jim", Method::jim}};
-  auto it = methods.find(name);
-  if (it == methods.end()) throw std::invalid_argument("unknown method '" + name + "'");
-  return it->second;
-}
-
-}  // namespace
 
 // The selection of k features by each method (with its beta, gamma and min_score in bits) on
 // each subsample (1-based sample indices), as a list indexed method-major: element
@@ -50,7 +32,7 @@ Rcpp::List fsgpu_select_subsamples(SEXP x, Rcpp::IntegerVector y, int n_classes,
   }
   std::vector<SelectionOptions> options(methods.size());
   for (R_xlen_t m = 0; m < methods.size(); ++m) {
-    options[m].method = criterion_of(Rcpp::as<std::string>(methods[m]));
+    options[m].method = method_of(Rcpp::as<std::string>(methods[m]));
     options[m].k = k;
     options[m].beta = beta[m];
     options[m].gamma = gamma[m];

@@ -19,6 +19,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
 
 #include "plogp_table.h"
 
@@ -33,6 +36,18 @@ namespace fsgpu {
 enum class Method : int32_t {
   mim, mrmr, mifs, cife, condred, betagamma, icap, cmim, jmi, disr, cmi, jmim, njmim, jmi3, jim
 };
+
+// A criterion by the name R uses (select_features.R's selection_methods).
+inline Method method_of(const std::string& name) {
+  static const std::map<std::string, Method> methods = {
+      {"mim", Method::mim},   {"mrmr", Method::mrmr},       {"mifs", Method::mifs}, {"cife", Method::cife},
+      {"condred", Method::condred}, {"betagamma", Method::betagamma}, {"icap", Method::icap},
+      {"cmim", Method::cmim}, {"jmi", Method::jmi},         {"disr", Method::disr}, {"cmi", Method::cmi},
+      {"jmim", Method::jmim}, {"njmim", Method::njmim}, {"jmi3", Method::jmi3}, {"jim", Method::jim}};
+  auto it = methods.find(name);
+  if (it == methods.end()) throw std::invalid_argument("unknown method '" + name + "'");
+  return it->second;
+}
 
 // What the relevance pass (step 0) reports: I(X;Y), or I(X;Y) over an entropy (no unit):
 // symmetric uncertainty 2 I / (H(X) + H(Y)), normalised MI I / H(X,Y), gain ratio I / H(X).
