@@ -389,42 +389,32 @@ test_that("uploads side by side count against the rate limit and the upload limi
     front_send(con, front_request("POST", "/api/jobs", c(m$type, headers, sprintf("Content-Length: %d", bytes))), m$head)
     con
   }
+  # While `first` is arriving, a second upload of `bytes` is refused before its body (429, a
+  # message matching `why`); then the first goes, and nothing of it stays spooled.
+  second_refused <- function(first, bytes, why, headers = character()) {
+    force(first)  # the first upload starts here, before the wait
+    expect_true(wait_for(function() spooled() == 1L))
+    second <- start(bytes, headers)
+    r <- front_read(second)
+    close(second)
+    expect_identical(r$status, 429L)
+    expect_match(r$body, why)
+    close(first)
+    expect_true(wait_for(function() spooled() == 0L))
+  }
   # one upload of 900 kB is arriving: a second one from the same address does not fit the 1 MB
-  # an anonymous caller may send, and is refused before its body
+  # an anonymous caller may send; the first one gone, its bytes count no more
   a <- start(900000)
   expect_true(wait_for(function() spooled() == 1L))
   expect_equal(serve_request(paste0(s$url, "/api/me"))$body$upload_limit, 1e5)
-  b <- start(900000)
-  r <- front_read(b)
-  close(b)
-  expect_identical(r$status, 429L)
-  expect_match(r$body, "still arriving")
-  # the first one gone, its bytes count no more
-  close(a)
-  expect_true(wait_for(function() spooled() == 0L))
+  second_refused(a, 900000, "still arriving")
   expect_identical(serve_submit(s, serve_toy_csv(), "select")$status, 201L)
   # a user's quota the same way: what is arriving counts as used
   r <- serve_request(paste0(s$url, "/api/register"), "POST", json = list(username = "carol", password = "password-c"))
   expect_identical(r$status, 201L)
   cookie <- c(paste0("Cookie: ", sub(";.*", "", r$headers[["set-cookie"]])), "X-Fsgpu: 1")
-  u <- start(900000, cookie)
-  expect_true(wait_for(function() spooled() == 1L))
-  v <- start(900000, cookie)
-  r <- front_read(v)
-  close(v)
-  expect_identical(r$status, 429L)
-  expect_match(r$body, "other uploads of yours")
-  close(u)
-  expect_true(wait_for(function() spooled() == 0L))
+  second_refused(start(900000, cookie), 900000, "other uploads of yours", cookie)
   # submissions count when asked for: the fourth of 4 a minute is taken while it arrives, a fourth
   # is refused although none of them has finished
-  d <- start(5000)
-  expect_true(wait_for(function() spooled() == 1L))
-  e <- start(5000)
-  r <- front_read(e)
-  close(e)
-  expect_identical(r$status, 429L)
-  expect_match(r$body, "too many submissions")
-  close(d)
-  expect_true(wait_for(function() spooled() == 0L))
+  second_refused(start(5000), 5000, "too many submissions")
 })
