@@ -5,6 +5,8 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -25,6 +27,24 @@ inline void check_launch(const char* kernel) {
 #ifdef FSGPU_CUDA_SYNC_DEBUG
   cuda_check(cudaDeviceSynchronize(), kernel);
 #endif
+}
+
+// Lets `kernel` take as much dynamic shared memory as the current device allows (its opt-in
+// maximum), set once per kernel and device. The cap is a process-wide property of the function,
+// so it is only ever raised to that maximum: setting it to each launch's own size would let one
+// host thread lower it between another thread's setting and launch. The launch's own size still
+// decides the occupancy.
+template <class Kernel>
+void allow_dynamic_shared(Kernel kernel) {
+  static std::mutex mutex;
+  static std::set<std::pair<const void*, int>> done;
+  int device = 0;
+  FSGPU_CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!done.insert({reinterpret_cast<const void*>(kernel), device}).second) return;
+  int limit = 0;
+  FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
 }
 
 // Makes `device` current for a scope and restores the previous one.

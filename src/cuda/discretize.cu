@@ -427,8 +427,7 @@ void run_chunk(const DiscretizeTask& task, DiscretizeDevice& dev, int64_t first,
   sort_segments(keys, cls, count, n, dev.offsets, dev.sort_temp, s);
   clock.mark(phases.sort);
   const size_t counters = (2 * kWarps + 1) * size_t(classes) * sizeof(int32_t);
-  FSGPU_CUDA_CHECK(cudaFuncSetAttribute(distinct_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(counters)));
+  allow_dynamic_shared(distinct_kernel);
   distinct_kernel<<<count, kThreads, counters, s>>>(keys.Current(), cls.Current(), n, classes, dev.values.data(),
                                                     dev.prefix.data(), dev.n_distinct.data(), dev.n_valid.data());
   check_launch("distinct_kernel");

@@ -119,8 +119,7 @@ CountLayout plan_impurity(const FeatureBlockView& block, const StepView& step, i
   const bool in_shared = bytes + static_bytes <= static_cast<size_t>(shared_limit);
   layout.shared_bytes = in_shared ? bytes : 0;
   const ImpurityKernel kernel = impurity_kernel(block.wide);
-  FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(layout.shared_bytes)));
+  allow_dynamic_shared(kernel);
   int per_sm = 0;
   FSGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, layout.shared_bytes));
   layout.grid = static_cast<int>(std::min<int64_t>(block.n_features, int64_t(std::max(per_sm, 1)) * sms));
@@ -137,9 +136,7 @@ void launch_impurity_pass(const FeatureBlockView& block, const StepView& step, c
                           uint32_t* global_scratch, cudaStream_t stream) {
   if (block.n_features == 0) return;
   const ImpurityKernel kernel = impurity_kernel(block.wide);
-  // The shared-memory cap is per kernel, not per launch: another block's plan may have lowered it.
-  FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(layout.shared_bytes)));
+  allow_dynamic_shared(kernel);
   kernel<<<layout.grid, kThreads, layout.shared_bytes, stream>>>(block, step,
                                                                  layout.shared_bytes ? nullptr : global_scratch,
                                                                  layout.words);

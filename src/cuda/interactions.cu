@@ -1151,8 +1151,7 @@ void launch_tuples(const SearchArgs& a, cudaStream_t s) {
   const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, a.n_classes, true) : 0;
   const int blocks = static_cast<int>(std::min<int64_t>((n_tuples + 255) / 256, a.blocks));
   auto run = [&](auto kernel) {
-    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(shared)));
+    allow_dynamic_shared(kernel);
     kernel<<<blocks, 256, shared, s>>>(a, n_tuples);
     check_launch("tuple_kernel");
   };
@@ -1547,8 +1546,7 @@ void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
       const int32_t n_cols = a.contrast ? a.n_vars - a.n_real : a.n_real;
       dim3 grid((n_cols + BJ - 1) / BJ, (a.row_end - a.row_begin + kPairTile - 1) / kPairTile);
       const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, NC, false) : 0;
-      FSGPU_CUDA_CHECK(cudaFuncSetAttribute(pair_tensor_kernel<L, NC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(shared)));
+      allow_dynamic_shared(pair_tensor_kernel<L, NC>);
       pair_tensor_kernel<L, NC><<<grid, 256, shared, s>>>(a);
       check_launch("pair_tensor_kernel");
       return;
@@ -1562,8 +1560,7 @@ void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
     const int32_t n_cols = a.contrast ? a.n_vars - a.n_real : a.n_real;
     dim3 grid((n_cols + 16 * TJ - 1) / (16 * TJ), (a.row_end - a.row_begin + 16 * TI - 1) / (16 * TI));
     const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, NC, false) : 0;
-    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(pair_kernel<L, NC, TI, TJ>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(shared)));
+    allow_dynamic_shared(pair_kernel<L, NC, TI, TJ>);
     pair_kernel<L, NC, TI, TJ><<<grid, dim3(16, 16), shared, s>>>(a);
     check_launch("pair_kernel");
     return;
@@ -1574,8 +1571,7 @@ void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
       constexpr int BL = TensorTripleShape<L, NC>::BL;
       const int32_t l_tiles = (n_l + BL - 1) / BL;
       const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, NC, true) : 0;
-      FSGPU_CUDA_CHECK(cudaFuncSetAttribute(triple_tensor_kernel<L, NC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(shared)));
+      allow_dynamic_shared(triple_tensor_kernel<L, NC>);
       triple_tensor_kernel<L, NC><<<dim3((a.row_end - a.row_begin) * l_tiles), 256, shared, s>>>(a, l_tiles);
       check_launch("triple_tensor_kernel");
       return;
@@ -1584,8 +1580,7 @@ void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
   const int32_t l_tiles = (n_l + kTripleThreads - 1) / kTripleThreads;
   const size_t shared = size_t(a.words) * (L * L + L) * sizeof(uint64_t) +
                         (a.shared_tables ? table_bytes(a.tables.stride, NC, true) : 0);
-  FSGPU_CUDA_CHECK(cudaFuncSetAttribute(triple_kernel<L, NC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(shared)));
+  allow_dynamic_shared(triple_kernel<L, NC>);
   triple_kernel<L, NC><<<dim3((a.row_end - a.row_begin) * l_tiles), kTripleThreads, shared, s>>>(a, l_tiles);
   check_launch("triple_kernel");
 }
@@ -1604,8 +1599,7 @@ void launch(int32_t k, int32_t m, const SearchArgs& a, cudaStream_t s) {
     const int32_t n_l = a.contrast ? a.n_vars - a.n_real : a.n_real;
     const int32_t l_tiles = (n_l + kQuadTile - 1) / kQuadTile;
     const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, 2, true) : 0;
-    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(quad_tensor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(shared)));
+    allow_dynamic_shared(quad_tensor_kernel);
     quad_tensor_kernel<<<dim3(a.n_real * l_tiles, a.row_end - a.row_begin), 256, shared, s>>>(a, l_tiles);
     check_launch("quad_tensor_kernel");
     return;
@@ -1614,8 +1608,7 @@ void launch(int32_t k, int32_t m, const SearchArgs& a, cudaStream_t s) {
     const int32_t n_m = a.contrast ? a.n_vars - a.n_real : a.n_real;
     const int32_t m_tiles = (n_m + kQuintTile - 1) / kQuintTile;
     const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, 2, true) : 0;
-    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(quint_tensor_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(shared)));
+    allow_dynamic_shared(quint_tensor_kernel);
     quint_tensor_kernel<<<dim3(unsigned(int64_t(a.n_real) * a.n_real * m_tiles), a.row_end - a.row_begin), 256, shared,
                           s>>>(a, m_tiles);
     check_launch("quint_tensor_kernel");

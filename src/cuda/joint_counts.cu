@@ -461,8 +461,7 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
   const bool in_shared = bytes + static_bytes <= static_cast<size_t>(shared_limit);
   layout.shared_bytes = in_shared ? bytes : 0;
   auto kernel = count_kernel(block.wide);
-  FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(layout.shared_bytes)));
+  allow_dynamic_shared(kernel);
   int per_sm = 0;
   FSGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, layout.shared_bytes));
   layout.grid = static_cast<int>(std::min<int64_t>(block.n_features, int64_t(std::max(per_sm, 1)) * multiprocessors));
@@ -484,10 +483,8 @@ void launch_score_pass(const FeatureBlockView& block, const StepView& step, cons
     return;
   }
   uint32_t* scratch = layout.shared_bytes ? nullptr : global_scratch;
-  // The shared-memory cap is per kernel, not per launch: another block's plan may have lowered it.
   const CountKernel kernel = count_kernel(block.wide);
-  FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                        static_cast<int>(layout.shared_bytes)));
+  allow_dynamic_shared(kernel);
   kernel<<<layout.grid, kThreads, layout.shared_bytes, stream>>>(block, step, scratch, layout.words);
   check_launch("score_pass_kernel");
   if (block.entry_start) {

@@ -795,8 +795,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
         mma_shared_bytes(true, stride16) + sizeof(SelectionState) + 1024 <= static_cast<size_t>(shared_optin);
     const size_t mma_shared = mma_shared_bytes(keep_queries, stride16);
     if (tensor)
-      FSGPU_CUDA_CHECK(cudaFuncSetAttribute(keep_queries ? candidates_mma_kernel<true> : candidates_mma_kernel<false>,
-                                            cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(mma_shared)));
+      allow_dynamic_shared(keep_queries ? candidates_mma_kernel<true> : candidates_mma_kernel<false>);
 
     // A pass over some queries (ids, or first.. without): candidates, then (resident) the rerank
     // on the device, whose unsure ids are returned, or (streaming) the rerank on the host.
@@ -868,8 +867,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
         int32_t pow2 = 1;
         while (pow2 < capacity) pow2 *= 2;
         const size_t shared = size_t(pow2) * (sizeof(float) + sizeof(int32_t) + sizeof(double) + sizeof(int32_t));
-        FSGPU_CUDA_CHECK(cudaFuncSetAttribute(rerank_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(shared)));
+        allow_dynamic_shared(rerank_kernel);
         rerank_kernel<<<static_cast<unsigned>(count), 128, shared, s>>>(ra);
         check_launch("rerank_kernel");
         int32_t n_unsure = 0;
