@@ -33,6 +33,27 @@ delayed_se_input <- function(a, y, arg_x, arg_y) {
   c(input, encode_classes(y, input$n_samples, input$sample_names, arg_y, arg_x))
 }
 
+#' normalise_x(t(a)) for a DelayedArray assay `a` (features in rows) whose checks are deferred,
+#' without reading it: x is delayed_blocks(a), which only the encoder reads, block by block
+#' (codes_from_r() in src/input_codes.cpp), so memory holds one block and the codes.
+#' @noRd
+delayed_blocks_input <- function(a, arg) {
+  input <- delayed_se_input(a, NULL, arg, NULL)
+  input$delayed <- input$arg <- NULL
+  input$x <- delayed_blocks(a)
+  input$kinds <- rep(column_kind(vector(DelayedArray::type(a))), input$n_features)
+  input
+}
+
+#' The encoder's view of a DelayedArray: its rowAutoGrid() blocks, read(b) giving block b as an
+#' ordinary matrix (features in rows)
+#' @noRd
+delayed_blocks <- function(a) {
+  grid <- DelayedArray::rowAutoGrid(a)
+  structure(list(read = function(b) DelayedArray::read_block(a, grid[[b]], as.sparse = FALSE),
+                 n_blocks = length(grid)), class = "fsgpu_blocks")
+}
+
 #' The blocks of features of a delayed input
 #'
 #' DelayedArray's rowAutoGrid(): blocks of whole rows (at least one) of at most

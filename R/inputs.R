@@ -19,7 +19,7 @@
 #' @noRd
 prepare_input <- function(x, y, arg_x = "x", arg_y = "y", allow_missing = FALSE, binning = NULL, defer = FALSE,
                           input = normalise_x(x, arg_x)) {
-  defer <- defer && !allow_missing && !is.null(binning) && can_defer(input, binning)
+  defer <- defer && !allow_missing && !is.null(binning)
   if (!allow_missing && !defer) check_finite(input, arg_x)
   labels <- encode_classes(y, input$n_samples, input$sample_names, arg_y, arg_x)
   if (defer) return(defer_columns(c(input, labels), binning, arg_x))
@@ -33,18 +33,9 @@ prepare_input <- function(x, y, arg_x = "x", arg_y = "y", allow_missing = FALSE,
 # ColumnSource::bin_above in src/core/code_matrix.h) and the glue returns a report that
 # finish_input() turns into the same errors, notes and message as prepare_input() without it.
 
-#' Whether the C++ encoder can take the checks of `input`: not when double columns are made
-#' categories or a sparse matrix has categorical columns (both converted here first)
-#' @noRd
-can_defer <- function(input, binning) {
-  roles <- binning$roles
-  if (is.null(roles)) roles <- column_roles(binning$categorical, NULL, input$feature_names)
-  !any(input$kinds == "double" & roles %in% TRUE)
-}
-
 #' The input for deferred checks: x as given, and per column the glue's bin_above: -1 (a
-#' category, or not an integer column), 0 (binned) or the rule's limit (binned when it has
-#' more distinct values)
+#' category, or a double column binned), 0 (binned), the rule's limit (binned when it has more
+#' distinct values) or -2 (a double column made the codes of its distinct values, in C++)
 #' @noRd
 defer_columns <- function(input, binning, arg) {
   roles <- binning$roles
@@ -52,7 +43,9 @@ defer_columns <- function(input, binning, arg) {
   integer <- input$kinds == "integer"
   bin <- integer & (roles %in% FALSE | (is.na(roles) & binning$asked))
   rule <- integer & is.na(roles) & !binning$asked
-  input$bin_above <- ifelse(bin, 0L, ifelse(rule, integer_level_limit(input$n_samples), -1L))
+  categorise <- input$kinds == "double" & roles %in% TRUE
+  input$bin_above <- ifelse(bin, 0L, ifelse(rule, integer_level_limit(input$n_samples), ifelse(categorise, -2L, -1L)))
+  input$kinds[categorise] <- "integer"  # as resolve_columns() leaves them
   input$deferred_arg <- arg
   input$binning <- binning
   input
@@ -65,9 +58,10 @@ defer_columns <- function(input, binning, arg) {
 finish_input <- function(input, report) {
   if (is.null(input$bin_above)) return(input)
   if (length(report$bad_columns)) stop_nonfinite(report$bad_rows, report$bad_columns, input, input$deferred_arg)
-  integer <- input$kinds == "integer"
+  double_category <- input$bin_above == -2L
+  integer <- input$kinds == "integer" & !double_category
   treatment <- list(binned = report$binned, by_rule = report$binned & input$bin_above > 0L,
-                    integer_category = integer & !report$binned, double_category = rep(FALSE, input$n_features))
+                    integer_category = integer & !report$binned, double_category = double_category)
   input$kinds[report$binned] <- "double"  # as resolve_columns() leaves them
   announce_columns(input, treatment, input$feature_names, input$n_samples)
 }
@@ -76,7 +70,7 @@ finish_input <- function(input, report) {
 #' @noRd
 prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE, binning = NULL, defer = FALSE,
                                        input = normalise_x(x, arg_x)) {
-  defer <- defer && !allow_missing && !is.null(binning) && can_defer(input, binning)
+  defer <- defer && !allow_missing && !is.null(binning)
   if (!allow_missing && !defer) check_finite(input, arg_x)
   if (defer) return(defer_columns(input, binning, arg_x))
   prepare_columns(input, binning)
@@ -112,8 +106,10 @@ prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, bin
   assay <- check_assay(se, assay)
   a <- SummarizedExperiment::assay(se, assay, withDimnames = TRUE)
   label <- assay_label(assay)
-  # A DelayedArray stays where it is, to be coded block by block (see delayed.R).
-  if (is_delayed(a)) {
+  deferred <- defer && !allow_missing && !is.null(binning)
+  # A DelayedArray stays where it is, to be coded block by block (see delayed.R): by the encoder
+  # when the checks are deferred, else in R.
+  if (is_delayed(a) && !deferred) {
     y <- if (!is.null(class)) SummarizedExperiment::colData(se)[[class]]
     input <- delayed_se_input(a, y, label, sprintf("colData column '%s'", class))
     if (!is.null(binning)) binning$roles <- column_roles(binning$categorical, NULL, input$feature_names)
@@ -124,7 +120,7 @@ prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, bin
   }
   # A dense matrix whose checks are deferred is read in place (its columns made in C++);
   # otherwise Matrix::t keeps sparse assays sparse, and anything else is realised first.
-  normalised <- if (defer && !allow_missing && !is.null(binning)) transposed_input(a, binning)
+  normalised <- if (deferred && is_delayed(a)) delayed_blocks_input(a, label) else if (deferred) transposed_input(a)
   xt <- if (!is.null(normalised)) NULL else if (methods::is(a, "Matrix")) Matrix::t(a) else t(as.matrix(a))
   if (is.null(normalised)) normalised <- normalise_x(xt, label)
   input <- if (is.null(class)) {
@@ -141,17 +137,17 @@ prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, bin
 }
 
 #' normalise_x(t(a)) for a dense double, integer or logical assay `a` (features in rows) whose
-#' checks can be deferred, without the transposition: x is list(a) of class "fsgpu_transposed",
-#' which only the encoder reads (codes_from_r() makes its columns). NULL for any other assay.
+#' checks are deferred, without the transposition: x is list(a) of class "fsgpu_transposed",
+#' which only the encoder reads (codes_from_r() makes its columns, a block of rows at a time).
+#' NULL for any other assay.
 #' @noRd
-transposed_input <- function(a, binning) {
+transposed_input <- function(a) {
   if (!is.matrix(a) || !typeof(a) %in% c("double", "integer", "logical") || !all(dim(a) > 0L)) return(NULL)
   feature_names <- rownames(a)
   if (is.null(feature_names)) feature_names <- paste0("X", seq_len(nrow(a)))
-  input <- list(x = structure(list(a), class = "fsgpu_transposed"), feature_names = feature_names,
-                sample_names = colnames(a), n_samples = ncol(a), n_features = nrow(a), sparse = FALSE,
-                kinds = rep(column_kind(a[0L]), nrow(a)))
-  if (can_defer(input, binning)) input
+  list(x = structure(list(a), class = "fsgpu_transposed"), feature_names = feature_names,
+       sample_names = colnames(a), n_samples = ncol(a), n_features = nrow(a), sparse = FALSE,
+       kinds = rep(column_kind(a[0L]), nrow(a)))
 }
 
 #' The input restricted to some features (1-based indices), in that order

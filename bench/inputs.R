@@ -10,6 +10,14 @@
 # 2,000 x 2,000 codes 0..3; mi_scores() on a SummarizedExperiment whose dense assay holds the
 # first shape with features in rows (still transposed in R). Three classes. Times are the median
 # of --reps runs.
+#
+# Part 2 (--part 2; default: both) times the inputs that had stayed on the R path, as the user
+# calls the jobs, with whatever build is installed (run it on the build before a change and after):
+# mi_scores() on a DelayedArray assay (2,000 features x 20,000 samples of doubles, 4 blocks of
+# DelayedArray's default 100 MB), on a dgCMatrix of 20,000 x 2,000 (5% nonzero) with 200
+# categorical= columns, on a dense double matrix with those columns categorical, and discretize()
+# (equal_width) of a 20,000 x 2,000 double matrix and of the same data frame. R's share is the
+# wall time less the glue's (run$elapsed; discretize(): its elapsed).
 
 args <- commandArgs(trailingOnly = TRUE)
 opt <- function(name, default) {
@@ -17,6 +25,7 @@ opt <- function(name, default) {
   if (is.na(i)) default else as.numeric(args[i + 1L])
 }
 threads <- opt("threads", 2)
+part <- opt("part", 0)
 reps <- opt("reps", 2)
 set.seed(opt("seed", 1))
 suppressPackageStartupMessages(library(fsgpu))
@@ -59,7 +68,7 @@ pairs_job <- function(input) {
 }
 
 y <- factor(sample(c("a", "b", "c"), 20000, replace = TRUE))
-out <- rbind(
+out <- if (part != 2) rbind(
   measure("mi_scores 20,000 x 5,000 codes 0..3", codes(20000, 5000, 4), y, scores_job),
   measure("mi_scores 20,000 x 5,000 counts 0..199", codes(20000, 5000, 200), y, scores_job),
   measure("mi_pairs top 1,000, 2,000 x 2,000 codes 0..3", codes(2000, 2000, 4), y[1:2000], pairs_job),
@@ -68,5 +77,42 @@ out <- rbind(
                                                      colData = S4Vectors::DataFrame(type = y))
     measure("mi_scores SE assay 5,000 x 20,000 codes 0..3", se, "type", scores_job)
   })
+
+# Part 2: one call of a public job, its wall time and the glue's (elapsed(res)).
+measure_call <- function(label, call, elapsed = function(res) attr(res, "run")$elapsed) {
+  runs <- replicate(reps, {
+    gc()
+    wall <- system.time(res <- suppressMessages(call()))[["elapsed"]]
+    c(wall = wall, glue = elapsed(res))
+  })
+  t <- apply(runs, 1, stats::median)
+  data.frame(shape = label, path = as.character(utils::packageVersion("fsgpu")), wall_s = t[["wall"]],
+             glue_s = t[["glue"]], r_s = t[["wall"]] - t[["glue"]], r_share = (t[["wall"]] - t[["glue"]]) / t[["wall"]])
+}
+if (part != 1) {
+  dense <- matrix(rnorm(20000 * 2000), 20000, 2000, dimnames = list(NULL, paste0("g", seq_len(2000))))
+  categorical <- paste0("g", 1:200)
+  dense[, categorical] <- sample(0:4, 20000 * 200, replace = TRUE) / 2  # doubles with 5 values
+  sparse <- Matrix::rsparsematrix(20000, 2000, 0.05, rand.x = function(k) round(rexp(k), 1))
+  colnames(sparse) <- colnames(dense)
+  run_elapsed <- function(res) res$elapsed
+  rows <- list(
+    measure_call("mi_scores dgCMatrix 20,000 x 2,000 (5%), 200 categorical", function()
+      mi_scores(sparse, y, categorical = categorical, backend = "cpu", threads = threads, quiet = TRUE)),
+    measure_call("mi_scores dense 20,000 x 2,000 double, 200 categorical", function()
+      mi_scores(dense, y, categorical = categorical, backend = "cpu", threads = threads, quiet = TRUE)),
+    measure_call("discretize equal_width dense 20,000 x 2,000", function()
+      discretize(dense, method = "equal_width", backend = "cpu", threads = threads, quiet = TRUE), run_elapsed),
+    measure_call("discretize equal_width data frame 20,000 x 2,000", function()
+      discretize(as.data.frame(dense), method = "equal_width", backend = "cpu", threads = threads, quiet = TRUE),
+      run_elapsed))
+  if (requireNamespace("DelayedArray", quietly = TRUE) && requireNamespace("SummarizedExperiment", quietly = TRUE)) {
+    se <- SummarizedExperiment::SummarizedExperiment(list(logcounts = DelayedArray::DelayedArray(t(dense))),
+                                                     colData = S4Vectors::DataFrame(type = y))
+    rows <- c(rows, list(measure_call("mi_scores DelayedArray assay 2,000 x 20,000 double", function()
+      mi_scores(se, "type", backend = "cpu", threads = threads, quiet = TRUE))))
+  }
+  out <- rbind(out, do.call(rbind, rows))
+}
 cat(sprintf("threads %d, reps %d, %s\n", threads, reps, format(Sys.time(), tz = "UTC", usetz = TRUE)))
 print(out, digits = 3, row.names = FALSE)
