@@ -17,6 +17,10 @@ fsgpu_discretize_codes <- function(x, n_samples, cuts, lo, hi, method, nbins, th
     .Call(`_fsgpu_fsgpu_discretize_codes`, x, n_samples, cuts, lo, hi, method, nbins, threads)
 }
 
+fsgpu_bad_values <- function(x, n_samples, threads) {
+    .Call(`_fsgpu_fsgpu_bad_values`, x, n_samples, threads)
+}
+
 fsgpu_bn_index <- function(points, metric, threads) {
     .Call(`_fsgpu_fsgpu_bn_index`, points, metric, threads)
 }

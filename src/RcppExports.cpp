@@ -69,6 +69,19 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_bad_values
+Rcpp::List fsgpu_bad_values(SEXP x, int n_samples, int threads);
+RcppExport SEXP _fsgpu_fsgpu_bad_values(SEXP xSEXP, SEXP n_samplesSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type n_samples(n_samplesSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_bad_values(x, n_samples, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_bn_index
 SEXP fsgpu_bn_index(Rcpp::NumericMatrix points, std::string metric, int threads);
 RcppExport SEXP _fsgpu_fsgpu_bn_index(SEXP pointsSEXP, SEXP metricSEXP, SEXP threadsSEXP) {
@@ -587,6 +600,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_forked_process", (DL_FUNC) &_fsgpu_fsgpu_forked_process, 0},
     {"_fsgpu_fsgpu_discretize", (DL_FUNC) &_fsgpu_fsgpu_discretize, 11},
     {"_fsgpu_fsgpu_discretize_codes", (DL_FUNC) &_fsgpu_fsgpu_discretize_codes, 8},
+    {"_fsgpu_fsgpu_bad_values", (DL_FUNC) &_fsgpu_fsgpu_bad_values, 3},
     {"_fsgpu_fsgpu_bn_index", (DL_FUNC) &_fsgpu_fsgpu_bn_index, 3},
     {"_fsgpu_fsgpu_bn_index_live", (DL_FUNC) &_fsgpu_fsgpu_bn_index_live, 1},
     {"_fsgpu_fsgpu_bn_knn", (DL_FUNC) &_fsgpu_fsgpu_bn_knn, 9},
