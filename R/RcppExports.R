@@ -17,10 +17,6 @@ fsgpu_discretize_codes <- function(x, n_samples, cuts, lo, hi, method, nbins, th
     .Call(`_fsgpu_fsgpu_discretize_codes`, x, n_samples, cuts, lo, hi, method, nbins, threads)
 }
 
-fsgpu_bad_values <- function(x, n_samples, threads) {
-    .Call(`_fsgpu_fsgpu_bad_values`, x, n_samples, threads)
-}
-
 fsgpu_bn_index <- function(points, metric, threads) {
     .Call(`_fsgpu_fsgpu_bn_index`, points, metric, threads)
 }
@@ -35,6 +31,10 @@ fsgpu_bn_knn <- function(handle, query, k, backend, threads, devices, memory_lim
 
 fsgpu_bn_range <- function(handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, keep, progress = NULL) {
     .Call(`_fsgpu_fsgpu_bn_range`, handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, keep, progress)
+}
+
+fsgpu_bad_values <- function(x, n_samples, threads) {
+    .Call(`_fsgpu_fsgpu_bad_values`, x, n_samples, threads)
 }
 
 fsgpu_find_interactions <- function(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress = NULL, first_begin = 0, first_end = -1, collect = FALSE, threshold = 0, interesting = NULL, require_all = FALSE, max_hits = 1e7, transposed = FALSE) {

@@ -446,16 +446,15 @@ z_values <- function(z, binning, n_samples) {
 
 #' Stop when x holds NA, NaN or Inf, naming features and samples
 #'
-#' The cheap whole-object tests (anyNA, the range) run first; offenders are located only on
-#' failure, so big inputs are scanned once without temporary copies.
+#' x is scanned in C++, in place, on all threads (fsgpu_bad_values()); the offenders' first
+#' samples come back per column.
 #' @noRd
 check_finite <- function(input, arg) {
-  x <- input$x
-  clean <- if (is.list(x)) all(vapply(x, all_finite, logical(1)))
-           else if (methods::is(x, "dgCMatrix")) all_finite(x@x) else all_finite(x)
-  if (clean) return(invisible())
-  where <- nonfinite_cells(input, function(v) !is.finite(v))
-  stop_nonfinite(where$rows, where$cols, input, arg)
+  bad <- fsgpu_bad_values(input$x, input$n_samples, fsgpu_threads())
+  cols <- c(bad$infinite_cols, bad$missing_cols)
+  if (!length(cols)) return(invisible())
+  first <- tapply(c(bad$infinite_rows, bad$missing_rows), cols, min)  # per column, ascending
+  stop_nonfinite(as.integer(first), as.integer(names(first)), input, arg)
 }
 
 #' Whether v holds no NA, NaN or Inf: one pass by sum() (no copy, unlike range()); only a
@@ -465,22 +464,6 @@ all_finite <- function(v) {
   if (!is.double(v)) return(!anyNA(v))
   if (!length(v) || is.finite(sum(v))) return(TRUE)
   !anyNA(v) && !any(is.infinite(v))
-}
-
-#' Rows and columns (1-based) of the cells of x where bad(value) is TRUE
-#' @noRd
-nonfinite_cells <- function(input, bad) {
-  x <- input$x
-  if (is.list(x)) {
-    rows <- lapply(x, function(v) which(bad(v)))
-    return(list(rows = unlist(rows), cols = rep(seq_along(x), lengths(rows))))
-  }
-  if (methods::is(x, "dgCMatrix")) {
-    entries <- which(bad(x@x))
-    return(list(rows = x@i[entries] + 1L, cols = rep(seq_len(ncol(x)), diff(x@p))[entries]))
-  }
-  where <- which(bad(x), arr.ind = TRUE)
-  list(rows = where[, 1L], cols = where[, 2L])
 }
 
 #' @noRd

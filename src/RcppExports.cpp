@@ -69,19 +69,6 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// fsgpu_bad_values
-Rcpp::List fsgpu_bad_values(SEXP x, int n_samples, int threads);
-RcppExport SEXP _fsgpu_fsgpu_bad_values(SEXP xSEXP, SEXP n_samplesSEXP, SEXP threadsSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
-    Rcpp::traits::input_parameter< int >::type n_samples(n_samplesSEXP);
-    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_bad_values(x, n_samples, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
 // fsgpu_bn_index
 SEXP fsgpu_bn_index(Rcpp::NumericMatrix points, std::string metric, int threads);
 RcppExport SEXP _fsgpu_fsgpu_bn_index(SEXP pointsSEXP, SEXP metricSEXP, SEXP threadsSEXP) {
@@ -143,6 +130,19 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type keep(keepSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
     rcpp_result_gen = Rcpp::wrap(fsgpu_bn_range(handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, keep, progress));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_bad_values
+Rcpp::List fsgpu_bad_values(SEXP x, int n_samples, int threads);
+RcppExport SEXP _fsgpu_fsgpu_bad_values(SEXP xSEXP, SEXP n_samplesSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type n_samples(n_samplesSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_bad_values(x, n_samples, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -600,11 +600,11 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_forked_process", (DL_FUNC) &_fsgpu_fsgpu_forked_process, 0},
     {"_fsgpu_fsgpu_discretize", (DL_FUNC) &_fsgpu_fsgpu_discretize, 11},
     {"_fsgpu_fsgpu_discretize_codes", (DL_FUNC) &_fsgpu_fsgpu_discretize_codes, 8},
-    {"_fsgpu_fsgpu_bad_values", (DL_FUNC) &_fsgpu_fsgpu_bad_values, 3},
     {"_fsgpu_fsgpu_bn_index", (DL_FUNC) &_fsgpu_fsgpu_bn_index, 3},
     {"_fsgpu_fsgpu_bn_index_live", (DL_FUNC) &_fsgpu_fsgpu_bn_index_live, 1},
     {"_fsgpu_fsgpu_bn_knn", (DL_FUNC) &_fsgpu_fsgpu_bn_knn, 9},
     {"_fsgpu_fsgpu_bn_range", (DL_FUNC) &_fsgpu_fsgpu_bn_range, 11},
+    {"_fsgpu_fsgpu_bad_values", (DL_FUNC) &_fsgpu_fsgpu_bad_values, 3},
     {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 31},
     {"_fsgpu_fsgpu_interaction_scan", (DL_FUNC) &_fsgpu_fsgpu_interaction_scan, 5},
     {"_fsgpu_fsgpu_interaction_block_codes", (DL_FUNC) &_fsgpu_fsgpu_interaction_block_codes, 11},

@@ -467,3 +467,48 @@ NumericColumns numeric_columns_from_r(SEXP x, int32_t n) {
 }
 
 }  // namespace fsgpu
+
+using namespace fsgpu;
+
+// The checks of x (a matrix, list of columns or dgCMatrix, as numeric_columns_from_r() takes
+// it) for the jobs that check in R (check_finite() in R/inputs.R, check_discretize_values() in
+// R/discretize.R), in one threaded pass over x read in place: per column, the first sample
+// holding +-Inf and the first holding NA or NaN. A list of infinite_rows, infinite_cols,
+// missing_rows and missing_cols (1-based, columns ascending), for R to name features and samples.
+// [[Rcpp::export]]
+Rcpp::List fsgpu_bad_values(SEXP x, int n_samples, int threads) {
+  FSGPU_GLUE_BEGIN
+  const NumericColumns columns = numeric_columns_from_r(x, n_samples);
+  const int64_t p = columns.n_features, n = n_samples;
+  std::vector<int32_t> infinite(p, -1), missing(p, -1);
+  parallel_for(p, threads, 8, [&](int64_t begin, int64_t end, int) {
+    std::vector<double> buffer(columns.dense ? 0 : n);
+    for (int64_t f = begin; f < end; ++f) {
+      const double* v = columns.dense ? columns.dense + f * n : buffer.data();
+      if (!columns.dense) columns.read(f, buffer.data());
+      bool clean = true;  // one branch-free pass; offenders are located only in a column that has any
+      for (int64_t i = 0; i < n; ++i) clean &= std::isfinite(v[i]);
+      if (clean) continue;
+      for (int64_t i = 0; i < n && (infinite[f] < 0 || missing[f] < 0); ++i) {
+        if (std::isinf(v[i]) && infinite[f] < 0) infinite[f] = static_cast<int32_t>(i + 1);
+        if (std::isnan(v[i]) && missing[f] < 0) missing[f] = static_cast<int32_t>(i + 1);
+      }
+    }
+  });
+  std::vector<int> infinite_rows, infinite_cols, missing_rows, missing_cols;
+  for (int64_t f = 0; f < p; ++f) {
+    if (infinite[f] > 0) {
+      infinite_rows.push_back(infinite[f]);
+      infinite_cols.push_back(static_cast<int>(f + 1));
+    }
+    if (missing[f] > 0) {
+      missing_rows.push_back(missing[f]);
+      missing_cols.push_back(static_cast<int>(f + 1));
+    }
+  }
+  return Rcpp::List::create(Rcpp::Named("infinite_rows") = Rcpp::wrap(infinite_rows),
+                            Rcpp::Named("infinite_cols") = Rcpp::wrap(infinite_cols),
+                            Rcpp::Named("missing_rows") = Rcpp::wrap(missing_rows),
+                            Rcpp::Named("missing_cols") = Rcpp::wrap(missing_cols));
+  FSGPU_GLUE_END
+}
