@@ -245,10 +245,13 @@ assay_points <- function(se, assay, by, quiet = FALSE) {
 #'   equal those of the same assay in memory, exactly.
 #'   \describe{
 #'     \item{[select_features()], [mi_scores()], [cmi_scores()], [jmi_scores()], [mi_pairs()],
-#'       [mi_matrix()]}{each block is binned (or discretized with `discretize =`, per feature as
-#'       always) into integer codes; peak memory is one block plus the codes, 4 bytes per value
-#'       (half the double matrix, which the in-memory path holds twice: the assay and its
-#'       transpose), plus what the engine holds as for any input (1 or 2 bytes per value).}
+#'       [mi_matrix()], [mi_network()]}{each block is read straight into the engine's encoder
+#'       (checks, binning and the integer rule in C++, on all threads); peak memory is one block
+#'       (twice: as read and with its features made columns) plus the engine's codes (1 or 2
+#'       bytes per value), and errors name features and samples across all blocks, as for the
+#'       assay in memory. With `discretize =` (or `BPPARAM` or `features`, which take the
+#'       checked input), each block is binned or discretized in R into integer codes, 4 bytes
+#'       per value, which the engine then takes.}
 #'     \item{[discretize()] and [predict()]}{each block is discretized on its own and the cut
 #'       points joined; memory as above (the result holds the codes).}
 #'     \item{[knn_graph()]}{the engine needs the values: the blocks are copied into one double
