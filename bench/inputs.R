@@ -11,13 +11,18 @@
 # first shape with features in rows (still transposed in R). Three classes. Times are the median
 # of --reps runs.
 #
-# Part 2 (--part 2; default: both) times the inputs that had stayed on the R path, as the user
+# Part 2 (--part 2; default: parts 1 and 2) times the inputs that had stayed on the R path, as the user
 # calls the jobs, with whatever build is installed (run it on the build before a change and after):
 # mi_scores() on a DelayedArray assay (2,000 features x 20,000 samples of doubles, 4 blocks of
 # DelayedArray's default 100 MB), on a dgCMatrix of 20,000 x 2,000 (5% nonzero) with 200
-# categorical= columns, on a dense double matrix with those columns categorical, and discretize()
+# categorical= columns, on a dense double matrix with those columns categorical, on the same
+# doubles as a dense assay (features in rows), and discretize()
 # (equal_width) of a 20,000 x 2,000 double matrix and of the same data frame. R's share is the
 # wall time less the glue's (run$elapsed; discretize(): its elapsed).
+#
+# Part 3 (--part 3 only) measures the memory one mi_scores() call adds over what the process
+# holds (Linux: the peak resident set, reset through /proc/self/clear_refs before the call) for
+# the dense and the DelayedArray assay of part 2.
 
 args <- commandArgs(trailingOnly = TRUE)
 opt <- function(name, default) {
@@ -68,7 +73,7 @@ pairs_job <- function(input) {
 }
 
 y <- factor(sample(c("a", "b", "c"), 20000, replace = TRUE))
-out <- if (part != 2) rbind(
+out <- if (part %in% c(0, 1)) rbind(
   measure("mi_scores 20,000 x 5,000 codes 0..3", codes(20000, 5000, 4), y, scores_job),
   measure("mi_scores 20,000 x 5,000 counts 0..199", codes(20000, 5000, 200), y, scores_job),
   measure("mi_pairs top 1,000, 2,000 x 2,000 codes 0..3", codes(2000, 2000, 4), y[1:2000], pairs_job),
@@ -89,10 +94,31 @@ measure_call <- function(label, call, elapsed = function(res) attr(res, "run")$e
   data.frame(shape = label, path = Sys.getenv("FSGPU_BENCH_LABEL", "as installed"), wall_s = t[["wall"]],
              glue_s = t[["glue"]], r_s = t[["wall"]] - t[["glue"]], r_share = (t[["wall"]] - t[["glue"]]) / t[["wall"]])
 }
-if (part != 1) {
+if (part == 3) {
+  peak_mb <- function(call) {
+    gc()
+    status <- function(field) {
+      as.numeric(sub("[^0-9]*([0-9]+).*", "\\1", grep(field, readLines("/proc/self/status"), value = TRUE)))
+    }
+    writeLines("5", "/proc/self/clear_refs")  # VmHWM := VmRSS
+    base <- status("^VmRSS")
+    call()
+    (status("^VmHWM") - base) / 1024
+  }
+  a <- matrix(rnorm(20000 * 2000), 2000, 20000, dimnames = list(paste0("g", seq_len(2000)), NULL))
+  col <- S4Vectors::DataFrame(type = y)
+  se <- SummarizedExperiment::SummarizedExperiment(list(logcounts = a), colData = col)
+  delayed <- SummarizedExperiment::SummarizedExperiment(list(logcounts = DelayedArray::DelayedArray(a)), colData = col)
+  rm(a)
+  job <- function(x) function() mi_scores(x, "type", backend = "cpu", threads = threads, quiet = TRUE)
+  out <- data.frame(shape = c("dense assay 2,000 x 20,000 double (320 MB)", "DelayedArray of it"),
+                    path = Sys.getenv("FSGPU_BENCH_LABEL", "as installed"),
+                    added_peak_mb = c(peak_mb(job(se)), peak_mb(job(delayed))))
+} else if (part %in% c(0, 2)) {
   dense <- matrix(rnorm(20000 * 2000), 20000, 2000, dimnames = list(NULL, paste0("g", seq_len(2000))))
   categorical <- paste0("g", 1:200)
   dense[, categorical] <- sample(0:4, 20000 * 200, replace = TRUE) / 2  # doubles with 5 values
+  frame <- as.data.frame(dense)
   sparse <- Matrix::rsparsematrix(20000, 2000, 0.05, rand.x = function(k) round(rexp(k), 1))
   colnames(sparse) <- colnames(dense)
   run_elapsed <- function(res) res$elapsed
@@ -104,11 +130,17 @@ if (part != 1) {
     measure_call("discretize equal_width dense 20,000 x 2,000", function()
       discretize(dense, method = "equal_width", backend = "cpu", threads = threads, quiet = TRUE), run_elapsed),
     measure_call("discretize equal_width data frame 20,000 x 2,000", function()
-      discretize(as.data.frame(dense), method = "equal_width", backend = "cpu", threads = threads, quiet = TRUE),
+      discretize(frame, method = "equal_width", backend = "cpu", threads = threads, quiet = TRUE),
       run_elapsed))
+  if (requireNamespace("SummarizedExperiment", quietly = TRUE)) {
+    col <- S4Vectors::DataFrame(type = y)
+    se <- SummarizedExperiment::SummarizedExperiment(list(logcounts = t(dense)), colData = col)
+    rows <- c(rows, list(measure_call("mi_scores dense assay 2,000 x 20,000 double", function()
+      mi_scores(se, "type", backend = "cpu", threads = threads, quiet = TRUE))))
+  }
   if (requireNamespace("DelayedArray", quietly = TRUE) && requireNamespace("SummarizedExperiment", quietly = TRUE)) {
     se <- SummarizedExperiment::SummarizedExperiment(list(logcounts = DelayedArray::DelayedArray(t(dense))),
-                                                     colData = S4Vectors::DataFrame(type = y))
+                                                     colData = col)
     rows <- c(rows, list(measure_call("mi_scores DelayedArray assay 2,000 x 20,000 double", function()
       mi_scores(se, "type", backend = "cpu", threads = threads, quiet = TRUE))))
   }
