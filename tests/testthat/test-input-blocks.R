@@ -97,6 +97,15 @@ test_that("double columns named by categorical= are coded in C++, dense or spars
   y <- with_seed(8, sample(c("u", "v"), 600, TRUE))
   expect_jobs_as_r(as_dgc(w), y, z = "b", categorical = c("a", "c"))
   expect_jobs_as_r(w, y, z = "b", categorical = c("a", "e"))
+  # very sparse: the category's own codes are kept sparse too, and the pieces are joined as they are
+  vs <- with_seed(9, Matrix::rsparsematrix(300, 5, 0.03, rand.x = function(k) sample(c(0.5, 1, 2), k, TRUE)))
+  vs[1:3, 2] <- c(0.5, 1, 2)
+  dimnames(vs) <- list(NULL, paste0("v", 1:5))
+  yv <- with_seed(10, sample(c("u", "v", "w"), 300, TRUE))
+  expect_jobs_as_r(vs, yv, z = "v1", categorical = c("v2", "v4"))
+  expect_matrix_as_r(vs, categorical = "v3")
+  expect_identical(as.data.frame(mi_scores(vs, yv, categorical = "v2", backend = "cpu")),
+                   as.data.frame(mi_scores(as.matrix(vs), yv, categorical = "v2", backend = "cpu")))
 })
 
 test_that("NA, NaN and Inf in double categories stop the jobs naming features and samples", {
