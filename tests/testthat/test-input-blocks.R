@@ -34,7 +34,8 @@ test_that("a DelayedArray assay is coded by the encoder, block by block, as the 
   suppressMessages(for (disk_memory in list(p, ints)) {
     expect_identical(as.data.frame(mi_scores(disk_memory$disk, "group", backend = "cpu")),
                      as.data.frame(mi_scores(disk_memory$memory, "group", backend = "cpu")))
-    expect_identical(mi_matrix(disk_memory$disk, backend = "cpu")[, ], mi_matrix(disk_memory$memory, backend = "cpu")[, ])
+    expect_identical(mi_matrix(disk_memory$disk, backend = "cpu")[, ],
+                     mi_matrix(disk_memory$memory, backend = "cpu")[, ])
     expect_identical(select_features(disk_memory$disk, "group", k = 6, backend = "cpu")$selection,
                      select_features(disk_memory$memory, "group", k = 6, backend = "cpu")$selection)
     expect_pairs_equal(mi_pairs(disk_memory$disk, "group", top = 30, backend = "cpu"),
