@@ -13,17 +13,19 @@
 #'   factor columns), or a Matrix object; rows are samples, columns are features.
 #' @param y Class labels, one per sample: factor, character, integer, logical, or whole numbers.
 #' @param arg_x,arg_y How to name `x` and `y` in error messages.
+#' @param convert FALSE: columns to bin or to make categories are left for the encoder to
+#'   convert (resolve_columns()), for a job whose glue takes no deferred checks.
 #' @return A list with `x` (normalised, see above), `y` (integer class codes 0..n_classes-1),
 #'   `classes` (character labels of the codes), `feature_names` (character), `sample_names`
 #'   (character or NULL), `n_samples`, `n_features` and `sparse` (TRUE for a dgCMatrix).
 #' @noRd
 prepare_input <- function(x, y, arg_x = "x", arg_y = "y", allow_missing = FALSE, binning = NULL, defer = FALSE,
-                          input = normalise_x(x, arg_x)) {
+                          input = normalise_x(x, arg_x), convert = TRUE) {
   defer <- defer && !allow_missing && !is.null(binning)
   if (!allow_missing && !defer) check_finite(input, arg_x)
   labels <- encode_classes(y, input$n_samples, input$sample_names, arg_y, arg_x)
   if (defer) return(defer_columns(c(input, labels), binning, arg_x))
-  prepare_columns(c(input, labels), binning)
+  prepare_columns(c(input, labels), binning, convert)
 }
 
 # Deferred checks (`defer = TRUE`, for a job whose glue passes input_report's arguments to
@@ -86,12 +88,14 @@ prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE, bi
 #' @param assay Name or index of the assay; NULL for the default (see resolve_assay()).
 #' @param allow_missing Leave NA and Inf in place for the caller to check (discretization).
 #' @param binning For the jobs that bin: binning_request().
-#' @param defer For a job whose glue takes the deferred checks: see prepare_input().
+#' @param defer,convert For a job whose glue takes the deferred checks, or converts columns:
+#'   see prepare_input().
 #' @return The structure of [prepare_input()] (of [prepare_unsupervised_input()] without class),
 #'   whose `notes` name the assay; for a DelayedArray assay, that of delayed_se_input(), which
 #'   apply_discretization() codes (and resolves the columns of, block by block).
 #' @noRd
-prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, binning = NULL, defer = FALSE) {
+prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, binning = NULL, defer = FALSE,
+                             convert = TRUE) {
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE)) {
     stop("the SummarizedExperiment package is needed for SummarizedExperiment input", call. = FALSE)
   }
@@ -129,7 +133,7 @@ prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, bin
   } else {
     prepare_input(xt, SummarizedExperiment::colData(se)[[class]], arg_x = label,
                   arg_y = sprintf("colData column '%s'", class), allow_missing = allow_missing, binning = binning,
-                  defer = defer, input = normalised)
+                  defer = defer, input = normalised, convert = convert)
   }
   input$notes <- c(label, input$notes)
   input$assay <- assay
@@ -342,9 +346,9 @@ column_roles <- function(categorical, numeric, feature_names) {
 #' record and, when the rule binned integer columns, one message. Without `binning` (a job
 #' that does not bin) the input is left as it is.
 #' @noRd
-prepare_columns <- function(input, binning) {
+prepare_columns <- function(input, binning, convert = TRUE) {
   if (is.null(binning)) return(input)
-  resolved <- resolve_columns(input, binning)
+  resolved <- resolve_columns(input, binning, convert)
   input <- announce_columns(resolved$input, resolved$treatment, input$feature_names, input$n_samples)
   input$binning <- binning  # for z of the conditional scores (z_values())
   input
@@ -354,9 +358,12 @@ prepare_columns <- function(input, binning) {
 #' column, whether it is an integer column binned (`binned`, `by_rule` when the rule chose it),
 #' an integer column kept as a category (`integer_category`) or a double column made one
 #' (`double_category`). binning$roles, when given, are the column roles (a block of a
-#' DelayedArray gets its rows' roles); otherwise they come from binning$categorical.
+#' DelayedArray gets its rows' roles); otherwise they come from binning$categorical. With
+#' `convert = FALSE`, x is not converted here: it becomes list(x, bin_above) of class
+#' "fsgpu_columns", bin_above as defer_columns() makes it but decided (0 or -1, or -2), which
+#' codes_from_r() converts as it encodes.
 #' @noRd
-resolve_columns <- function(input, binning) {
+resolve_columns <- function(input, binning, convert = TRUE) {
   kinds <- input$kinds
   roles <- binning$roles
   if (is.null(roles)) roles <- column_roles(binning$categorical, NULL, input$feature_names)
@@ -366,13 +373,18 @@ resolve_columns <- function(input, binning) {
   rule <- integer & is.na(roles) & !binning$asked
   if (any(rule)) {
     limit <- integer_level_limit(input$n_samples)
-    many[rule] <- vapply(which(rule), function(j) more_values_than(feature_column(input$x, j), limit), logical(1))
+    # integer columns are those of an integer matrix or a list (never of a dgCMatrix): counted in C++
+    many[rule] <- fsgpu_more_values_than(input$x, which(rule), limit, fsgpu_threads())
   }
   bin <- integer & (roles %in% FALSE | (is.na(roles) & (binning$asked | many)))
   categorise <- double & roles %in% TRUE
   treatment <- list(binned = bin, by_rule = bin & rule, integer_category = integer & !bin,
                     double_category = categorise)
-  if (any(bin) || any(categorise)) {
+  if (!convert && (any(bin) || any(categorise))) {
+    input$x <- structure(list(input$x, ifelse(bin, 0L, ifelse(categorise, -2L, -1L))), class = "fsgpu_columns")
+    input$kinds[bin] <- "double"
+    input$kinds[categorise] <- "integer"
+  } else if (any(bin) || any(categorise)) {
     input$x <- convert_columns(input$x, bin, categorise)
     input$kinds[bin] <- "double"
     input$kinds[categorise] <- "integer"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -306,6 +307,13 @@ ClassLayout layout_from_r(const Rcpp::IntegerVector& y, int n_classes) {
 CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int threads, SEXP bin_above,
                         EncodeReport* report) {
   const int32_t n = layout.n_samples;
+  // R's converted input left for the encoder to convert (resolve_columns(convert = FALSE)):
+  // list(x, bin_above) of class "fsgpu_columns", for glue that takes no bin_above of its own.
+  if (TYPEOF(x) == VECSXP && Rf_inherits(x, "fsgpu_columns")) {
+    if (!Rf_isNull(bin_above)) Rcpp::stop("bin_above is given twice");
+    bin_above = VECTOR_ELT(x, 1);
+    x = VECTOR_ELT(x, 0);
+  }
   const Rcpp::IntegerVector limits = Rf_isNull(bin_above) ? Rcpp::IntegerVector() : Rcpp::IntegerVector(bin_above);
   const bool categories = std::find(limits.begin(), limits.end(), kDoubleCategory) != limits.end();
   if (Rf_isS4(x) && Rf_inherits(x, "dgCMatrix")) {
@@ -510,5 +518,54 @@ Rcpp::List fsgpu_bad_values(SEXP x, int n_samples, int threads) {
                             Rcpp::Named("infinite_cols") = Rcpp::wrap(infinite_cols),
                             Rcpp::Named("missing_rows") = Rcpp::wrap(missing_rows),
                             Rcpp::Named("missing_cols") = Rcpp::wrap(missing_cols));
+  FSGPU_GLUE_END
+}
+
+// The integer rule's count (more_values_than() in R/inputs.R) for the integer columns `columns`
+// (1-based) of x (an integer matrix or a list of columns), read in place on `threads` threads:
+// per column, whether it has more than `limit` distinct values, NA not counted.
+// [[Rcpp::export]]
+Rcpp::LogicalVector fsgpu_more_values_than(SEXP x, Rcpp::IntegerVector columns, int limit, int threads) {
+  FSGPU_GLUE_BEGIN
+  std::vector<const int*> data(columns.size());
+  int64_t n = 0;
+  for (R_xlen_t k = 0; k < columns.size(); ++k) {
+    const R_xlen_t j = columns[k] - 1;
+    SEXP v = Rf_isMatrix(x) ? x : VECTOR_ELT(x, j);
+    if (TYPEOF(v) != INTSXP) Rcpp::stop("column %d of x is not integer", static_cast<int>(j + 1));
+    n = Rf_isMatrix(x) ? Rf_nrows(x) : XLENGTH(v);
+    data[k] = INTEGER(v) + (Rf_isMatrix(x) ? j * n : 0);
+  }
+  std::vector<int> more(columns.size(), 0);
+  parallel_for(static_cast<int64_t>(columns.size()), threads, 1, [&](int64_t begin, int64_t end, int) {
+    for (int64_t k = begin; k < end; ++k) {
+      const int* v = data[k];
+      int64_t lo = INT64_MAX, hi = INT64_MIN;
+      for (int64_t i = 0; i < n; ++i) {
+        if (v[i] == NA_INTEGER) continue;
+        lo = std::min<int64_t>(lo, v[i]);
+        hi = std::max<int64_t>(hi, v[i]);
+      }
+      if (lo > hi || hi - lo < limit) continue;  // no values, or too narrow a range to hold more
+      int64_t distinct = 0;
+      if (hi - lo < 4 * n) {
+        std::vector<uint8_t> seen(static_cast<size_t>(hi - lo + 1), 0);
+        for (int64_t i = 0; i < n; ++i)
+          if (v[i] != NA_INTEGER && !seen[v[i] - lo]) {
+            seen[v[i] - lo] = 1;
+            ++distinct;
+          }
+      } else {
+        std::vector<int> values;
+        values.reserve(n);
+        for (int64_t i = 0; i < n; ++i)
+          if (v[i] != NA_INTEGER) values.push_back(v[i]);
+        std::sort(values.begin(), values.end());
+        distinct = std::unique(values.begin(), values.end()) - values.begin();
+      }
+      more[k] = distinct > limit;
+    }
+  });
+  return Rcpp::LogicalVector(more.begin(), more.end());
   FSGPU_GLUE_END
 }
