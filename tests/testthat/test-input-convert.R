@@ -60,3 +60,21 @@ test_that("the integer rule's count in C++ is R's", {
   df <- list(c(NA, 1L, 1L), c(NA_integer_, NA_integer_, NA_integer_), c(-2147483647L, 2147483647L, 0L))
   expect_identical(fsgpu:::fsgpu_more_values_than(df, 1:3, 2L, 1L), c(FALSE, FALSE, TRUE))
 })
+
+test_that("stability_selection() and select_features_cv() convert no column in R (without discretize)", {
+  r <- rule_data()
+  x <- cbind(r$x * 1, r$x)  # doubles, then integers the rule bins
+  colnames(x) <- paste0("f", seq_len(ncol(x)))
+  xi <- data.frame(x[, 1:6], r$x)
+  suppressMessages(trace("convert_columns", where = asNamespace("fsgpu"), print = FALSE,
+                         tracer = quote(stop("converted in R"))))
+  on.exit(suppressMessages(untrace("convert_columns", where = asNamespace("fsgpu"))))
+  expect_no_error(suppressMessages(stability_selection(xi, r$y, k = 3, resamples = 4, seed = 1, backend = "cpu",
+                                                       categorical = "f2", quiet = TRUE)))
+  expect_no_error(suppressMessages(select_features_cv(xi, r$y, k_max = 3, folds = 3, seed = 1, backend = "cpu",
+                                                      categorical = "f2", quiet = TRUE)))
+  expect_error(suppressMessages(stability_selection(xi, r$y, k = 3, resamples = 4, seed = 1, backend = "cpu",
+                                                    discretize = "equal_width", categorical = "f2", quiet = TRUE)),
+               "converted in R")
+})
+
