@@ -17,8 +17,9 @@
 # DelayedArray's default 100 MB), on a dgCMatrix of 20,000 x 2,000 (5% nonzero) with 200
 # categorical= columns, on a dense double matrix with those columns categorical, on the same
 # doubles as a dense assay (features in rows), and discretize()
-# (equal_width) of a 20,000 x 2,000 double matrix and of the same data frame. R's share is the
-# wall time less the glue's (run$elapsed; discretize(): its elapsed).
+# (equal_width) of a 20,000 x 2,000 double matrix and of the same data frame, and
+# stability_selection() of 20,000 x 2,000 integer counts 0..199 (binned by the rule). R's share
+# is the wall time less the glue's (run$elapsed; discretize() and stability_selection(): elapsed).
 #
 # Part 3 (--part 3 only) measures the memory one mi_scores() call adds over what the process
 # holds (Linux: the peak resident set, reset through /proc/self/clear_refs before the call) for
@@ -121,12 +122,16 @@ if (part == 3) {
   frame <- as.data.frame(dense)
   sparse <- Matrix::rsparsematrix(20000, 2000, 0.05, rand.x = function(k) round(rexp(k), 1))
   colnames(sparse) <- colnames(dense)
+  counts <- codes(20000, 2000, 200)  # more distinct values than the rule's limit: binned
   run_elapsed <- function(res) res$elapsed
   rows <- list(
     measure_call("mi_scores dgCMatrix 20,000 x 2,000 (5%), 200 categorical", function()
       mi_scores(sparse, y, categorical = categorical, backend = "cpu", threads = threads, quiet = TRUE)),
     measure_call("mi_scores dense 20,000 x 2,000 double, 200 categorical", function()
       mi_scores(dense, y, categorical = categorical, backend = "cpu", threads = threads, quiet = TRUE)),
+    measure_call("stability_selection 20,000 x 2,000 counts 0..199, 4 subsamples, k = 5", function()
+      stability_selection(counts, y, k = 5, resamples = 4, seed = 1, backend = "cpu", threads = threads, quiet = TRUE),
+      run_elapsed),
     measure_call("discretize equal_width dense 20,000 x 2,000", function()
       discretize(dense, method = "equal_width", backend = "cpu", threads = threads, quiet = TRUE), run_elapsed),
     measure_call("discretize equal_width data frame 20,000 x 2,000", function()
