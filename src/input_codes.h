@@ -15,6 +15,8 @@ namespace fsgpu {
 // dense double/integer/logical matrix; or list(read, n_blocks) of class "fsgpu_blocks"
 // (delayed_blocks() in R/delayed.R), whose read(b) returns block b of a DelayedArray's rows as
 // such a matrix. Both are read a block of features at a time, so no whole transposed copy is made.
+// Or list(x, bin_above) of class "fsgpu_columns" (resolve_columns(convert = FALSE) in R/inputs.R):
+// any of the above with its bin_above, for glue that passes none.
 // x is read in place, once, on `threads` threads. bin_above (NULL, or one integer per column) is
 // ColumnSource::bin_above for the integer and logical columns, and -2 for a double column taken
 // as categories (the codes of its distinct values); NULL keeps all integer columns categories and
