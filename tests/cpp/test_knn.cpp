@@ -192,8 +192,9 @@ void knn_tests(const GpuStatus& gpu) {
   // Adversarial data for the tensor-core pass (half-precision scores, whose error bound is wide):
   // near-duplicate rows (scores tied in half precision, apart in double), rows scaled by huge and
   // tiny factors, many constant rows (every distance 1, ties by index), groups of exact
-  // duplicates, dimensions past what shared memory holds (the pass whose query rows stream), and
-  // n and k at the edges of the 128-row tiles and of the candidate heaps (k + 96). The CPU must
+  // duplicates, dimensions past what shared memory holds (the pass whose query rows stream),
+  // dimensions at the edges of the pass's 64-dimension chunks, and n and k at the edges of the
+  // 128-row tiles and of the candidate heaps (k + 96). The CPU must
   // equal brute force, and the GPU the CPU bit for bit.
   {
     struct Adversarial { const char* name; int64_t n; int32_t dim; int32_t k; int kind; };
@@ -201,7 +202,8 @@ void knn_tests(const GpuStatus& gpu) {
         {"near duplicates", 300, 40, 20, 0}, {"huge and tiny norms", 257, 29, 20, 1},
         {"constant rows", 300, 16, 150, 2},  {"duplicate groups", 520, 12, 33, 3},
         {"tile edge 129", 129, 64, 32, 0},    {"tile edge 256", 256, 33, 128, 3},
-        {"many dimensions", 300, 700, 20, 0}, {"k at the heap edge", 400, 24, 96, 1}};
+        {"many dimensions", 300, 700, 20, 0}, {"k at the heap edge", 400, 24, 96, 1},
+        {"chunk edge 65", 383, 65, 20, 0},    {"chunk edge 128", 385, 128, 40, 3}};
     std::mt19937 rng(77);
     std::normal_distribution<double> normal(0, 1);
     for (const Adversarial& a : adversarial) {
