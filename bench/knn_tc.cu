@@ -266,6 +266,18 @@ int main(int argc, char** argv) {
         });
         std::printf("first touch of %.0f MB of rows: %.4f s\n", rows.size() * 8e-6, seconds_since(t));
       }
+      // What a search's device buffers cost to allocate and free (cudaMalloc, cudaFree) at this size.
+      for (int rep = 0; rep < 2; ++rep) {
+        t = std::chrono::steady_clock::now();
+        {
+          const size_t sizes[] = {size_t(n) * p.stride * 8, size_t(n) * 320 * 4, size_t(n) * 320 * 2,
+                                  size_t(n) * 116 * 8, size_t(n) * 8, size_t(n) * 8, size_t(n) * 4,
+                                  size_t(n) * kK * 4, size_t(n) * kK * 8, size_t(n) * 4, 4, size_t(n) * 4};
+          std::vector<DeviceBuffer<unsigned char>> buffers;
+          for (size_t b : sizes) buffers.emplace_back(b);
+        }
+        std::printf("cudaMalloc and cudaFree of the search's 12 device buffers: %.4f s\n", seconds_since(t));
+      }
       for (int rep = 0; rep < 2; ++rep) {  // the same in 2 MB pages, where the kernel gives them (madvise)
         t = std::chrono::steady_clock::now();
         const size_t huge = size_t(2) << 20, bytes = (size_t(n) * p.stride * 8 + huge - 1) / huge * huge;
