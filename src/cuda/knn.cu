@@ -134,9 +134,10 @@ __device__ inline void flush_queues(const CandidateArgs& a, SelectionState& st) 
       const int64_t local = int64_t(blockIdx.x) * kTile + row;
       KnnCand* heap = a.heaps + local * a.capacity;
       int32_t size = a.sizes[local];
-      for (int q = 0; q < n_queued; ++q) candidate_heap_offer(heap, size, a.capacity, st.queue[row][q]);
+      KnnCand top = size > 0 ? heap[0] : KnnCand{};  // kept in a register: offers that lose cost no load
+      for (int q = 0; q < n_queued; ++q) candidate_heap_offer(heap, size, a.capacity, st.queue[row][q], top);
       a.sizes[local] = size;
-      st.worst[row] = size < a.capacity ? KnnCand{INFINITY, INT_MAX} : heap[0];
+      st.worst[row] = size < a.capacity ? KnnCand{INFINITY, INT_MAX} : top;
     }
     st.queued[row] = 0;
   }

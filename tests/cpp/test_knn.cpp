@@ -154,9 +154,9 @@ void knn_tests(const GpuStatus& gpu) {
       EXPECT(phases.retried_rows + phases.exact_rows > 0, "lattice %s: ties sent rows to another search", names[int(m)]);
     }
   }
-  // The GPU pass's candidate heap (4-ary, knn_heap.h) against a sort: after any sequence of
+  // The GPU pass's candidate heap (8-ary, knn_heap.h) against a sort: after any sequence of
   // offers (scores with many ties, indices in any order) it holds the best `capacity` by
-  // (score, index), with the worst of them on top.
+  // (score, index), with the worst of them on top, and the caller's copy of the top is heap[0].
   {
     std::mt19937 rng(78);
     int heap_failures = 0;
@@ -169,10 +169,13 @@ void knn_tests(const GpuStatus& gpu) {
       for (int32_t j = 0; j < offers; ++j) order[j] = j;
       std::shuffle(order.begin(), order.end(), rng);
       int32_t size = 0;
+      KnnCandidate top{};
+      bool top_kept = true;  // the caller's copy of the top always equals heap[0]
       for (int32_t j : order) {
         const KnnCandidate c{float(rng() % levels) / 7.0f, j};
         offered.push_back(c);
-        candidate_heap_offer(heap.data(), size, capacity, c);
+        candidate_heap_offer(heap.data(), size, capacity, c, top);
+        top_kept = top_kept && top.score == heap[0].score && top.index == heap[0].index;
       }
       auto by_order = [](const KnnCandidate& a, const KnnCandidate& b) {
         return candidate_before(a.score, a.index, b.score, b.index);
@@ -182,7 +185,7 @@ void knn_tests(const GpuStatus& gpu) {
       std::vector<KnnCandidate> kept(heap.begin(), heap.begin() + size);
       const bool top_is_worst = size == 0 || (kept[0].score == offered.back().score && kept[0].index == offered.back().index);
       std::sort(kept.begin(), kept.end(), by_order);
-      bool equal = kept.size() == offered.size() && top_is_worst;
+      bool equal = kept.size() == offered.size() && top_is_worst && top_kept;
       for (size_t e = 0; equal && e < kept.size(); ++e)
         equal = kept[e].score == offered[e].score && kept[e].index == offered[e].index;
       heap_failures += !equal;
