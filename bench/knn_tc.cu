@@ -20,6 +20,8 @@
 #include <string>
 #include <thread>
 
+#include <sys/mman.h>
+
 #include "core/parallel.h"
 
 using namespace fsgpu;
@@ -108,9 +110,10 @@ bool same(const KnnResult& a, const KnnResult& b, int64_t first_row = 0) {
 }
 
 void print_phases(const char* what, double seconds, const GpuKnnPhases& p) {
-  std::printf("%s: %.3f s (upload %.3f, candidates %.3f, rerank %.3f, download %.3f; candidates/query %.1f, "
-              "single-precision rows %lld, exact rows %lld)\n",
-              what, seconds, p.upload, p.candidates, p.rerank, p.download, p.candidates_per_query,
+  std::printf("%s: %.4f s (upload %.4f, candidates %.4f, rerank %.4f, download %.4f, the rest %.4f; candidates/query "
+              "%.1f, single-precision rows %lld, exact rows %lld)\n",
+              what, seconds, p.upload, p.candidates, p.rerank, p.download,
+              seconds - p.upload - p.candidates - p.rerank - p.download, p.candidates_per_query,
               (long long)p.retried_rows, (long long)p.exact_rows);
 }
 
@@ -137,9 +140,27 @@ void time_kernels(const KnnPoints& p, int64_t count, int threads) {
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
-  // Rep 0 warms up; rep 1 is the timing; rep 2 starts from rep 1's full heaps, so that almost no
-  // score enters one: the pass without its heap work.
-  auto timed = [&](const char* name, int32_t stride, double peak, auto launch) {
+  // Each row's candidates in (score, index) order, to compare the variants' heaps: every variant
+  // must keep the same `capacity` best points of each row (their scores are the same sums).
+  std::vector<KnnCand> reference_heaps;
+  auto sorted_heaps = [&](int32_t cap) {
+    std::vector<KnnCand> h(size_t(count) * cap);
+    std::vector<int32_t> sz(count);
+    FSGPU_CUDA_CHECK(cudaMemcpy(h.data(), heaps.data(), h.size() * sizeof(KnnCand), cudaMemcpyDeviceToHost));
+    FSGPU_CUDA_CHECK(cudaMemcpy(sz.data(), sizes.data(), sz.size() * sizeof(int32_t), cudaMemcpyDeviceToHost));
+    for (int64_t r = 0; r < count; ++r) {
+      auto* row = h.data() + r * cap;
+      for (int32_t e = sz[r]; e < cap; ++e) row[e] = KnnCand{INFINITY, INT_MAX};
+      std::sort(row, row + cap, [](const KnnCand& x, const KnnCand& y) {
+        return candidate_before(x.score, x.index, y.score, y.index);
+      });
+    }
+    return h;
+  };
+  // Rep 0 warms up; rep 1 is the timing (its heaps are compared with the first variant's); rep 2
+  // starts from rep 1's full heaps, so that almost no score enters one: the pass without its heap
+  // work.
+  auto timed = [&](const char* name, int32_t stride, double peak, auto launch, bool check) {
     for (int rep = 0; rep < 3; ++rep) {
       if (rep < 2) FSGPU_CUDA_CHECK(cudaMemset(sizes.data(), 0, count * sizeof(int32_t)));
       cudaEventRecord(start);
@@ -150,6 +171,14 @@ void time_kernels(const KnnPoints& p, int64_t count, int threads) {
       float ms = 0;
       cudaEventElapsedTime(&ms, start, stop);
       if (rep == 0) continue;
+      if (rep == 1 && check) {
+        std::vector<KnnCand> h = sorted_heaps(capacity);
+        if (reference_heaps.empty()) reference_heaps = h;
+        bool equal = true;
+        for (size_t e = 0; e < h.size() && equal; ++e)
+          equal = h[e].score == reference_heaps[e].score && h[e].index == reference_heaps[e].index;
+        std::printf("  %-34s heaps equal to the first variant's: %s\n", name, equal ? "yes" : "NO");
+      }
       const double useful = 2.0 * count * p.n * p.dim / (ms * 1e-3) / 1e12;
       const double padded = 2.0 * count * p.n * stride / (ms * 1e-3) / 1e12;
       std::printf("  %-34s%s %8.3f s for %lld x %lld: %6.1f TFLOP/s of the %d dimensions (%6.1f padded to %d), "
@@ -158,25 +187,30 @@ void time_kernels(const KnnPoints& p, int64_t count, int threads) {
                   useful / kPeakFp32, ms * 1e-3 * double(p.n) / count);
     }
   };
-  struct Variant { const char* name; bool resident; int chunk; void (*kernel)(CandidateArgs); };
-  const Variant variants[] = {{"half mma, query rows resident", true, kChunk16, candidates_mma_kernel<true>},
-                              {"half mma, query rows streamed", false, kChunk16, candidates_mma_kernel<false>},
-                              {"half mma, resident, 64-dim chunks", true, 64, candidates_mma_kernel<true, 64>}};
+  int shared_optin = 0;
+  FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0));
+  // The first is the previous engine's pass (8 warps of 64 rows, 32-dimension chunks); the
+  // engine's is kChunk16, kWarpRows16.
+  struct Variant { const char* name; int chunk; MmaPass pass; };
+  const Variant variants[] = {{"half mma, 64-row warps, 32-dim chunks", 32, mma_pass<32, 64>(stride16, shared_optin)},
+                              {"half mma, 64-row warps, 64-dim chunks", 64, mma_pass<64, 64>(stride16, shared_optin)},
+                              {"half mma, 32-row warps, 32-dim chunks", 32, mma_pass<32, 32>(stride16, shared_optin)},
+                              {"half mma, 32-row warps, 64-dim chunks", 64, mma_pass<64, 32>(stride16, shared_optin)}};
   for (const Variant& v : variants) {
     if (stride16 % v.chunk) continue;
-    const size_t shared = mma_shared_bytes(v.resident, stride16, v.chunk);
-    FSGPU_CUDA_CHECK(cudaFuncSetAttribute(v.kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
     ca.queries = refs16.data();
     ca.refs = refs16.data();
     ca.stride = stride16;
-    timed(v.name, stride16, kPeakFp16, [&] { v.kernel<<<blocks, kThreads, shared>>>(ca); });
+    std::printf("  %-34s %d threads, %zu bytes of dynamic shared memory, query rows %s\n", v.name, v.pass.threads,
+                v.pass.shared, v.pass.resident ? "resident" : "streamed");
+    timed(v.name, stride16, kPeakFp16, [&] { v.pass.kernel<<<blocks, v.pass.threads, v.pass.shared>>>(ca); }, true);
   }
   ca.queries = refs32.data();
   ca.refs = refs32.data();
   ca.stride = stride32;
   ca.capacity = kK + kExtra32;
   timed("single precision (CUDA cores)", stride32, kPeakFp32,
-        [&] { candidates_kernel<TileKind::dot><<<blocks, kThreads>>>(ca); });
+        [&] { candidates_kernel<TileKind::dot><<<blocks, kThreads>>>(ca); }, false);
   std::printf("  (peaks, TFLOP/s: FP16 tensor %.1f, TF32 tensor %.1f, FP32 %.1f)\n", kPeakFp16, kPeakTf32, kPeakFp32);
 }
 
@@ -223,11 +257,47 @@ int main(int argc, char** argv) {
         prepare_points(x.data(), n, kDim, KnnMetric::pearson, threads);
         std::printf("prepare_points again: %.4f s\n", seconds_since(t));
       }
+      // What of prepare_points is the first touch of its fresh rows (page faults), at these threads.
+      for (int rep = 0; rep < 2; ++rep) {
+        t = std::chrono::steady_clock::now();
+        RowVector<double> rows(size_t(n) * p.stride);
+        parallel_for(n, threads, 512, [&](int64_t begin, int64_t end, int) {
+          std::fill(rows.data() + begin * p.stride, rows.data() + end * p.stride, 0.0);
+        });
+        std::printf("first touch of %.0f MB of rows: %.4f s\n", rows.size() * 8e-6, seconds_since(t));
+      }
+      // What a search's device buffers cost to allocate and free (cudaMalloc, cudaFree) at this size.
+      for (int rep = 0; rep < 2; ++rep) {
+        t = std::chrono::steady_clock::now();
+        {
+          const size_t sizes[] = {size_t(n) * p.stride * 8, size_t(n) * 320 * 4, size_t(n) * 320 * 2,
+                                  size_t(n) * 116 * 8, size_t(n) * 8, size_t(n) * 8, size_t(n) * 4,
+                                  size_t(n) * kK * 4, size_t(n) * kK * 8, size_t(n) * 4, 4, size_t(n) * 4};
+          std::vector<DeviceBuffer<unsigned char>> buffers;
+          for (size_t b : sizes) buffers.emplace_back(b);
+        }
+        std::printf("cudaMalloc and cudaFree of the search's 12 device buffers: %.4f s\n", seconds_since(t));
+      }
+      for (int rep = 0; rep < 2; ++rep) {  // the same in 2 MB pages, where the kernel gives them (madvise)
+        t = std::chrono::steady_clock::now();
+        const size_t huge = size_t(2) << 20, bytes = (size_t(n) * p.stride * 8 + huge - 1) / huge * huge;
+        double* rows = static_cast<double*>(std::aligned_alloc(huge, bytes));
+        madvise(rows, bytes, MADV_HUGEPAGE);
+        parallel_for(n, threads, 512, [&](int64_t begin, int64_t end, int) {
+          std::fill(rows + begin * p.stride, rows + end * p.stride, 0.0);
+        });
+        std::printf("first touch of the same in 2 MB pages (madvise): %.4f s\n", seconds_since(t));
+        std::free(rows);
+      }
     }
-    GpuKnnPhases phases;
-    t = std::chrono::steady_clock::now();
-    const KnnResult gpu = gpu_knn(p, nullptr, kK, options, nullptr, &phases);
-    print_phases("gpu_knn", seconds_since(t), phases);
+    const int reps = n == kBase ? 3 : 1;
+    KnnResult gpu;
+    for (int rep = 0; rep < reps; ++rep) {
+      GpuKnnPhases phases;
+      t = std::chrono::steady_clock::now();
+      gpu = gpu_knn(p, nullptr, kK, options, nullptr, &phases);
+      print_phases("gpu_knn", seconds_since(t), phases);
+    }
     if (n == kBase) {
       t = std::chrono::steady_clock::now();
       const KnnResult cpu = cpu_knn(p, nullptr, kK, threads, nullptr);

@@ -5,9 +5,9 @@
 //      worst kept candidate is queued in shared memory, and the queues go into the rows' heaps
 //      of candidates (global memory) when one overflows (offer_scores). No distance matrix is
 //      ever written. The correlation metrics are scored on tensor cores in half precision
-//      (candidates_mma_kernel, mma.sync m16n8k16 with float sums, sm_80 and later; the block's
-//      query rows stay in shared memory when they fit), the others, and the rows that need it,
-//      in single precision (candidates_kernel, 8 x 8 scores per thread).
+//      (candidates_mma_kernel, mma.sync m16n8k16 with float sums, sm_80 and later, 16 warps a
+//      block; the block's query rows stay in shared memory when they fit), the others, and the
+//      rows that need it, in single precision (candidates_kernel, 8 x 8 scores per thread).
 //   2. rerank_kernel, a block per query: the candidates sorted; every one that the pass's error
 //      bound cannot rule out gets knn_key() in double precision, and the k best by (key, index)
 //      are the answer (reported as knn_key_distance()). When the heap's last candidate is itself
@@ -48,6 +48,7 @@
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <mutex>
 #include <string>
@@ -56,6 +57,7 @@
 #include "core/gpu_backend.h"
 #include "core/knn_heap.h"
 #include "core/knn_metric.h"
+#include "core/parallel.h"
 #include "cuda_check.cuh"
 #include "device_threads.cuh"
 #include "knn_kept.cuh"
@@ -66,9 +68,10 @@ namespace fsgpu {
 namespace {
 
 constexpr int kTile = 128;      // query rows of a block, and reference rows of a tile
-constexpr int kThreads = 256;   // 8 warps; 64 scores per thread
+constexpr int kThreads = 256;   // single precision: 8 warps, 64 scores per thread
 constexpr int kChunk = kKnnStride32;  // floats staged per step (single precision)
-constexpr int kChunk16 = 32;    // halves staged per step (tensor cores)
+constexpr int kChunk16 = 64;    // halves staged per step (tensor cores)
+constexpr int kWarpRows16 = 32;  // query rows of a tensor-core warp (16 warps a block)
 constexpr int kQueue = 24;      // shared queue per query row and round
 constexpr int kExtra32 = 32;    // candidates kept beyond k: single precision
 constexpr int kExtra16 = 96;    // half precision, whose bound is wider
@@ -131,59 +134,73 @@ __device__ inline void flush_queues(const CandidateArgs& a, SelectionState& st) 
       const int64_t local = int64_t(blockIdx.x) * kTile + row;
       KnnCand* heap = a.heaps + local * a.capacity;
       int32_t size = a.sizes[local];
-      for (int q = 0; q < n_queued; ++q) candidate_heap_offer(heap, size, a.capacity, st.queue[row][q]);
+      KnnCand top = size > 0 ? heap[0] : KnnCand{};  // kept in a register: offers that lose cost no load
+      for (int q = 0; q < n_queued; ++q) candidate_heap_offer(heap, size, a.capacity, st.queue[row][q], top);
       a.sizes[local] = size;
-      st.worst[row] = size < a.capacity ? KnnCand{INFINITY, INT_MAX} : heap[0];
+      st.worst[row] = size < a.capacity ? KnnCand{INFINITY, INT_MAX} : top;
     }
     st.queued[row] = 0;
   }
   __syncthreads();
 }
 
-// Offers a thread's 64 scores of the tile at reference row r0 to their rows' heaps. The scores
-// lie on 8 rows and 8 columns of the tile: score e is on row slot layout.row(e) and column slot
-// layout.col(e), at tile positions layout.row_at(slot) and layout.col_at(slot). A score that
-// beats its row's worst kept candidate (as of the last flush) is queued in shared memory; the
-// queues go into the heaps (flush_queues) only when one overflows, and at the end of the kernel.
-// A stale worst lets more scores through, never fewer, and a heap keeps the best `capacity` of
-// what it is offered, so every point left out scores no better than its heap's final worst:
-// what the rerank relies on. Called by every thread of the block.
+// Clears the pending scores (bit e: score e) that do not beat their row's worst kept candidate
+// in (score, index) order: the full test, after a one-compare screen or a flush.
+template <class Layout>
+__device__ inline uint64_t keep_beating(uint64_t pending, const SelectionState& st, const float* score,
+                                        const int32_t* index, const Layout& layout) {
+#pragma unroll
+  for (int e = 0; e < Layout::kScores; ++e) {
+    const uint64_t bit = uint64_t(1) << e;
+    const KnnCand w = st.worst[layout.row_at(layout.row(e))];
+    if ((pending & bit) && !candidate_before(score[e], index[layout.col(e)], w.score, w.index)) pending &= ~bit;
+  }
+  return pending;
+}
+
+// Offers a thread's Layout::kScores scores of the tile at reference row r0 to their rows' heaps.
+// The scores lie on Layout::kRows rows and 8 columns of the tile: score e is on row slot
+// layout.row(e) and column slot layout.col(e), at tile positions layout.row_at(slot) and
+// layout.col_at(slot). A score that beats its row's worst kept candidate (as of the last flush)
+// is queued in shared memory; the queues go into the heaps (flush_queues) only when one
+// overflows, and at the end of the kernel. A stale worst lets more scores through, never fewer,
+// and a heap keeps the best `capacity` of what it is offered, so every point left out scores no
+// better than its heap's final worst: what the rerank relies on. Called by every thread of the
+// block.
 template <class Layout>
 __device__ inline void offer_scores(const CandidateArgs& a, SelectionState& st, int64_t r0, const float* score,
                                     const Layout& layout) {
+  static_assert(Layout::kScores <= 64, "pending scores are bits of a 64-bit mask");
   // A first, cheap screen against each row's worst score (rows past the end take none); the
-  // few scores through it get the full test: (score, index) order, a column inside the block,
-  // and not the query itself.
-  float worst_score[8];
+  // few scores through it get the full test: a column inside the block, not the query itself,
+  // and (score, index) order.
+  float worst_score[Layout::kRows];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < Layout::kRows; ++i) {
     const int row = layout.row_at(i);
     worst_score[i] = st.id[row] >= 0 ? st.worst[row].score : -INFINITY;
   }
   uint64_t pending = 0;
 #pragma unroll
-  for (int e = 0; e < 64; ++e)
+  for (int e = 0; e < Layout::kScores; ++e)
     if (score[e] <= worst_score[layout.row(e)]) pending |= uint64_t(1) << e;
   int32_t index[8];
 #pragma unroll
   for (int j = 0; j < 8; ++j) index[j] = static_cast<int32_t>(a.first_ref + r0 + layout.col_at(j));
   if (pending) {
 #pragma unroll
-    for (int e = 0; e < 64; ++e) {
+    for (int e = 0; e < Layout::kScores; ++e) {
       const uint64_t bit = uint64_t(1) << e;
-      if (!(pending & bit)) continue;
-      const int row = layout.row_at(layout.row(e));
       const int32_t j = index[layout.col(e)];
-      const KnnCand w = st.worst[row];
-      if (!candidate_before(score[e], j, w.score, w.index) || j >= a.first_ref + a.n_block ||
-          (a.self && st.id[row] + a.query_base == j))
+      if ((pending & bit) && (j >= a.first_ref + a.n_block || (a.self && st.id[layout.row_at(layout.row(e))] + a.query_base == j)))
         pending &= ~bit;
     }
+    pending = keep_beating(pending, st, score, index, layout);
   }
   for (;;) {
     if (pending) {
 #pragma unroll
-      for (int e = 0; e < 64; ++e) {
+      for (int e = 0; e < Layout::kScores; ++e) {
         const uint64_t bit = uint64_t(1) << e;
         if (!(pending & bit)) continue;
         const int row = layout.row_at(layout.row(e));
@@ -195,33 +212,30 @@ __device__ inline void offer_scores(const CandidateArgs& a, SelectionState& st, 
       }
     }
     if (!__syncthreads_or(pending != 0)) return;
-    flush_queues(a, st);  // a queue overflowed: empty them all, then offer what is left
-#pragma unroll
-    for (int e = 0; e < 64; ++e) {
-      const uint64_t bit = uint64_t(1) << e;
-      const int i = layout.row(e), j = layout.col(e);
-      const KnnCand w = st.worst[layout.row_at(i)];
-      if ((pending & bit) && !candidate_before(score[e], index[j], w.score, w.index)) pending &= ~bit;
-    }
+    flush_queues(a, st);  // a queue overflowed: empty them all, then offer what still beats the worst
+    pending = keep_beating(pending, st, score, index, layout);
   }
 }
 
 // The score layouts of the two candidate kernels: thread (tx, ty) of the single-precision one
 // holds rows ty*8.. and columns tx*8.. of the tile; a tensor-core warp (warp_m, warp_n) holds
-// fragment element e = (mi * 4 + ni) * 4 + c of its 64 x 32 part, at row
-// warp_m*64 + mi*16 + g + 8 (c / 2) and column warp_n*32 + ni*8 + 2t + c % 2.
+// fragment element e = (mi * 4 + ni) * 4 + c of its (16 kMi) x 32 part, at row
+// warp_m*16*kMi + mi*16 + g + 8 (c / 2) and column warp_n*32 + ni*8 + 2t + c % 2.
 struct GridLayout {
+  static constexpr int kScores = 64, kRows = 8;
   int tx, ty;
   __device__ int row(int e) const { return e / 8; }
   __device__ int col(int e) const { return e % 8; }
   __device__ int row_at(int i) const { return ty * 8 + i; }
   __device__ int col_at(int j) const { return tx * 8 + j; }
 };
+template <int kMi>
 struct MmaLayout {
+  static constexpr int kScores = kMi * 16, kRows = kMi * 2;
   int warp_m, warp_n, g, t;
   __device__ int row(int e) const { return (e / 16) * 2 + (e % 4) / 2; }
   __device__ int col(int e) const { return ((e / 4) % 4) * 2 + e % 2; }
-  __device__ int row_at(int i) const { return warp_m * 64 + (i / 2) * 16 + g + (i % 2) * 8; }
+  __device__ int row_at(int i) const { return warp_m * 16 * kMi + (i / 2) * 16 + g + (i % 2) * 8; }
   __device__ int col_at(int j) const { return warp_n * 32 + (j / 2) * 8 + 2 * t + j % 2; }
 };
 
@@ -309,23 +323,32 @@ __device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* shared
 }
 #endif
 
-// Half precision on tensor cores (correlation metrics; sm_80 and later): 8 warps as 2 x 4, each
-// scoring 64 rows x 32 columns of a tile with mma.sync m16n8k16 (half inputs, float sums).
-// Resident: the block's 128 query rows are copied to shared memory once and stay there (only the
-// reference rows stream through); otherwise (dimensions too many for shared memory) both stream.
-// Operands come in chunks of kChunkH dimensions through a ring of kStages buffers filled by cp.async,
-// the chunks of consecutive tiles in one stream, so loads run ahead across tile boundaries.
-constexpr int kStages = 5;
+// Half precision on tensor cores (correlation metrics; sm_80 and later): the warps as
+// (128 / kWarpRows) x 4, each scoring kWarpRows rows x 32 columns of a tile with mma.sync
+// m16n8k16 (half inputs, float sums). 32-row warps (16 warps, 32 accumulators a thread) keep
+// twice the warps of 64-row ones in flight, which is what the pass is short of (it is bound by
+// latency, not by the tensor cores or shared memory). Resident: the block's 128 query rows are
+// copied to shared memory once and stay there (only the reference rows stream through);
+// otherwise (dimensions too many for shared memory) both stream. Operands come in chunks of
+// kChunkH dimensions through a ring of kStages buffers filled by cp.async, the chunks of
+// consecutive tiles in one stream, so loads run ahead across tile boundaries.
+template <int kChunkH>
+constexpr int mma_stages() { return kChunkH >= 64 ? 4 : 5; }
 
-template <bool kResident, int kChunkH = kChunk16>
-__global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs a) {
+template <int kWarpRows>
+constexpr int mma_threads() { return kTile / kWarpRows * 4 * 32; }
+
+template <bool kResident, int kChunkH, int kWarpRows>
+__global__ void __launch_bounds__(mma_threads<kWarpRows>()) candidates_mma_kernel(CandidateArgs a) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  constexpr int kThreadsH = mma_threads<kWarpRows>(), kMi = kWarpRows / 16, kStages = mma_stages<kChunkH>();
   extern __shared__ __align__(16) unsigned char staged[];
   __shared__ SelectionState st;
   // A row of halves in shared memory is padded by 8 (16 bytes): its pitch is then an odd number
   // of 16-byte units, so the 8 rows of an ldmatrix hit distinct banks.
   constexpr int kPad = kChunkH + 8;  // a staged chunk's pitch (80 or 144 bytes: odd numbers of 16)
-  constexpr int kPieces = kTile * kChunkH / 8 / kThreads;  // 16-byte copies per thread and operand
+  constexpr int kPieces = kTile * kChunkH / 8 / kThreadsH;  // 16-byte copies per thread and operand
+  static_assert(kPieces * kThreadsH * 8 == kTile * kChunkH, "a chunk splits evenly over the threads");
   const int32_t pitch_a = kResident ? a.stride + 8 : kPad;
   __half* as = reinterpret_cast<__half*>(staged);  // resident: kTile x pitch_a; else kStages x kTile x kPad
   __half* bs = as + (kResident ? kTile * pitch_a : kStages * kTile * kPad);  // kStages x kTile x kPad
@@ -333,11 +356,11 @@ __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs 
   const __half* refs = static_cast<const __half*>(a.refs);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int warp_m = warp / 4, warp_n = warp % 4;
-  const MmaLayout layout{warp_m, warp_n, lane / 4, lane % 4};
+  const MmaLayout<kMi> layout{warp_m, warp_n, lane / 4, lane % 4};
   load_selection_state(a, st);
   if (kResident) {  // the query rows, 16 bytes a copy
     const int32_t parts = a.stride / 8;
-    for (int32_t p = threadIdx.x; p < kTile * parts; p += kThreads) {
+    for (int32_t p = threadIdx.x; p < kTile * parts; p += kThreadsH) {
       const int row = p / parts, part = (p % parts) * 8;
       const int64_t id = st.id[row];
       cp_async16(as + row * pitch_a + part, queries + (id >= 0 ? id : 0) * a.stride + part, id >= 0);
@@ -357,7 +380,7 @@ __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs 
       const int32_t k0 = issue_c * kChunkH;
 #pragma unroll
       for (int i = 0; i < kPieces; ++i) {
-        const int p = threadIdx.x + i * kThreads, row = p / (kChunkH / 8), part = (p % (kChunkH / 8)) * 8;
+        const int p = threadIdx.x + i * kThreadsH, row = p / (kChunkH / 8), part = (p % (kChunkH / 8)) * 8;
         const int64_t rrow = issue_r0 + row;
         cp_async16(bs + (issue_buffer * kTile + row) * kPad + part,
                    refs + (rrow < a.n_block ? rrow : 0) * a.stride + k0 + part, rrow < a.n_block);
@@ -373,9 +396,9 @@ __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs 
     if (++issue_buffer == kStages) issue_buffer = 0;
   };
   for (int s = 0; s < kStages - 1; ++s) stage();
-  float acc[64];  // (m tile, n tile, fragment element)
+  float acc[kMi * 16];  // (m tile, n tile, fragment element)
 #pragma unroll
-  for (int e = 0; e < 64; ++e) acc[e] = 0;
+  for (int e = 0; e < kMi * 16; ++e) acc[e] = 0;
   int c = 0, buffer = 0;
   int64_t r0 = 0;
   for (int64_t s = 0; s < steps; ++s) {
@@ -386,10 +409,10 @@ __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs 
     const __half* b_chunk = bs + buffer * kTile * kPad;
 #pragma unroll
     for (int kk = 0; kk < kChunkH; kk += 16) {
-      uint32_t af[4][4], bf[2][4];
+      uint32_t af[kMi][4], bf[2][4];
 #pragma unroll
-      for (int mi = 0; mi < 4; ++mi)
-        ldmatrix_x4(af[mi], a_chunk + (warp_m * 64 + mi * 16 + lane % 16) * pitch_a + kk + (lane / 16) * 8);
+      for (int mi = 0; mi < kMi; ++mi)
+        ldmatrix_x4(af[mi], a_chunk + (warp_m * kWarpRows + mi * 16 + lane % 16) * pitch_a + kk + (lane / 16) * 8);
 #pragma unroll
       for (int nj = 0; nj < 2; ++nj) {
         const int matrix = lane / 8;
@@ -397,7 +420,7 @@ __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs 
                     b_chunk + (warp_n * 32 + nj * 16 + (matrix / 2) * 8 + lane % 8) * kPad + kk + (matrix % 2) * 8);
       }
 #pragma unroll
-      for (int mi = 0; mi < 4; ++mi)
+      for (int mi = 0; mi < kMi; ++mi)
 #pragma unroll
         for (int ni = 0; ni < 4; ++ni) {
           float* d = &acc[(mi * 4 + ni) * 4];
@@ -412,10 +435,10 @@ __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs 
     if (++buffer == kStages) buffer = 0;
     if (++c == chunks) {  // the tile is scored
 #pragma unroll
-      for (int e = 0; e < 64; ++e) acc[e] = 1.0f - acc[e];
+      for (int e = 0; e < kMi * 16; ++e) acc[e] = 1.0f - acc[e];
       offer_scores(a, st, r0, acc, layout);
 #pragma unroll
-      for (int e = 0; e < 64; ++e) acc[e] = 0;
+      for (int e = 0; e < kMi * 16; ++e) acc[e] = 0;
       c = 0;
       r0 += kTile;
     }
@@ -425,10 +448,26 @@ __global__ void __launch_bounds__(kThreads) candidates_mma_kernel(CandidateArgs 
 #endif
 }
 
-// Dynamic shared memory of the tensor-core pass over rows of stride16 halves.
-size_t mma_shared_bytes(bool resident, int32_t stride16, int chunk = kChunk16) {
-  const size_t b = size_t(kStages) * kTile * (chunk + 8) * sizeof(__half);
-  return b + (resident ? size_t(kTile) * (stride16 + 8) * sizeof(__half) : b);
+// A tensor-core pass's kernel, block size and dynamic shared memory over rows of stride16 halves
+// (query rows resident when they fit beside the selection state).
+struct MmaPass {
+  void (*kernel)(CandidateArgs);
+  int threads;
+  size_t shared;
+  bool resident;
+};
+
+template <int kChunkH, int kWarpRows>
+MmaPass mma_pass(int32_t stride16, int shared_optin) {
+  const size_t b = size_t(mma_stages<kChunkH>()) * kTile * (kChunkH + 8) * sizeof(__half);
+  const size_t resident_bytes = b + size_t(kTile) * (stride16 + 8) * sizeof(__half);
+  MmaPass p;
+  p.resident = resident_bytes + sizeof(SelectionState) + 1024 <= static_cast<size_t>(shared_optin);
+  p.kernel = p.resident ? candidates_mma_kernel<true, kChunkH, kWarpRows> : candidates_mma_kernel<false, kChunkH, kWarpRows>;
+  p.threads = mma_threads<kWarpRows>();
+  p.shared = p.resident ? resident_bytes : 2 * b;
+  allow_dynamic_shared(p.kernel);
+  return p;
 }
 
 // The float rows of prepared double rows of a correlation metric, as knn_float_rows() makes them
@@ -559,6 +598,81 @@ __global__ void exact_kernel(KnnMetric m, const double* queries64, const double*
     distance[at] = knn_key(m, q, refs64 + j * stride, stride, qn, ref_norms ? ref_norms[j] : 1.0);
     index[at] = static_cast<int32_t>(j);
   }
+}
+
+// Host-to-device copies of big arrays through page-locked staging buffers: a copy from pageable
+// memory runs at a fraction of the bus's rate (the 57 MB of double rows of 24,158 x 295 points
+// took 11 ms on an H100 host). Host threads fill one buffer while the others are on the bus.
+// The buffers are kept for the process (allocating page-locked memory costs more than the copy)
+// in a pool, a ring to each upload running at the time (one per device thread); never freed:
+// a static destructor would run after the CUDA runtime has shut down.
+constexpr size_t kStagingBytes = size_t(8) << 20;
+constexpr int kStagingSlots = 3;
+struct StagingRing {
+  PinnedBuffer<unsigned char> slot[kStagingSlots];
+};
+
+class StagingLease {
+ public:
+  explicit StagingLease(cudaStream_t s) : stream_(s) {
+    {
+      std::lock_guard<std::mutex> lock(mutex());
+      if (!idle().empty()) {
+        ring_ = idle().back();
+        idle().pop_back();
+      }
+    }
+    if (!ring_) {
+      ring_ = new StagingRing;
+      for (auto& slot : ring_->slot) slot = PinnedBuffer<unsigned char>(kStagingBytes);
+    }
+    for (cudaEvent_t& e : done_) FSGPU_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  }
+  // The ring goes back to the pool only once the bus has read it.
+  ~StagingLease() {
+    cudaStreamSynchronize(stream_);
+    for (cudaEvent_t e : done_) cudaEventDestroy(e);
+    std::lock_guard<std::mutex> lock(mutex());
+    idle().push_back(ring_);
+  }
+  StagingLease(const StagingLease&) = delete;
+  StagingLease& operator=(const StagingLease&) = delete;
+
+  void copy(void* to, const void* from, size_t bytes, int threads) {
+    for (size_t at = 0, c = 0; at < bytes; at += kStagingBytes, ++c) {
+      const int b = static_cast<int>(c % kStagingSlots);
+      const size_t len = std::min(kStagingBytes, bytes - at);
+      if (c >= kStagingSlots) FSGPU_CUDA_CHECK(cudaEventSynchronize(done_[b]));  // the slot's last copy is done
+      unsigned char* slot = ring_->slot[b].data();
+      const unsigned char* src = static_cast<const unsigned char*>(from) + at;
+      parallel_for(static_cast<int64_t>(len), threads, int64_t(1) << 20,
+                   [&](int64_t begin, int64_t end, int) { std::memcpy(slot + begin, src + begin, end - begin); });
+      FSGPU_CUDA_CHECK(cudaMemcpyAsync(static_cast<unsigned char*>(to) + at, slot, len, cudaMemcpyHostToDevice, stream_));
+      FSGPU_CUDA_CHECK(cudaEventRecord(done_[b], stream_));
+    }
+  }
+
+ private:
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::vector<StagingRing*>& idle() {
+    static std::vector<StagingRing*>* rings = new std::vector<StagingRing*>;
+    return *rings;
+  }
+  cudaStream_t stream_;
+  StagingRing* ring_ = nullptr;
+  cudaEvent_t done_[kStagingSlots] = {};
+};
+
+// Copies n elements of host memory into `to` (grown when needed), staged when they are many.
+template <class T>
+void upload_staged(DeviceBuffer<T>& to, const T* from, size_t n, cudaStream_t s, int threads) {
+  if (n * sizeof(T) < kStagingBytes) return to.upload(from, n, s);
+  to.reserve(n);
+  StagingLease lease(s);
+  lease.copy(to.data(), from, n * sizeof(T), threads);
 }
 
 // One device's copies of the points and its working buffers.
@@ -740,23 +854,23 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
       refs64_d = on_device->rows64.data();
       ref_norms_d = on_device->norms.data();
     } else if (resident) {
-      dev.refs64.upload(reference.rows.data(), reference.rows.size(), s);
+      upload_staged(dev.refs64, reference.rows.data(), reference.rows.size(), s, options.host_threads);
       dev.ref_norms.upload(reference.norms.data(), reference.norms.size(), s);
       if (rows_on_device) float_rows(dev.refs64.data(), dev.ref_norms.data(), reference, stride32, dev.refs32, s);
-      else dev.refs32.upload(refs32.rows.data(), refs32.rows.size(), s);
+      else upload_staged(dev.refs32, refs32.rows.data(), refs32.rows.size(), s, options.host_threads);
       refs32_d = dev.refs32.data();
       refs64_d = dev.refs64.data();
       ref_norms_d = dev.ref_norms.data();
     }
     if (resident) {
       if (!self) {
-        dev.queries64.upload(q.rows.data(), q.rows.size(), s);
+        upload_staged(dev.queries64, q.rows.data(), q.rows.size(), s, options.host_threads);
         dev.query_norms.upload(q.norms.data(), q.norms.size(), s);
         if (rows_on_device) float_rows(dev.queries64.data(), dev.query_norms.data(), q, stride32, dev.queries32, s);
-        else dev.queries32.upload(q32.rows.data(), q32.rows.size(), s);
+        else upload_staged(dev.queries32, q32.rows.data(), q32.rows.size(), s, options.host_threads);
       }
-      dev.bound16.upload(bound16.data(), bound16.size(), s);
-      dev.bound32.upload(bound32.data(), bound32.size(), s);
+      upload_staged(dev.bound16, bound16.data(), bound16.size(), s, options.host_threads);
+      upload_staged(dev.bound32, bound32.data(), bound32.size(), s, options.host_threads);
       if (tensor) {
         dev.refs16.resize(reference.n * stride16);
         to_half_kernel<<<static_cast<unsigned>((reference.n * stride16 + 255) / 256), 256, 0, s>>>(
@@ -772,7 +886,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
     } else {
       host_rows32();
       dev.refs32.resize(block * stride32);
-      dev.queries32.upload(q32.rows.data() + first * stride32, (last - first) * stride32, s);
+      upload_staged(dev.queries32, q32.rows.data() + first * stride32, (last - first) * stride32, s, options.host_threads);
     }
     dev.heaps.resize(rows * max_capacity);
     dev.sizes.resize(rows);
@@ -788,14 +902,9 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
     const double* queries64 = self ? refs64 : dev.queries64.data();
     const double* ref_norms = reference.norms.empty() ? nullptr : ref_norms_d;
     const double* query_norms = reference.norms.empty() ? nullptr : self ? ref_norms : dev.query_norms.data();
-    // The tensor-core pass keeps a block's query rows in shared memory when they fit.
     int shared_optin = 0;
     FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    const bool keep_queries =
-        mma_shared_bytes(true, stride16) + sizeof(SelectionState) + 1024 <= static_cast<size_t>(shared_optin);
-    const size_t mma_shared = mma_shared_bytes(keep_queries, stride16);
-    if (tensor)
-      allow_dynamic_shared(keep_queries ? candidates_mma_kernel<true> : candidates_mma_kernel<false>);
+    const MmaPass mma = tensor ? mma_pass<kChunk16, kWarpRows16>(stride16, shared_optin) : MmaPass{};
 
     // A pass over some queries (ids, or first.. without): candidates, then (resident) the rerank
     // on the device, whose unsure ids are returned, or (streaming) the rerank on the host.
@@ -808,7 +917,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
       const unsigned blocks = static_cast<unsigned>((count + kTile - 1) / kTile);
       for (int64_t r0 = 0; r0 < reference.n; r0 += block) {
         const int64_t nr = std::min(block, reference.n - r0);
-        if (!resident) dev.refs32.upload(refs32.rows.data() + r0 * stride32, nr * stride32, s);
+        if (!resident) upload_staged(dev.refs32, refs32.rows.data() + r0 * stride32, nr * stride32, s, options.host_threads);
         CandidateArgs ca{};
         ca.rows = rows_of;
         ca.n_block = nr;
@@ -822,8 +931,7 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
           ca.queries = queries16;
           ca.refs = dev.refs16.data();
           ca.stride = stride16;
-          if (keep_queries) candidates_mma_kernel<true><<<blocks, kThreads, mma_shared, s>>>(ca);
-          else candidates_mma_kernel<false><<<blocks, kThreads, mma_shared, s>>>(ca);
+          mma.kernel<<<blocks, mma.threads, mma.shared, s>>>(ca);
         } else {
           ca.queries = queries32;
           ca.refs = resident ? refs32_d : dev.refs32.data();

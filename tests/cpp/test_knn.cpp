@@ -154,9 +154,9 @@ void knn_tests(const GpuStatus& gpu) {
       EXPECT(phases.retried_rows + phases.exact_rows > 0, "lattice %s: ties sent rows to another search", names[int(m)]);
     }
   }
-  // The GPU pass's candidate heap (4-ary, knn_heap.h) against a sort: after any sequence of
+  // The GPU pass's candidate heap (8-ary, knn_heap.h) against a sort: after any sequence of
   // offers (scores with many ties, indices in any order) it holds the best `capacity` by
-  // (score, index), with the worst of them on top.
+  // (score, index), with the worst of them on top, and the caller's copy of the top is heap[0].
   {
     std::mt19937 rng(78);
     int heap_failures = 0;
@@ -169,10 +169,13 @@ void knn_tests(const GpuStatus& gpu) {
       for (int32_t j = 0; j < offers; ++j) order[j] = j;
       std::shuffle(order.begin(), order.end(), rng);
       int32_t size = 0;
+      KnnCandidate top{};
+      bool top_kept = true;  // the caller's copy of the top always equals heap[0]
       for (int32_t j : order) {
         const KnnCandidate c{float(rng() % levels) / 7.0f, j};
         offered.push_back(c);
-        candidate_heap_offer(heap.data(), size, capacity, c);
+        candidate_heap_offer(heap.data(), size, capacity, c, top);
+        top_kept = top_kept && top.score == heap[0].score && top.index == heap[0].index;
       }
       auto by_order = [](const KnnCandidate& a, const KnnCandidate& b) {
         return candidate_before(a.score, a.index, b.score, b.index);
@@ -182,7 +185,7 @@ void knn_tests(const GpuStatus& gpu) {
       std::vector<KnnCandidate> kept(heap.begin(), heap.begin() + size);
       const bool top_is_worst = size == 0 || (kept[0].score == offered.back().score && kept[0].index == offered.back().index);
       std::sort(kept.begin(), kept.end(), by_order);
-      bool equal = kept.size() == offered.size() && top_is_worst;
+      bool equal = kept.size() == offered.size() && top_is_worst && top_kept;
       for (size_t e = 0; equal && e < kept.size(); ++e)
         equal = kept[e].score == offered[e].score && kept[e].index == offered[e].index;
       heap_failures += !equal;
@@ -192,8 +195,9 @@ void knn_tests(const GpuStatus& gpu) {
   // Adversarial data for the tensor-core pass (half-precision scores, whose error bound is wide):
   // near-duplicate rows (scores tied in half precision, apart in double), rows scaled by huge and
   // tiny factors, many constant rows (every distance 1, ties by index), groups of exact
-  // duplicates, dimensions past what shared memory holds (the pass whose query rows stream), and
-  // n and k at the edges of the 128-row tiles and of the candidate heaps (k + 96). The CPU must
+  // duplicates, dimensions past what shared memory holds (the pass whose query rows stream),
+  // dimensions at the edges of the pass's 64-dimension chunks, and n and k at the edges of the
+  // 128-row tiles and of the candidate heaps (k + 96). The CPU must
   // equal brute force, and the GPU the CPU bit for bit.
   {
     struct Adversarial { const char* name; int64_t n; int32_t dim; int32_t k; int kind; };
@@ -201,7 +205,8 @@ void knn_tests(const GpuStatus& gpu) {
         {"near duplicates", 300, 40, 20, 0}, {"huge and tiny norms", 257, 29, 20, 1},
         {"constant rows", 300, 16, 150, 2},  {"duplicate groups", 520, 12, 33, 3},
         {"tile edge 129", 129, 64, 32, 0},    {"tile edge 256", 256, 33, 128, 3},
-        {"many dimensions", 300, 700, 20, 0}, {"k at the heap edge", 400, 24, 96, 1}};
+        {"many dimensions", 300, 700, 20, 0}, {"k at the heap edge", 400, 24, 96, 1},
+        {"chunk edge 65", 383, 65, 20, 0},    {"chunk edge 128", 385, 128, 40, 3}};
     std::mt19937 rng(77);
     std::normal_distribution<double> normal(0, 1);
     for (const Adversarial& a : adversarial) {
@@ -232,6 +237,34 @@ void knn_tests(const GpuStatus& gpu) {
         EXPECT(same(brute_force(p, &qp, a.k), gpu_knn(p, &qp, a.k, options, nullptr, nullptr)), "%s %s: gpu queries",
                a.name, name);
       }
+    }
+  }
+  // Enough points that the GPU stages its uploads through page-locked buffers (26 MB of double
+  // rows: more 8 MB chunks than the ring has slots, the last one partial): rows spread over the
+  // points against brute force (the CPU engine on all of them would take too long here).
+  if (!gpu.devices.empty()) {
+    const int64_t n = 40000;
+    const int32_t dim = 81, k = 10;
+    const std::vector<double> x = make_points(79, n, dim);
+    GpuOptions options;
+    options.devices.push_back(0);
+    options.host_threads = 2;
+    for (KnnMetric m : {KnnMetric::pearson, KnnMetric::euclidean}) {
+      const KnnPoints p = prepare_points(x.data(), n, dim, m, 2);
+      const KnnResult gpu_result = gpu_knn(p, nullptr, k, options, nullptr, nullptr);
+      int wrong = 0;
+      for (int64_t i = 0; i < n; i += 997) {
+        std::vector<std::pair<double, int32_t>> all;
+        for (int64_t j = 0; j < n; ++j)
+          if (j != i)
+            all.emplace_back(knn_key(m, p.rows.data() + i * p.stride, p.rows.data() + j * p.stride, p.stride, p.norm(i),
+                                     p.norm(j)), int32_t(j));
+        std::partial_sort(all.begin(), all.begin() + k, all.end());
+        for (int32_t c = 0; c < k; ++c)
+          wrong += gpu_result.index[i * k + c] != all[c].second ||
+                   gpu_result.distance[i * k + c] != knn_key_distance(m, all[c].first);
+      }
+      EXPECT(wrong == 0, "40,000 points %s: %d neighbours of sampled rows differ from brute force", names[int(m)], wrong);
     }
   }
   // Range search: CPU against every pair's knn_key(), thread counts, queries, a threshold per

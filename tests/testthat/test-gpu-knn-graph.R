@@ -71,3 +71,17 @@ test_that("GPU equals CPU on data built against the tensor-core pass's bound", {
     expect_gpu_knn_equals_cpu(copies[1:257, ], k = k, metric = "pearson", info = paste("tile edge, k =", k))
   }
 })
+
+test_that("GPU equals CPU at the tensor-core pass's chunk edges and through the staged upload", {
+  skip_unless_gpu_knn()
+  set.seed(67)
+  # dimensions around the pass's 64-dimension chunks (rows padded to a multiple of 64)
+  for (dim in c(63, 64, 65, 128, 129)) {
+    x <- matrix(rnorm(300 * dim), 300, dim)
+    x[2, ] <- x[1, ] * (1 + 1e-9)  # a near duplicate
+    expect_gpu_knn_equals_cpu(x, k = 20, metric = "pearson", info = paste(dim, "dimensions"))
+  }
+  # 29 MB of double rows: uploaded through the page-locked staging ring (8 MB buffers, 3 of them)
+  big <- matrix(rnorm(12000 * 300), 12000, 300)
+  expect_gpu_knn_equals_cpu(big, k = 20, metric = "pearson", info = "12,000 x 300")
+})
