@@ -478,31 +478,68 @@ NumericColumns numeric_columns_from_r(SEXP x, int32_t n) {
 
 using namespace fsgpu;
 
+namespace {
+
+// The first infinite and the first missing (NA or NaN) of a column's values v[0..count), whose
+// 1-based sample numbers are row(k) + 1 (rows ascending): one branch-free pass, the offenders
+// located only in a column that has any.
+template <class Row>
+void first_bad(const double* v, int64_t count, Row row, int32_t& infinite, int32_t& missing) {
+  bool clean = true;
+  for (int64_t k = 0; k < count; ++k) clean &= std::isfinite(v[k]);
+  if (clean) return;
+  for (int64_t k = 0; k < count && (infinite < 0 || missing < 0); ++k) {
+    if (std::isinf(v[k]) && infinite < 0) infinite = static_cast<int32_t>(row(k) + 1);
+    if (std::isnan(v[k]) && missing < 0) missing = static_cast<int32_t>(row(k) + 1);
+  }
+}
+
+}  // namespace
+
 // The checks of x (a matrix, list of columns or dgCMatrix, as numeric_columns_from_r() takes
 // it) for the jobs that check in R (check_finite() in R/inputs.R, check_discretize_values() in
 // R/discretize.R), in one threaded pass over x read in place: per column, the first sample
 // holding +-Inf and the first holding NA or NaN. A list of infinite_rows, infinite_cols,
 // missing_rows and missing_cols (1-based, columns ascending), for R to name features and samples.
+// A dgCMatrix is scanned in its stored entries only (its zeros are finite), so the check costs
+// its entries, not n x p.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_bad_values(SEXP x, int n_samples, int threads) {
   FSGPU_GLUE_BEGIN
-  const NumericColumns columns = numeric_columns_from_r(x, n_samples);
-  const int64_t p = columns.n_features, n = n_samples;
-  std::vector<int32_t> infinite(p, -1), missing(p, -1);
-  parallel_for(p, threads, 8, [&](int64_t begin, int64_t end, int) {
-    std::vector<double> buffer(columns.dense ? 0 : n);
-    for (int64_t f = begin; f < end; ++f) {
-      const double* v = columns.dense ? columns.dense + f * n : buffer.data();
-      if (!columns.dense) columns.read(f, buffer.data());
-      bool clean = true;  // one branch-free pass; offenders are located only in a column that has any
-      for (int64_t i = 0; i < n; ++i) clean &= std::isfinite(v[i]);
-      if (clean) continue;
-      for (int64_t i = 0; i < n && (infinite[f] < 0 || missing[f] < 0); ++i) {
-        if (std::isinf(v[i]) && infinite[f] < 0) infinite[f] = static_cast<int32_t>(i + 1);
-        if (std::isnan(v[i]) && missing[f] < 0) missing[f] = static_cast<int32_t>(i + 1);
+  const int64_t n = n_samples;
+  int64_t p = 0;
+  std::vector<int32_t> infinite, missing;
+  if (Rf_isS4(x) && Rf_inherits(x, "dgCMatrix")) {
+    Rcpp::S4 m(x);
+    Rcpp::IntegerVector dim = m.slot("Dim"), i = m.slot("i"), starts = m.slot("p");
+    Rcpp::NumericVector values = m.slot("x");
+    if (dim[0] != n) Rcpp::stop("x has %d rows, not %d", dim[0], n_samples);
+    p = dim[1];
+    infinite.assign(p, -1);
+    missing.assign(p, -1);
+    const int *rows = i.begin(), *start = starts.begin();
+    const double* v = values.begin();
+    parallel_for(p, threads, 64, [&](int64_t begin, int64_t end, int) {
+      for (int64_t f = begin; f < end; ++f) {
+        const int* column_rows = rows + start[f];
+        first_bad(v + start[f], start[f + 1] - start[f], [&](int64_t k) { return column_rows[k]; }, infinite[f],
+                  missing[f]);
       }
-    }
-  });
+    });
+  } else {
+    const NumericColumns columns = numeric_columns_from_r(x, n_samples);
+    p = columns.n_features;
+    infinite.assign(p, -1);
+    missing.assign(p, -1);
+    parallel_for(p, threads, 8, [&](int64_t begin, int64_t end, int) {
+      std::vector<double> buffer(columns.dense ? 0 : n);
+      for (int64_t f = begin; f < end; ++f) {
+        const double* v = columns.dense ? columns.dense + f * n : buffer.data();
+        if (!columns.dense) columns.read(f, buffer.data());
+        first_bad(v, n, [](int64_t k) { return k; }, infinite[f], missing[f]);
+      }
+    });
+  }
   std::vector<int> infinite_rows, infinite_cols, missing_rows, missing_cols;
   for (int64_t f = 0; f < p; ++f) {
     if (infinite[f] > 0) {
