@@ -108,7 +108,7 @@ delayed_codes <- function(input, discretize, nbins, backend, threads, devices, q
   # One progress for the blocks (each block's own steps run quietly).
   for_each_feature_block(input, "Coding", quiet, function(block) {
     sub <- block$input
-    check_finite(sub, input$arg)
+    check_finite(sub, input$arg, threads)
     if (!is.null(input$binning)) {
       binning <- input$binning
       binning$roles <- binning$roles[block$rows]

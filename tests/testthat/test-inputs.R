@@ -188,3 +188,17 @@ test_that("SummarizedExperiment input: features are rows, samples columns", {
   SummarizedExperiment::assay(se, 1)[3, 4] <- NA
   expect_error(prepare_se_input(se, "batch"), "assay 'counts' has missing .* feature 'g3' \\(sample 's4'\\)")
 })
+
+test_that("the checks of x run on the job's threads", {
+  # check_finite() and the integer rule's count took all threads whatever the job's `threads`.
+  seen <- list()
+  record <- function(name, threads) seen[[length(seen) + 1L]] <<- c(name, threads)
+  ns <- asNamespace("fsgpu")
+  for (f in c("fsgpu_bad_values", "fsgpu_more_values_than")) {
+    suppressMessages(trace(f, tracer = bquote(.(record)(.(f), threads)), where = ns, print = FALSE))
+  }
+  on.exit(for (f in c("fsgpu_bad_values", "fsgpu_more_values_than")) suppressMessages(untrace(f, where = ns)))
+  x <- matrix(seq_len(400L * 2L), 400, 2)  # integer, many values: the rule counts them
+  suppressMessages(prepare_input(x, rep(1:2, 200), binning = binning_request(NULL, NULL, NULL, threads = 1L)))
+  expect_identical(seen, list(c("fsgpu_bad_values", "1"), c("fsgpu_more_values_than", "1")))
+})
