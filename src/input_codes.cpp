@@ -199,10 +199,10 @@ CodeMatrix Pieces::join() {
     codes_.clear();
     return m;
   }
-  // Otherwise what encode_dense() makes of all the features at once: each feature's mode (the
-  // lowest of its most frequent codes) is its base when common enough, and the matrix is kept
-  // sparse, without the modes, when that holds less than half the dense codes
-  // (sparsify_if_smaller() in core/encode.cpp).
+  // Otherwise what encode_dense() makes of all the features at once, by its own rules
+  // (dense_base(), sparse_is_smaller()): each feature's mode (the lowest of its most frequent
+  // codes) is its base when common enough, and the matrix is kept sparse, without the modes,
+  // when that is smaller.
   std::vector<uint16_t> mode(p);
   std::vector<int64_t> mode_count(p);
   parallel_for(p, threads_, 16, [&](int64_t begin, int64_t end, int) {
@@ -218,8 +218,7 @@ CodeMatrix Pieces::join() {
     }
   });
   for (int64_t f = 0; f < p; ++f) start[f + 1] = start[f] + (n - mode_count[f]);
-  const double sparse_bytes = static_cast<double>(start.back()) * (m.code_bytes() + 4) + 8.0 * start.size();
-  m.sparse = 2 * sparse_bytes < static_cast<double>(n) * p * m.code_bytes();
+  m.sparse = sparse_is_smaller(start.back(), n, p, m.code_bytes());
   const size_t size = m.sparse ? static_cast<size_t>(start.back()) : static_cast<size_t>(n) * p;
   if (m.wide) m.codes16.resize(size); else m.codes8.resize(size);
   if (m.sparse) m.entry_row.resize(size);
@@ -241,7 +240,7 @@ CodeMatrix Pieces::join() {
   });
   m.base.resize(p);
   for (int64_t f = 0; f < p; ++f)
-    m.base[f] = m.sparse || mode_count[f] * kBaseShareDenominator >= n ? mode[f] : kNoBase;
+    m.base[f] = m.sparse ? mode[f] : dense_base(mode[f], mode_count[f], n);
   if (m.sparse) m.entry_start = std::move(start);
   codes_.clear();
   return m;
