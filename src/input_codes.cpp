@@ -20,19 +20,19 @@ constexpr int kDoubleCategory = -2;
 
 // Features of a features x samples block (rows of a column-major matrix with leading dimension
 // lda: an assay, or a block read from a DelayedArray) made columns, in tiles of 64 x 64 on
-// `threads` threads.
+// `threads` threads. The tiles are shared out over both features and samples: a block of many
+// samples has few features (rows_per_block()), too few feature tiles to keep threads busy.
 template <class T>
 std::vector<T> transposed_rows(const T* a, int64_t lda, int64_t rows, int64_t n, int threads) {
   std::vector<T> out(static_cast<size_t>(rows * n));
   constexpr int64_t tile = 64;
-  parallel_for((rows + tile - 1) / tile, threads, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t f0 = begin * tile; f0 < std::min(rows, end * tile); f0 += tile) {
-      const int64_t f1 = std::min(rows, f0 + tile);
-      for (int64_t s0 = 0; s0 < n; s0 += tile) {
-        const int64_t s1 = std::min(n, s0 + tile);
-        for (int64_t s = s0; s < s1; ++s)
-          for (int64_t f = f0; f < f1; ++f) out[f * n + s] = a[f + s * lda];
-      }
+  const int64_t sample_tiles = (n + tile - 1) / tile;
+  parallel_for((rows + tile - 1) / tile * sample_tiles, threads, 16, [&](int64_t begin, int64_t end, int) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t f0 = t / sample_tiles * tile, s0 = t % sample_tiles * tile;
+      const int64_t f1 = std::min(rows, f0 + tile), s1 = std::min(n, s0 + tile);
+      for (int64_t s = s0; s < s1; ++s)
+        for (int64_t f = f0; f < f1; ++f) out[f * n + s] = a[f + s * lda];
     }
   });
   return out;
