@@ -108,7 +108,7 @@ delayed_codes <- function(input, discretize, nbins, backend, threads, devices, q
   # One progress for the blocks (each block's own steps run quietly).
   for_each_feature_block(input, "Coding", quiet, function(block) {
     sub <- block$input
-    check_finite(sub, input$arg)
+    check_finite(sub, input$arg, threads)
     if (!is.null(input$binning)) {
       binning <- input$binning
       binning$roles <- binning$roles[block$rows]
@@ -248,7 +248,8 @@ assay_points <- function(se, assay, by, quiet = FALSE) {
 #'       [mi_matrix()], [mi_network()]}{each block is read straight into the engine's encoder
 #'       (checks, binning and the integer rule in C++, on all threads); peak memory is one block
 #'       (twice: as read and with its features made columns) plus the engine's codes (1 or 2
-#'       bytes per value), and errors name features and samples across all blocks, as for the
+#'       bytes per value) or, at the end, when the blocks' codes are joined into one matrix,
+#'       twice the codes; errors name features and samples across all blocks, as for the
 #'       assay in memory. With `discretize =` (or `BPPARAM` or `features`, which take the
 #'       checked input), each block is binned or discretized in R into integer codes, 4 bytes
 #'       per value, which the engine then takes.}

@@ -22,7 +22,7 @@
 prepare_input <- function(x, y, arg_x = "x", arg_y = "y", allow_missing = FALSE, binning = NULL, defer = FALSE,
                           input = normalise_x(x, arg_x), convert = TRUE) {
   defer <- defer && !allow_missing && !is.null(binning)
-  if (!allow_missing && !defer) check_finite(input, arg_x)
+  if (!allow_missing && !defer) check_finite(input, arg_x, binning$threads)
   labels <- encode_classes(y, input$n_samples, input$sample_names, arg_y, arg_x)
   if (defer) return(defer_columns(c(input, labels), binning, arg_x))
   prepare_columns(c(input, labels), binning, convert)
@@ -73,7 +73,7 @@ finish_input <- function(input, report) {
 prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE, binning = NULL, defer = FALSE,
                                        input = normalise_x(x, arg_x)) {
   defer <- defer && !allow_missing && !is.null(binning)
-  if (!allow_missing && !defer) check_finite(input, arg_x)
+  if (!allow_missing && !defer) check_finite(input, arg_x, binning$threads)
   if (defer) return(defer_columns(input, binning, arg_x))
   prepare_columns(input, binning)
 }
@@ -278,16 +278,16 @@ data_frame_columns <- function(df, arg) {
 # before. `categorical` overrides any of this per column. The readers apply the same rule
 # (reader_columns() in read_files.R).
 
-#' What a job that bins was asked: whether bins were asked for (nbins or discretize given) and
-#' the user's `categorical`
+#' What a job that bins was asked: whether bins were asked for (nbins or discretize given),
+#' the user's `categorical`, and the job's `threads` (for the checks of x, fsgpu_threads())
 #' @noRd
-binning_request <- function(nbins, discretize, categorical) {
+binning_request <- function(nbins, discretize, categorical, threads = NULL) {
   ok <- is.null(categorical) || (is.logical(categorical) && length(categorical) && !anyNA(categorical)) ||
     ((is.character(categorical) || is.numeric(categorical)) && !anyNA(categorical))
   if (!ok)
     stop("categorical must be TRUE, FALSE, NULL (the default rule) or features: names, column indices, or one ",
          "TRUE or FALSE per feature", call. = FALSE)
-  list(asked = !is.null(nbins) || !is.null(discretize), categorical = categorical)
+  list(asked = !is.null(nbins) || !is.null(discretize), categorical = categorical, threads = threads)
 }
 
 #' An integer column with more distinct values than this is binned when no bins were asked
@@ -374,7 +374,7 @@ resolve_columns <- function(input, binning, convert = TRUE) {
   if (any(rule)) {
     limit <- integer_level_limit(input$n_samples)
     # integer columns are those of an integer matrix or a list (never of a dgCMatrix): counted in C++
-    many[rule] <- fsgpu_more_values_than(input$x, which(rule), limit, fsgpu_threads())
+    many[rule] <- fsgpu_more_values_than(input$x, which(rule), limit, fsgpu_threads(binning$threads))
   }
   bin <- integer & (roles %in% FALSE | (is.na(roles) & (binning$asked | many)))
   categorise <- double & roles %in% TRUE
@@ -458,11 +458,11 @@ z_values <- function(z, binning, n_samples) {
 
 #' Stop when x holds NA, NaN or Inf, naming features and samples
 #'
-#' x is scanned in C++, in place, on all threads (fsgpu_bad_values()); the offenders' first
-#' samples come back per column.
+#' x is scanned in C++, in place, on the job's threads (fsgpu_threads(threads)) by
+#' fsgpu_bad_values(); the offenders' first samples come back per column.
 #' @noRd
-check_finite <- function(input, arg) {
-  bad <- fsgpu_bad_values(input$x, input$n_samples, fsgpu_threads())
+check_finite <- function(input, arg, threads = NULL) {
+  bad <- fsgpu_bad_values(input$x, input$n_samples, fsgpu_threads(threads))
   cols <- c(bad$infinite_cols, bad$missing_cols)
   if (!length(cols)) return(invisible())
   first <- tapply(c(bad$infinite_rows, bad$missing_rows), cols, min)  # per column, ascending

@@ -14,7 +14,7 @@ select_features.SummarizedExperiment <- function(x, class, k = 10, assay = NULL,
                                                  units = c("bits", "nats"), quiet = FALSE,
                                                  discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   quiet_if(quiet, run_selection(prepare_se_input(x, class, assay, binning = binning, defer = is.null(discretize)),
                                 k = k, method = method,
                                 nbins = nbins, beta = beta, gamma = gamma, fixed = fixed, min_score = min_score,

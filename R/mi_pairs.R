@@ -87,7 +87,7 @@ mi_pairs.default <- function(x, y, top = 1000, threshold = NULL, with = NULL, by
                              threads = NULL, devices = NULL, units = c("bits", "nats"), discretize = NULL,
                              BPPARAM = NULL, quiet = FALSE, categorical = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   # Tiles on BPPARAM's workers take the checked input (prepare_input() without defer).
   defer <- is.null(discretize) && is.null(BPPARAM)
   quiet_if(quiet, run_pairs(prepare_input(x, y, binning = binning, defer = defer), top = if (!missing(top)) top,
@@ -109,7 +109,7 @@ mi_pairs.SummarizedExperiment <- function(x, class, top = 1000, threshold = NULL
                                           threads = NULL, devices = NULL, units = c("bits", "nats"),
                                           discretize = NULL, BPPARAM = NULL, quiet = FALSE, categorical = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   defer <- is.null(discretize) && is.null(BPPARAM)
   quiet_if(quiet, run_pairs(prepare_se_input(x, class, assay, binning = binning, defer = defer),
                             top = if (!missing(top)) top,
@@ -269,7 +269,7 @@ mi_matrix.default <- function(x, features = NULL, nbins = NULL, backend = NULL, 
                               units = c("bits", "nats"), discretize = NULL, BPPARAM = NULL, quiet = FALSE,
                               estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   # The checks cover all of x, also outside `features`; tiles on BPPARAM's workers take checked input.
   defer <- is.null(discretize) && is.null(BPPARAM) && is.null(features)
   quiet_if(quiet, run_mi_matrix(prepare_unsupervised_input(x, binning = binning, defer = defer), features, nbins,
@@ -283,7 +283,7 @@ mi_matrix.SummarizedExperiment <- function(x, features = NULL, assay = NULL, nbi
                                           discretize = NULL, BPPARAM = NULL, quiet = FALSE,
                                           estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   defer <- is.null(discretize) && is.null(BPPARAM) && is.null(features)
   quiet_if(quiet, run_mi_matrix(prepare_se_input(x, NULL, assay, binning = binning, defer = defer), features, nbins,
                                 backend, threads, devices, units, discretize, BPPARAM, quiet, estimator))

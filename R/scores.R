@@ -88,7 +88,7 @@ mi_scores.default <- function(x, y, nbins = NULL, backend = NULL, threads = NULL
                               normalize = c("none", "su", "nmi", "gain_ratio"),
                               estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning,
                                            defer = is.null(discretize)), "mi", NULL, nbins, backend, threads, devices,
                              units, quiet, discretize, normalize = normalize, estimator = estimator))
@@ -101,7 +101,7 @@ mi_scores.SummarizedExperiment <- function(x, class, assay = NULL, nbins = NULL,
                                            discretize = NULL, normalize = c("none", "su", "nmi", "gain_ratio"),
                                            estimator = c("emp", "mm", "sg", "shrink"), categorical = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning,
                                               defer = is.null(discretize)), "mi", NULL, nbins, backend, threads,
                              devices, units, quiet, discretize, normalize = normalize, estimator = estimator))
@@ -116,7 +116,7 @@ cmi_scores <- function(x, ...) UseMethod("cmi_scores")
 cmi_scores.default <- function(x, y, z, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
                                units = c("bits", "nats"), quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning,
                                            defer = is.null(discretize)), "cmi", z, nbins, backend, threads, devices,
                              units, quiet, discretize))
@@ -128,7 +128,7 @@ cmi_scores.SummarizedExperiment <- function(x, class, z, assay = NULL, nbins = N
                                             threads = NULL, devices = NULL, units = c("bits", "nats"),
                                             quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning,
                                               defer = is.null(discretize)), "cmi", z, nbins, backend, threads,
                              devices, units, quiet, discretize))
@@ -143,7 +143,7 @@ jmi_scores <- function(x, ...) UseMethod("jmi_scores")
 jmi_scores.default <- function(x, y, z, nbins = NULL, backend = NULL, threads = NULL, devices = NULL,
                                units = c("bits", "nats"), quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   quiet_if(quiet, run_scores(prepare_input(x, y, binning = binning,
                                            defer = is.null(discretize)), "jmi", z, nbins, backend, threads, devices,
                              units, quiet, discretize))
@@ -155,7 +155,7 @@ jmi_scores.SummarizedExperiment <- function(x, class, z, assay = NULL, nbins = N
                                             threads = NULL, devices = NULL, units = c("bits", "nats"),
                                             quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   quiet_if(quiet, run_scores(prepare_se_input(x, class, assay, binning = binning,
                                               defer = is.null(discretize)), "jmi", z, nbins, backend, threads,
                              devices, units, quiet, discretize))

@@ -159,7 +159,7 @@ select_features.default <- function(x, y, k = 10, method = "jmi", nbins = NULL, 
                                     threads = NULL, devices = NULL, units = c("bits", "nats"),
                                     quiet = FALSE, discretize = NULL, categorical = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   quiet_if(quiet, run_selection(prepare_input(x, y, binning = binning, defer = is.null(discretize)), k = k, method = method, nbins = nbins,
                                 beta = beta, gamma = gamma, fixed = fixed, min_score = min_score, weights = weights,
                                 backend = backend, threads = threads, devices = devices, units = units,

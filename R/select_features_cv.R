@@ -77,7 +77,7 @@ select_features_cv.default <- function(x, y, k_max = 20, method = "jmi", folds =
                                        threads = NULL, devices = NULL, quiet = FALSE, categorical = NULL,
                                        BPPARAM = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, NULL, categorical)
+  binning <- binning_request(nbins, NULL, categorical, threads)
   columns <- function(f, rows) {
     v <- x[rows, f, drop = FALSE]
     as.data.frame(if (methods::is(v, "Matrix")) as.matrix(v) else v)
@@ -98,7 +98,7 @@ select_features_cv.SummarizedExperiment <- function(x, class, k_max = 20, assay 
                                                     backend = NULL, threads = NULL, devices = NULL, quiet = FALSE,
                                                     categorical = NULL, BPPARAM = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, NULL, categorical)
+  binning <- binning_request(nbins, NULL, categorical, threads)
   input <- prepare_se_input(x, class, assay, binning = binning, convert = FALSE)
   a <- SummarizedExperiment::assay(x, input$assay, withDimnames = TRUE)
   columns <- function(f, rows) as.data.frame(t(as.matrix(a[f, rows, drop = FALSE])))

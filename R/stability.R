@@ -115,7 +115,7 @@ stability_selection.default <- function(x, y, k = 10, method = "jmi", resamples 
                                         gamma = NULL, min_score = NULL, backend = NULL, threads = NULL, devices = NULL,
                                         quiet = FALSE, discretize = NULL, categorical = NULL, BPPARAM = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   quiet_if(quiet, run_stability(prepare_input(x, y, binning = binning, convert = !is.null(discretize)), k = k,
                                 method = method,
                                 resamples = resamples, fraction = fraction, pairs = pairs, threshold = threshold,
@@ -133,7 +133,7 @@ stability_selection.SummarizedExperiment <- function(x, class, k = 10, assay = N
                                                      devices = NULL, quiet = FALSE, discretize = NULL,
                                                      categorical = NULL, BPPARAM = NULL, ...) {
   check_dots_empty(...)
-  binning <- binning_request(nbins, discretize, categorical)
+  binning <- binning_request(nbins, discretize, categorical, threads)
   quiet_if(quiet, run_stability(prepare_se_input(x, class, assay, binning = binning, convert = !is.null(discretize)),
                                 k = k, method = method,
                                 resamples = resamples, fraction = fraction, pairs = pairs, threshold = threshold,

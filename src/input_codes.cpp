@@ -20,19 +20,19 @@ constexpr int kDoubleCategory = -2;
 
 // Features of a features x samples block (rows of a column-major matrix with leading dimension
 // lda: an assay, or a block read from a DelayedArray) made columns, in tiles of 64 x 64 on
-// `threads` threads.
+// `threads` threads. The tiles are shared out over both features and samples: a block of many
+// samples has few features (rows_per_block()), too few feature tiles to keep threads busy.
 template <class T>
 std::vector<T> transposed_rows(const T* a, int64_t lda, int64_t rows, int64_t n, int threads) {
   std::vector<T> out(static_cast<size_t>(rows * n));
   constexpr int64_t tile = 64;
-  parallel_for((rows + tile - 1) / tile, threads, 1, [&](int64_t begin, int64_t end, int) {
-    for (int64_t f0 = begin * tile; f0 < std::min(rows, end * tile); f0 += tile) {
-      const int64_t f1 = std::min(rows, f0 + tile);
-      for (int64_t s0 = 0; s0 < n; s0 += tile) {
-        const int64_t s1 = std::min(n, s0 + tile);
-        for (int64_t s = s0; s < s1; ++s)
-          for (int64_t f = f0; f < f1; ++f) out[f * n + s] = a[f + s * lda];
-      }
+  const int64_t sample_tiles = (n + tile - 1) / tile;
+  parallel_for((rows + tile - 1) / tile * sample_tiles, threads, 16, [&](int64_t begin, int64_t end, int) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t f0 = t / sample_tiles * tile, s0 = t % sample_tiles * tile;
+      const int64_t f1 = std::min(rows, f0 + tile), s1 = std::min(n, s0 + tile);
+      for (int64_t s = s0; s < s1; ++s)
+        for (int64_t f = f0; f < f1; ++f) out[f * n + s] = a[f + s * lda];
     }
   });
   return out;
@@ -199,10 +199,10 @@ CodeMatrix Pieces::join() {
     codes_.clear();
     return m;
   }
-  // Otherwise what encode_dense() makes of all the features at once: each feature's mode (the
-  // lowest of its most frequent codes) is its base when common enough, and the matrix is kept
-  // sparse, without the modes, when that holds less than half the dense codes
-  // (sparsify_if_smaller() in core/encode.cpp).
+  // Otherwise what encode_dense() makes of all the features at once, by its own rules
+  // (dense_base(), sparse_is_smaller()): each feature's mode (the lowest of its most frequent
+  // codes) is its base when common enough, and the matrix is kept sparse, without the modes,
+  // when that is smaller.
   std::vector<uint16_t> mode(p);
   std::vector<int64_t> mode_count(p);
   parallel_for(p, threads_, 16, [&](int64_t begin, int64_t end, int) {
@@ -218,8 +218,7 @@ CodeMatrix Pieces::join() {
     }
   });
   for (int64_t f = 0; f < p; ++f) start[f + 1] = start[f] + (n - mode_count[f]);
-  const double sparse_bytes = static_cast<double>(start.back()) * (m.code_bytes() + 4) + 8.0 * start.size();
-  m.sparse = 2 * sparse_bytes < static_cast<double>(n) * p * m.code_bytes();
+  m.sparse = sparse_is_smaller(start.back(), n, p, m.code_bytes());
   const size_t size = m.sparse ? static_cast<size_t>(start.back()) : static_cast<size_t>(n) * p;
   if (m.wide) m.codes16.resize(size); else m.codes8.resize(size);
   if (m.sparse) m.entry_row.resize(size);
@@ -241,7 +240,7 @@ CodeMatrix Pieces::join() {
   });
   m.base.resize(p);
   for (int64_t f = 0; f < p; ++f)
-    m.base[f] = m.sparse || mode_count[f] * kBaseShareDenominator >= n ? mode[f] : kNoBase;
+    m.base[f] = m.sparse ? mode[f] : dense_base(mode[f], mode_count[f], n);
   if (m.sparse) m.entry_start = std::move(start);
   codes_.clear();
   return m;
@@ -478,31 +477,68 @@ NumericColumns numeric_columns_from_r(SEXP x, int32_t n) {
 
 using namespace fsgpu;
 
+namespace {
+
+// The first infinite and the first missing (NA or NaN) of a column's values v[0..count), whose
+// 1-based sample numbers are row(k) + 1 (rows ascending): one branch-free pass, the offenders
+// located only in a column that has any.
+template <class Row>
+void first_bad(const double* v, int64_t count, Row row, int32_t& infinite, int32_t& missing) {
+  bool clean = true;
+  for (int64_t k = 0; k < count; ++k) clean &= std::isfinite(v[k]);
+  if (clean) return;
+  for (int64_t k = 0; k < count && (infinite < 0 || missing < 0); ++k) {
+    if (std::isinf(v[k]) && infinite < 0) infinite = static_cast<int32_t>(row(k) + 1);
+    if (std::isnan(v[k]) && missing < 0) missing = static_cast<int32_t>(row(k) + 1);
+  }
+}
+
+}  // namespace
+
 // The checks of x (a matrix, list of columns or dgCMatrix, as numeric_columns_from_r() takes
 // it) for the jobs that check in R (check_finite() in R/inputs.R, check_discretize_values() in
 // R/discretize.R), in one threaded pass over x read in place: per column, the first sample
 // holding +-Inf and the first holding NA or NaN. A list of infinite_rows, infinite_cols,
 // missing_rows and missing_cols (1-based, columns ascending), for R to name features and samples.
+// A dgCMatrix is scanned in its stored entries only (its zeros are finite), so the check costs
+// its entries, not n x p.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_bad_values(SEXP x, int n_samples, int threads) {
   FSGPU_GLUE_BEGIN
-  const NumericColumns columns = numeric_columns_from_r(x, n_samples);
-  const int64_t p = columns.n_features, n = n_samples;
-  std::vector<int32_t> infinite(p, -1), missing(p, -1);
-  parallel_for(p, threads, 8, [&](int64_t begin, int64_t end, int) {
-    std::vector<double> buffer(columns.dense ? 0 : n);
-    for (int64_t f = begin; f < end; ++f) {
-      const double* v = columns.dense ? columns.dense + f * n : buffer.data();
-      if (!columns.dense) columns.read(f, buffer.data());
-      bool clean = true;  // one branch-free pass; offenders are located only in a column that has any
-      for (int64_t i = 0; i < n; ++i) clean &= std::isfinite(v[i]);
-      if (clean) continue;
-      for (int64_t i = 0; i < n && (infinite[f] < 0 || missing[f] < 0); ++i) {
-        if (std::isinf(v[i]) && infinite[f] < 0) infinite[f] = static_cast<int32_t>(i + 1);
-        if (std::isnan(v[i]) && missing[f] < 0) missing[f] = static_cast<int32_t>(i + 1);
+  const int64_t n = n_samples;
+  int64_t p = 0;
+  std::vector<int32_t> infinite, missing;
+  if (Rf_isS4(x) && Rf_inherits(x, "dgCMatrix")) {
+    Rcpp::S4 m(x);
+    Rcpp::IntegerVector dim = m.slot("Dim"), i = m.slot("i"), starts = m.slot("p");
+    Rcpp::NumericVector values = m.slot("x");
+    if (dim[0] != n) Rcpp::stop("x has %d rows, not %d", dim[0], n_samples);
+    p = dim[1];
+    infinite.assign(p, -1);
+    missing.assign(p, -1);
+    const int *rows = i.begin(), *start = starts.begin();
+    const double* v = values.begin();
+    parallel_for(p, threads, 64, [&](int64_t begin, int64_t end, int) {
+      for (int64_t f = begin; f < end; ++f) {
+        const int* column_rows = rows + start[f];
+        first_bad(v + start[f], start[f + 1] - start[f], [&](int64_t k) { return column_rows[k]; }, infinite[f],
+                  missing[f]);
       }
-    }
-  });
+    });
+  } else {
+    const NumericColumns columns = numeric_columns_from_r(x, n_samples);
+    p = columns.n_features;
+    infinite.assign(p, -1);
+    missing.assign(p, -1);
+    parallel_for(p, threads, 8, [&](int64_t begin, int64_t end, int) {
+      std::vector<double> buffer(columns.dense ? 0 : n);
+      for (int64_t f = begin; f < end; ++f) {
+        const double* v = columns.dense ? columns.dense + f * n : buffer.data();
+        if (!columns.dense) columns.read(f, buffer.data());
+        first_bad(v, n, [](int64_t k) { return k; }, infinite[f], missing[f]);
+      }
+    });
+  }
   std::vector<int> infinite_rows, infinite_cols, missing_rows, missing_cols;
   for (int64_t f = 0; f < p; ++f) {
     if (infinite[f] > 0) {

@@ -100,6 +100,14 @@ constexpr int kBaseShareDenominator = 8;
 CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLayout& layout,
                         int nbins, int threads, EncodeReport* report = nullptr);
 
+// encode_dense()'s two choices, for code that joins encoded pieces into what encoding them at
+// once gives (Pieces::join() in src/input_codes.cpp): a dense feature's base, its mode when
+// that holds at least 1/kBaseShareDenominator of the samples (else kNoBase), and whether a
+// matrix whose features' non-mode codes number `entries` in all is kept sparse (it then takes
+// less than half the dense codes' bytes).
+uint16_t dense_base(uint16_t mode, int64_t mode_count, int32_t n_samples);
+bool sparse_is_smaller(int64_t entries, int64_t n_samples, int64_t n_features, int code_bytes);
+
 // Compressed sparse columns as in Matrix::dgCMatrix: 0-based rows i, column pointers p.
 CodeMatrix encode_sparse(const int32_t* i, const int32_t* p, const double* x, int64_t n_features,
                          const ClassLayout& layout, int nbins, int threads, EncodeReport* report = nullptr);

@@ -229,11 +229,6 @@ bool write_small_category(const ColumnSource& col, const ClassLayout& layout, ui
   return true;
 }
 
-// The base of a dense feature: its most frequent code, if common enough to pay for deriving it.
-uint16_t dense_base(uint16_t mode, int64_t mode_count, int32_t n_samples) {
-  return mode_count * kBaseShareDenominator < n_samples ? kNoBase : mode;
-}
-
 // Dense codes where most cells hold their feature's mode (text counts, SNPs, sparse data
 // passed as a dense matrix) are kept sparse instead: only the other codes are stored and
 // visited, and the mode's counts are derived, exactly as for sparse input.
@@ -242,8 +237,7 @@ void sparsify_if_smaller(CodeMatrix& m, const std::vector<uint16_t>& mode, const
   const int64_t n = m.n_samples;
   std::vector<int64_t> start(static_cast<size_t>(m.n_features) + 1, 0);
   for (int64_t f = 0; f < m.n_features; ++f) start[f + 1] = start[f] + (n - mode_count[f]);
-  const double sparse_bytes = static_cast<double>(start.back()) * (m.code_bytes() + 4) + 8.0 * start.size();
-  if (2 * sparse_bytes >= static_cast<double>(n) * m.n_features * m.code_bytes()) return;
+  if (!sparse_is_smaller(start.back(), n, m.n_features, m.code_bytes())) return;
   std::vector<int32_t> rows(static_cast<size_t>(start.back()));
   RowVector<uint8_t> codes8(m.wide ? 0 : rows.size());
   RowVector<uint16_t> codes16(m.wide ? rows.size() : 0);
@@ -272,6 +266,16 @@ void check_nbins(int nbins) {
 }
 
 }  // namespace
+
+// The base of a dense feature: its most frequent code, if common enough to pay for deriving it.
+uint16_t dense_base(uint16_t mode, int64_t mode_count, int32_t n_samples) {
+  return mode_count * kBaseShareDenominator < n_samples ? kNoBase : mode;
+}
+
+bool sparse_is_smaller(int64_t entries, int64_t n_samples, int64_t n_features, int code_bytes) {
+  const double sparse_bytes = static_cast<double>(entries) * (code_bytes + 4) + 8.0 * (n_features + 1);
+  return 2 * sparse_bytes < static_cast<double>(n_samples) * n_features * code_bytes;
+}
 
 CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLayout& layout,
                         int nbins, int threads, EncodeReport* report) {

@@ -141,3 +141,14 @@ test_that("a dense assay of several blocks of rows gives the scores of the check
   got <- expect_job_as_r("mi", se, "type")
   expect_identical(unclass(got$value), "assay 'counts' has missing or infinite values in feature 'g800' (sample 'c7')")
 })
+
+test_that("a dense assay of many samples (one tile of features a block) gives the scores of the checks in R", {
+  skip_if_not_installed("SummarizedExperiment")
+  # 300,000 samples: 55 features a block, one 64-feature tile, shared out over sample tiles
+  n <- 300000
+  y <- with_seed(6, sample(c("a", "b"), n, TRUE))
+  a <- with_seed(7, matrix(sample(0:3, 40 * n, TRUE), 40, n, dimnames = list(paste0("g", 1:40), paste0("c", 1:n))))
+  a[3, ] <- a[3, ] + 2L * (y == "b")
+  se <- SummarizedExperiment::SummarizedExperiment(list(counts = a), colData = S4Vectors::DataFrame(type = y))
+  expect_job_as_r("mi", se, "type", nbins = 3)
+})

@@ -107,6 +107,20 @@ test_that("non-finite values are found in data.frame columns and sparse matrices
   expect_error(prepare_input(sx, 1:3), "feature 'b' \\(sample 'r'\\), feature 'c' \\(sample 'q'\\)")
 })
 
+test_that("a dgCMatrix reports its non-finite values as the same dense matrix does", {
+  # Several offenders per column, Inf after NA in one and before it in another: the stored
+  # entries scanned alone must name the same first sample per feature as the dense scan.
+  d <- matrix(0, 6, 4, dimnames = list(paste0("s", 1:6), paste0("f", 1:4)))
+  d[c(2, 5), 1] <- c(NA, Inf)
+  d[c(3, 4, 6), 2] <- c(-Inf, NaN, 1)
+  d[6, 3] <- 2
+  d[c(1, 6), 4] <- c(Inf, NA)
+  sx <- methods::as(d, "CsparseMatrix")
+  dense <- tryCatch(prepare_input(d, rep(1:2, 3)), error = conditionMessage)
+  expect_match(dense, "feature 'f1' \\(sample 's2'\\), feature 'f2' \\(sample 's3'\\), feature 'f4' \\(sample 's1'\\)")
+  expect_identical(tryCatch(prepare_input(sx, rep(1:2, 3)), error = conditionMessage), dense)
+})
+
 test_that("y is checked: type, length, missing values, classes, whole numbers", {
   d <- small()
   expect_error(prepare_input(d$x, list(1, 2, 1, 2)), "y must be a vector of class labels")
@@ -173,4 +187,18 @@ test_that("SummarizedExperiment input: features are rows, samples columns", {
   expect_error(prepare_se_input(se, "type"), "colData column 'type' has missing values at sample 's2'")
   SummarizedExperiment::assay(se, 1)[3, 4] <- NA
   expect_error(prepare_se_input(se, "batch"), "assay 'counts' has missing .* feature 'g3' \\(sample 's4'\\)")
+})
+
+test_that("the checks of x run on the job's threads", {
+  # check_finite() and the integer rule's count took all threads whatever the job's `threads`.
+  seen <- list()
+  record <- function(name, threads) seen[[length(seen) + 1L]] <<- c(name, threads)
+  ns <- asNamespace("fsgpu")
+  for (f in c("fsgpu_bad_values", "fsgpu_more_values_than")) {
+    suppressMessages(trace(f, tracer = bquote(.(record)(.(f), threads)), where = ns, print = FALSE))
+  }
+  on.exit(for (f in c("fsgpu_bad_values", "fsgpu_more_values_than")) suppressMessages(untrace(f, where = ns)))
+  x <- matrix(seq_len(400L * 2L), 400, 2)  # integer, many values: the rule counts them
+  suppressMessages(prepare_input(x, rep(1:2, 200), binning = binning_request(NULL, NULL, NULL, threads = 1L)))
+  expect_identical(seen, list(c("fsgpu_bad_values", "1"), c("fsgpu_more_values_than", "1")))
 })
