@@ -17,6 +17,7 @@
 #include "checkpoint.h"
 #include "code_matrix.h"
 #include "engine.h"
+#include "gpu_backend.h"
 #include "select.h"
 
 namespace fsgpu {
@@ -46,5 +47,14 @@ std::vector<Selection> select_on_subsamples(const CodeMatrix& x, const ClassLayo
                                             const std::vector<SelectionOptions>& options, int threads,
                                             const Checkpoint& between_rounds,
                                             const SubsampleEngine& make_engine = nullptr);
+
+// select_on_subsamples() on the GPU, in the same order. An option that gpu_subsamples_problem()
+// accepts runs all subsamples together on the device (gpu_select_subsamples()); the others (CMI,
+// JMI3, JIM, fixed features, tables or codes too large) one subsample after another, each on a
+// GPU engine of its gathered codes.
+std::vector<Selection> gpu_select_on_subsamples(const CodeMatrix& x, const ClassLayout& layout,
+                                                const std::vector<std::vector<int32_t>>& samples,
+                                                const std::vector<SelectionOptions>& options, const GpuOptions& gpu,
+                                                const Checkpoint& between_steps);
 
 }  // namespace fsgpu
