@@ -56,6 +56,7 @@ struct BatchView {
   int32_t max_levels = 1;
   int32_t table_words = 0;              // per warp in count_kernel
   const uint8_t* member = nullptr;      // [r * n_samples + position]: 1 in subsample r
+  const int32_t* size = nullptr;        // [r]: samples in subsample r
   const int64_t* s_feature = nullptr;   // [r]: S_r, kNone or kDone
   uint16_t* s_codes = nullptr;          // [r * n_samples + position]
   uint32_t* s_class_counts = nullptr;   // [(r * n_classes + y) * s_stride + s]: n(s, y)
@@ -161,7 +162,7 @@ __device__ void pair_sums(const BatchView& v, int64_t f, int32_t r, const int32_
   // At most 32 counted entries (most sparse features): each cell's count is one
   // __match_any_sync over the warp, no tables.
   int32_t staged = 0;
-  bool few = true;
+  bool few = sparse || v.size[r] <= 32;  // a dense feature counts every sample of the subsample
   for (int32_t e0 = 0; e0 < n_entries && few; e0 += 32) {
     const int32_t e = e0 + lane;
     int32_t s = 0, cell = -1;
@@ -381,14 +382,11 @@ class Batch {
   Batch(const CodeMatrix& x, const ClassLayout& layout, const BatchPlan& plan, int device, int32_t group)
       : x_(x), layout_(layout), plan_(plan), plogp_(layout.n_samples) {
     const int64_t n = layout.n_samples;
+    codes_.upload(x.wide ? reinterpret_cast<const uint8_t*>(x.codes16.data()) : x.codes8.data(),
+                  static_cast<size_t>(x.n_entries()) * x.code_bytes());
     if (x.sparse) {
-      codes_.upload(x.wide ? reinterpret_cast<const uint8_t*>(x.codes16.data()) : x.codes8.data(),
-                    static_cast<size_t>(x.n_entries()) * x.code_bytes());
       entry_start_.upload(x.entry_start.data(), x.entry_start.size());
       entry_row_.upload(x.entry_row.data(), x.entry_row.size());
-    } else {
-      codes_.upload(x.wide ? reinterpret_cast<const uint8_t*>(x.codes16.data()) : x.codes8.data(),
-                    static_cast<size_t>(x.n_entries()) * x.code_bytes());
     }
     levels_.upload(x.levels.data(), x.levels.size());
     base_.upload(x.base.data(), x.base.size());
@@ -447,6 +445,7 @@ class Batch {
       rule.integral = small_integer(o.beta) && small_integer(o.gamma);
     }
     member_.upload(member.data(), member.size());
+    size_.upload(size.data(), size.size());
     FSGPU_CUDA_CHECK(cudaMemset(retired_.data(), 0, retired_.size()));
     FSGPU_CUDA_CHECK(cudaMemset(state_.data(), 0, state_.size() * sizeof(FeatureState)));
 
@@ -514,6 +513,7 @@ class Batch {
     v.max_levels = plan_.s_stride;
     v.table_words = plan_.table_words;
     v.member = member_.data();
+    v.size = size_.data();
     v.s_feature = s_feature_.data();
     v.s_codes = s_codes_.data();
     v.s_class_counts = s_class_counts_.data();
@@ -532,7 +532,7 @@ class Batch {
   int grid_ = 1;
   DeviceBuffer<uint8_t> codes_, member_, retired_;
   DeviceBuffer<int64_t> entry_start_, s_feature_, plogp_d_;
-  DeviceBuffer<int32_t> entry_row_, class_start_, class_of_;
+  DeviceBuffer<int32_t> entry_row_, class_start_, class_of_, size_;
   DeviceBuffer<uint16_t> levels_, base_, s_codes_;
   DeviceBuffer<uint32_t> s_class_counts_, s_counts_;
   DeviceBuffer<StepRule> rules_;
