@@ -4,7 +4,8 @@
 // The data are encoded once. A subsample's codes are gathered from the shared code matrix
 // (one byte or two per cell of the subsample: no binning, no R data touched again), and its
 // selection runs on its own engine (a single-threaded CpuEngine, or a GPU engine), so that
-// subsamples run side by side on the threads. Each selection is exactly what select_features()
+// subsamples run side by side on the threads. On the GPU, criteria that condition on the newest
+// feature alone run all subsamples together instead (gpu_select_subsamples(), gpu_backend.h). Each selection is exactly what select_features()
 // returns for the same rows and the same codes: counts do not depend on the sample order, on the codes' numbering or on the
 // base code, so the engine's keys, and with them every score and tie, are the same.
 #pragma once
@@ -33,9 +34,9 @@ struct Subsample {
 Subsample subsample_of(const CodeMatrix& x, const ClassLayout& layout, const std::vector<int32_t>& samples);
 
 // The engine a subsample's selection runs on, given the threads it may use. The default is a
-// CpuEngine; the GPU glue passes one that puts the subsample's codes on a device, and calls with
-// threads = 1 (GPU engines must not run side by side in one process: their kernels' shared-memory
-// caps are process-wide settings).
+// CpuEngine; gpu_select_on_subsamples() passes, for the criteria it cannot batch, one that puts
+// the subsample's codes on a device, and calls with threads = 1 (engines side by side would only
+// compete for the device).
 using SubsampleEngine = std::function<std::unique_ptr<SelectionEngine>(const Subsample&, int threads)>;
 
 // The selection of every (option, subsample) pair, at index option * samples.size() + subsample.
