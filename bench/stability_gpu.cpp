@@ -2,11 +2,12 @@
 // (k = 50) on all samples against 100 complementary-pair subsamples (half the samples each), all
 // together in the batched kernel (gpu_select_subsamples(), src/cuda/batched_select.cu), and, for
 // the speed-up, one after another each on its own GPU engine (the path before the batched
-// kernel, still the fallback: `--loop` of them, projected). On synthetic data of the chowdary
-// shape (104 x 22,283 dense, 2 classes, 5 levels) and of the news20 shape (15,935 x 62,061
-// sparse at density 0.23%, 20 classes, 26 bins). `agrees`: every batched selection (features
-// and scores) equals the CPU engine's on the same subsample (chowdary: all of them; news20: the
-// first 20). Built against the objects of the tests/cpp CMake build (see bench/README.md).
+// kernel, still the fallback: `loop` of them, projected). Synthetic data of the chowdary and
+// nakayama shapes (104 and 105 x 22,283 dense, 2 and 10 classes, 5 levels) and of the news20
+// shape (15,935 x 62,061 sparse at density 0.23%, 20 classes, 26 bins). `agrees_with_cpu`: how
+// many batched selections (features and scores) equal the CPU engine's on the same subsample
+// (microarrays: all of them; news20: the first 20). Built against the objects of the tests/cpp
+// CMake build (see bench/README.md).
 //
 //   stability_gpu [resamples=100] [k=50] [loop=10]
 #include <algorithm>
@@ -96,17 +97,28 @@ int main(int argc, char** argv) {
   std::printf("# %s\nshape,n_samples,n_features,k,resamples,single_seconds,batched_seconds,ratio,loop_seconds,speedup_over_loop,agrees_with_cpu\n",
               status.devices[0].name.c_str());
   std::mt19937 rng(1);
-  {  // chowdary shape: 5 levels, 10 informative features
-    const int32_t n = 104, p = 22283, classes = 2;
-    std::vector<int32_t> y(n), values(size_t(n) * p);
-    for (int32_t i = 0; i < n; ++i) y[i] = i < 62 ? 0 : 1;
+  // Dense microarray shapes (5 levels, 10 features tied to the class): chowdary (2 classes of 62
+  // and 42) and nakayama (105 samples, 10 classes of 10 or 11).
+  auto dense_shape = [&](const char* name, const std::vector<int32_t>& y, int classes) {
+    const int32_t n = static_cast<int32_t>(y.size()), p = 22283;
+    std::vector<int32_t> values(size_t(n) * p);
     for (int32_t j = 0; j < p; ++j)
       for (int32_t i = 0; i < n; ++i)
         values[size_t(j) * n + i] = j < 10 && rng() % 4 ? (y[i] * 2 + j) % 5 : static_cast<int32_t>(rng() % 5);
     const ClassLayout layout = ClassLayout::from_labels(y.data(), n, classes);
     std::vector<ColumnSource> cols(p);
     for (int32_t j = 0; j < p; ++j) cols[j].categorical = values.data() + size_t(j) * n;
-    run("chowdary-shape", encode_dense(cols, layout, 2, 16), layout, y, classes, resamples, k, loop, 100, gpu, rng);
+    run(name, encode_dense(cols, layout, 2, 16), layout, y, classes, resamples, k, loop, 100, gpu, rng);
+  };
+  {
+    std::vector<int32_t> y(104);
+    for (int32_t i = 0; i < 104; ++i) y[i] = i < 62 ? 0 : 1;
+    dense_shape("chowdary-shape", y, 2);
+  }
+  {
+    std::vector<int32_t> y(105);
+    for (int32_t i = 0; i < 105; ++i) y[i] = i * 10 / 105;
+    dense_shape("nakayama-shape", y, 10);
   }
   {  // news20 shape: counts 1..20 at density 0.23%
     const int32_t n = 15935, p = 62061, classes = 20;
