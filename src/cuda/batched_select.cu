@@ -5,7 +5,8 @@
 // states, retired flags and newest selected feature S_r. A step of all subsamples is three
 // launches: prepare_kernel (a block a subsample: retires S_r, spreads S_r's codes over the
 // positions with kAbsent outside the subsample, and counts n(s, y) and n(s) in the subsample),
-// count_kernel (a block a feature, a warp a (feature, subsample) pair: the sums
+// count_kernel (a block a feature, a warp a (feature, subsample) pair; for dense data of few
+// samples and levels, dense_count_kernel, a thread a pair: the sums
 //   xsy = sum plogp(n(x,s,y)),  xs = sum plogp(n(x,s))
 // over the subsample, then update_feature() of criteria.h, as the engines call it) and
 // best_kernel (a block a subsample: highest key, lowest index). Only the winners come back.
@@ -37,6 +38,7 @@ constexpr uint16_t kAbsent = 0xFFFF;  // S's code at a position outside the subs
 constexpr int64_t kNone = -1;         // S of the relevance pass: one state
 constexpr int64_t kDone = -2;         // the subsample's selection has ended
 constexpr int kStageWords = 64;       // per warp: up to 32 entries' (x, s) cells and classes
+constexpr int kDenseThreads = 128;    // dense_count_kernel: a thread a subsample
 
 // Everything the kernels read, on the device.
 struct BatchView {
@@ -59,6 +61,7 @@ struct BatchView {
   const int32_t* size = nullptr;        // [r]: samples in subsample r
   const int64_t* s_feature = nullptr;   // [r]: S_r, kNone or kDone
   uint16_t* s_codes = nullptr;          // [r * n_samples + position]
+  uint16_t* s_codes_t = nullptr;        // the same, [position * n_resamples + r] (dense_count_kernel)
   uint32_t* s_class_counts = nullptr;   // [(r * n_classes + y) * s_stride + s]: n(s, y)
   uint32_t* s_counts = nullptr;         // [r * s_stride + s]: n(s)
   StepRule* rules = nullptr;            // [r]: s_terms and s_class_terms filled in by prepare_kernel
@@ -82,6 +85,7 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(BatchView v, bool pas
     uint16_t code = kAbsent;
     if (member[i]) code = s < 0 ? 0 : v.sparse ? v.base[s] : codes[s * n + i];
     sc[i] = code;
+    if (v.s_codes_t) v.s_codes_t[int64_t(i) * v.n_resamples + r] = code;
   }
   uint32_t* sy = v.s_class_counts + int64_t(r) * v.n_classes * v.s_stride;
   uint32_t* sn = v.s_counts + int64_t(r) * v.s_stride;
@@ -113,8 +117,9 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(BatchView v, bool pas
   }
 }
 
+// The sum over the warp, in every lane.
 __device__ __forceinline__ int64_t warp_sum(int64_t x) {
-  for (int offset = 16; offset > 0; offset /= 2) x += __shfl_down_sync(0xffffffffu, x, offset);
+  for (int offset = 16; offset > 0; offset /= 2) x += __shfl_xor_sync(0xffffffffu, x, offset);
   return x;
 }
 
@@ -300,11 +305,77 @@ __global__ void __launch_bounds__(kThreads) count_kernel(BatchView v) {
       for (int32_t c = threadIdx.x; c <= v.n_classes; c += kThreads) bounds[c] = v.class_start[c];
     }
     __syncthreads();
+    // The warp's t-th pair is updated by lane t % 32, 32 pairs at a time, side by side.
+    int32_t mine = -1, t = 0;
+    int64_t mine_xsy = 0, mine_xs = 0;
+    auto flush = [&] {
+      if (mine >= 0) update_feature(v.rules[mine], mine_xsy, mine_xs, v.state[mine * v.n_features + f]);
+      mine = -1;
+    };
     for (int32_t r = warp; r < v.n_resamples; r += kWarps) {
       if (v.s_feature[r] == kDone || v.retired[r * v.n_features + f]) continue;  // the same for the whole warp
       int64_t xsy, xs;
       pair_sums<Code>(v, f, r, bounds, plogp_small, n_cached, tables, xsy, xs);
-      if (lane == 0) update_feature(v.rules[r], xsy, xs, v.state[r * v.n_features + f]);
+      if (lane == t % 32) {
+        mine = r;
+        mine_xsy = xsy;
+        mine_xs = xs;
+      }
+      if (++t % 32 == 0) flush();
+    }
+    flush();
+  }
+}
+
+// Dense codes of few samples, levels and classes (microarrays): a thread a (feature, subsample)
+// pair, with no atomics and no barriers between pairs. The block reads the feature's codes into
+// shared memory once for all subsamples; each thread counts n(x, s, y) of its subsample in its
+// own column of a 16-bit table [cell][thread] (conflict-free: a thread's cells are in its own
+// bank), cell (x * s_stride + s) * n_classes + y, then drains it into the sums. S's codes are read
+// transposed ([position][subsample]), so neighbouring threads read neighbouring codes.
+template <class Code>
+__global__ void __launch_bounds__(kDenseThreads) dense_count_kernel(BatchView v) {
+  extern __shared__ uint16_t column[];
+  __shared__ int64_t plogp_small[kPlogpCached];
+  const int32_t n_cached = min(kPlogpCached, v.n_samples + 1);
+  for (int32_t i = threadIdx.x; i < n_cached; i += kDenseThreads) plogp_small[i] = v.plogp[i];
+  auto plogp = [&](uint32_t n) { return n < static_cast<uint32_t>(n_cached) ? plogp_small[n] : v.plogp[n]; };
+  const int32_t n = v.n_samples, classes = v.n_classes, stride = v.s_stride;
+  const int32_t cube = v.max_levels * stride * classes;
+  uint16_t* counts = column + threadIdx.x;
+  Code* x_codes = reinterpret_cast<Code*>(column + static_cast<size_t>(cube) * kDenseThreads);
+  for (int32_t cell = 0; cell < cube; ++cell) counts[cell * kDenseThreads] = 0;
+  const Code* all_codes = static_cast<const Code*>(v.codes);
+  for (int64_t f = blockIdx.x; f < v.n_features; f += gridDim.x) {
+    __syncthreads();  // every thread is done with the previous feature's codes
+    for (int32_t i = threadIdx.x; i < n; i += kDenseThreads) x_codes[i] = all_codes[f * n + i];
+    __syncthreads();
+    const int32_t lx = v.levels[f];
+    for (int32_t r = threadIdx.x; r < v.n_resamples; r += kDenseThreads) {
+      const int64_t s_feature = v.s_feature[r];
+      if (s_feature == kDone || v.retired[r * v.n_features + f]) continue;
+      const int32_t ls = s_feature < 0 ? 1 : v.levels[s_feature];
+      const uint16_t* sc = v.s_codes_t + r;
+      for (int32_t c = 0; c < classes; ++c)
+        for (int32_t i = v.class_start[c]; i < v.class_start[c + 1]; ++i) {
+          const uint16_t s = sc[static_cast<int64_t>(i) * v.n_resamples];
+          if (s != kAbsent) ++counts[((static_cast<int32_t>(x_codes[i]) * stride + s) * classes + c) * kDenseThreads];
+        }
+      int64_t xsy = 0, xs = 0;
+      for (int32_t x = 0; x < lx; ++x)
+        for (int32_t s = 0; s < ls; ++s) {
+          uint16_t* cell = counts + (x * stride + s) * classes * kDenseThreads;
+          uint32_t n_xs = 0;
+          for (int32_t y = 0; y < classes; ++y) {
+            const uint32_t k = cell[y * kDenseThreads];
+            if (!k) continue;
+            cell[y * kDenseThreads] = 0;
+            xsy += plogp(k);
+            n_xs += k;
+          }
+          if (n_xs) xs += plogp(n_xs);
+        }
+      update_feature(v.rules[r], xsy, xs, v.state[r * v.n_features + f]);
     }
   }
 }
@@ -341,6 +412,7 @@ __global__ void __launch_bounds__(kThreads) best_kernel(BatchView v) {
 struct BatchPlan {
   int32_t s_stride = 1, table_words = 0;
   size_t shared_bytes = 0;
+  size_t dense_shared_bytes = 0;  // dense_count_kernel's; 0 when count_kernel counts
   int64_t code_bytes = 0, per_resample = 0, budget = 0;
   std::string problem;
 };
@@ -359,14 +431,20 @@ BatchPlan plan_batch(const CodeMatrix& x, const ClassLayout& layout, const GpuOp
   int shared_limit = 0;
   FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, options.devices[0]));
   const size_t static_bytes = kPlogpCached * sizeof(int64_t) + 1024;
-  if (p.shared_bytes + static_bytes > static_cast<size_t>(shared_limit)) {
+  // A thread a pair when the 16-bit tables of the block's threads fit and draining one costs
+  // no more than counting a few times over (cells at most 4 N).
+  const int64_t n = layout.n_samples, f = x.n_features;
+  const int64_t cube = max_cells * layout.n_classes;
+  const size_t dense_bytes = static_cast<size_t>(cube) * kDenseThreads * 2 + static_cast<size_t>(n) * x.code_bytes();
+  if (!x.sparse && n <= 65535 && cube <= 4 * n && dense_bytes + static_bytes <= static_cast<size_t>(shared_limit))
+    p.dense_shared_bytes = dense_bytes;
+  if (!p.dense_shared_bytes && p.shared_bytes + static_bytes > static_cast<size_t>(shared_limit)) {
     p.problem = "features of " + std::to_string(p.s_stride) + " levels: count tables too large for shared memory";
     return p;
   }
-  const int64_t n = layout.n_samples, f = x.n_features;
   p.code_bytes = x.n_entries() * static_cast<int64_t>(x.code_bytes()) + (x.sparse ? x.n_entries() * 4 + (f + 1) * 8 : 0) +
                  f * 4 + n * 8 + (n + 1) * 8;
-  p.per_resample = f * static_cast<int64_t>(sizeof(FeatureState) + 1) + n * 3 +
+  p.per_resample = f * static_cast<int64_t>(sizeof(FeatureState) + 1) + n * 5 +
                    (int64_t(layout.n_classes) + 1) * p.s_stride * 4 + static_cast<int64_t>(sizeof(StepRule)) + 64;
   size_t free_bytes = 0, total_bytes = 0;
   FSGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
@@ -396,6 +474,7 @@ class Batch {
     member_.resize(static_cast<size_t>(group * n));
     s_feature_.resize(group);
     s_codes_.resize(static_cast<size_t>(group * n));
+    if (plan.dense_shared_bytes) s_codes_t_.resize(static_cast<size_t>(group * n));
     s_class_counts_.resize(static_cast<size_t>(group) * layout.n_classes * plan.s_stride);
     s_counts_.resize(static_cast<size_t>(group) * plan.s_stride);
     rules_.resize(group);
@@ -404,9 +483,16 @@ class Batch {
     best_.resize(group);
     int multiprocessors = 0, per_sm = 0;
     FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
-    auto kernel = x.wide ? count_kernel<uint16_t> : count_kernel<uint8_t>;
-    allow_dynamic_shared(kernel);
-    FSGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, plan.shared_bytes));
+    if (plan.dense_shared_bytes) {
+      auto kernel = x.wide ? dense_count_kernel<uint16_t> : dense_count_kernel<uint8_t>;
+      allow_dynamic_shared(kernel);
+      FSGPU_CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kDenseThreads, plan.dense_shared_bytes));
+    } else {
+      auto kernel = x.wide ? count_kernel<uint16_t> : count_kernel<uint8_t>;
+      allow_dynamic_shared(kernel);
+      FSGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, plan.shared_bytes));
+    }
     grid_ = static_cast<int>(std::min<int64_t>(x.n_features, int64_t(std::max(per_sm, 1)) * multiprocessors));
   }
 
@@ -468,8 +554,14 @@ class Batch {
       (wide ? prepare_kernel<uint16_t> : prepare_kernel<uint8_t>)<<<g, kThreads>>>(v, pass);
       check_launch("prepare_kernel");
       if (pass) {
-        (wide ? count_kernel<uint16_t> : count_kernel<uint8_t>)<<<grid_, kThreads, plan_.shared_bytes>>>(v);
-        check_launch("count_kernel");
+        if (plan_.dense_shared_bytes) {
+          (wide ? dense_count_kernel<uint16_t>
+                : dense_count_kernel<uint8_t>)<<<grid_, kDenseThreads, plan_.dense_shared_bytes>>>(v);
+          check_launch("dense_count_kernel");
+        } else {
+          (wide ? count_kernel<uint16_t> : count_kernel<uint8_t>)<<<grid_, kThreads, plan_.shared_bytes>>>(v);
+          check_launch("count_kernel");
+        }
       }
       best_kernel<<<g, kThreads>>>(v);
       check_launch("best_kernel");
@@ -516,6 +608,7 @@ class Batch {
     v.size = size_.data();
     v.s_feature = s_feature_.data();
     v.s_codes = s_codes_.data();
+    v.s_codes_t = plan_.dense_shared_bytes ? s_codes_t_.data() : nullptr;
     v.s_class_counts = s_class_counts_.data();
     v.s_counts = s_counts_.data();
     v.rules = rules_.data();
@@ -533,7 +626,7 @@ class Batch {
   DeviceBuffer<uint8_t> codes_, member_, retired_;
   DeviceBuffer<int64_t> entry_start_, s_feature_, plogp_d_;
   DeviceBuffer<int32_t> entry_row_, class_start_, class_of_, size_;
-  DeviceBuffer<uint16_t> levels_, base_, s_codes_;
+  DeviceBuffer<uint16_t> levels_, base_, s_codes_, s_codes_t_;
   DeviceBuffer<uint32_t> s_class_counts_, s_counts_;
   DeviceBuffer<StepRule> rules_;
   DeviceBuffer<FeatureState> state_;

@@ -187,6 +187,14 @@ void batched_tests(const GpuStatus& gpu) {
     }
     big_samples.push_back(rows);
   }
+  // Dense codes of 12 levels on 90 samples: more cells than dense_count_kernel takes (4 N), so
+  // the warp kernel's count tables.
+  std::vector<int32_t> many(d.codes.size());
+  for (int32_t j = 0; j < d.p; ++j)
+    for (int32_t i = 0; i < d.n; ++i) many[size_t(j) * d.n + i] = d.codes[size_t(j) * d.n + i] % 4 * 3 + (i * j) % 3;
+  std::vector<ColumnSource> many_cols(d.p);
+  for (int32_t j = 0; j < d.p; ++j) many_cols[j].categorical = many.data() + size_t(j) * d.n;
+  const CodeMatrix many_levels = encode_dense(many_cols, layout, 2, 2);
   struct Case {
     const CodeMatrix* x;
     const ClassLayout* layout;
@@ -195,6 +203,7 @@ void batched_tests(const GpuStatus& gpu) {
   };
   const Case cases[] = {{&codes, &layout, &samples, "dense"},
                         {&sparse, &layout, &samples, "sparse"},
+                        {&many_levels, &layout, &samples, "dense, 12 levels"},
                         {&big_dense, &big_layout, &big_samples, "big dense"},
                         {&big_sparse, &big_layout, &big_samples, "big sparse"}};
   for (const Case& c : cases) {
@@ -206,7 +215,7 @@ void batched_tests(const GpuStatus& gpu) {
         const int64_t n = c.layout->n_samples, f = x.n_features, e = x.n_entries();
         const int64_t codes = e * static_cast<int64_t>(x.code_bytes()) + (x.sparse ? e * 4 + (f + 1) * 8 : 0) + f * 4 +
                               n * 8 + (n + 1) * 8;
-        const int64_t per_subsample = f * static_cast<int64_t>(sizeof(FeatureState) + 1) + n * 3 +
+        const int64_t per_subsample = f * static_cast<int64_t>(sizeof(FeatureState) + 1) + n * 5 +
                                       (c.layout->n_classes + 1) * int64_t(x.max_levels()) * 4 +
                                       static_cast<int64_t>(sizeof(StepRule)) + 64;
         o.memory_limit = codes + 2 * per_subsample + per_subsample / 2;
