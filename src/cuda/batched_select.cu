@@ -330,20 +330,20 @@ __global__ void __launch_bounds__(kThreads) count_kernel(BatchView v) {
 // Dense codes of few samples, levels and classes (microarrays): a thread a (feature, subsample)
 // pair, with no atomics and no barriers between pairs. The block reads the feature's codes into
 // shared memory once for all subsamples; each thread counts n(x, s, y) of its subsample in its
-// own column of a 16-bit table [cell][thread] (conflict-free: a thread's cells are in its own
+// own column of an 8- or 16-bit table [cell][thread] (conflict-free: a thread's cells are in its own
 // bank), cell (x * s_stride + s) * n_classes + y, then drains it into the sums. S's codes are read
 // transposed ([position][subsample]), so neighbouring threads read neighbouring codes.
-template <class Code>
+template <class Code, class Count>
 __global__ void __launch_bounds__(kDenseThreads) dense_count_kernel(BatchView v) {
-  extern __shared__ uint16_t column[];
-  __shared__ int64_t plogp_small[kPlogpCached];
-  const int32_t n_cached = min(kPlogpCached, v.n_samples + 1);
-  for (int32_t i = threadIdx.x; i < n_cached; i += kDenseThreads) plogp_small[i] = v.plogp[i];
-  auto plogp = [&](uint32_t n) { return n < static_cast<uint32_t>(n_cached) ? plogp_small[n] : v.plogp[n]; };
+  // Dynamic shared memory, sized to the data: plogp of 0..N, the tables, the feature's codes.
+  extern __shared__ int64_t plogp_small[];
   const int32_t n = v.n_samples, classes = v.n_classes, stride = v.s_stride;
+  for (int32_t i = threadIdx.x; i <= n; i += kDenseThreads) plogp_small[i] = v.plogp[i];
   const int32_t cube = v.max_levels * stride * classes;
-  uint16_t* counts = column + threadIdx.x;
-  Code* x_codes = reinterpret_cast<Code*>(column + static_cast<size_t>(cube) * kDenseThreads);
+  Count* counts = reinterpret_cast<Count*>(plogp_small + n + 1) + threadIdx.x;
+  Code* x_codes = reinterpret_cast<Code*>(reinterpret_cast<Count*>(plogp_small + n + 1) +
+                                          static_cast<size_t>(cube) * kDenseThreads);
+  auto plogp = [&](uint32_t k) { return plogp_small[k]; };
   for (int32_t cell = 0; cell < cube; ++cell) counts[cell * kDenseThreads] = 0;
   const Code* all_codes = static_cast<const Code*>(v.codes);
   for (int64_t f = blockIdx.x; f < v.n_features; f += gridDim.x) {
@@ -364,7 +364,7 @@ __global__ void __launch_bounds__(kDenseThreads) dense_count_kernel(BatchView v)
       int64_t xsy = 0, xs = 0;
       for (int32_t x = 0; x < lx; ++x)
         for (int32_t s = 0; s < ls; ++s) {
-          uint16_t* cell = counts + (x * stride + s) * classes * kDenseThreads;
+          Count* cell = counts + (x * stride + s) * classes * kDenseThreads;
           uint32_t n_xs = 0;
           for (int32_t y = 0; y < classes; ++y) {
             const uint32_t k = cell[y * kDenseThreads];
@@ -408,6 +408,13 @@ __global__ void __launch_bounds__(kThreads) best_kernel(BatchView v) {
   if (threadIdx.x == 0) v.best[r] = best[0];
 }
 
+using DenseKernel = void (*)(BatchView);
+// dense_count_kernel for the codes' width and 8- or 16-bit counts.
+DenseKernel dense_kernel(bool wide, int32_t n_samples) {
+  if (n_samples <= 255) return wide ? dense_count_kernel<uint16_t, uint8_t> : dense_count_kernel<uint8_t, uint8_t>;
+  return wide ? dense_count_kernel<uint16_t, uint16_t> : dense_count_kernel<uint8_t, uint16_t>;
+}
+
 // What a batch needs: shared memory per count block, device bytes of the codes and per subsample.
 struct BatchPlan {
   int32_t s_stride = 1, table_words = 0;
@@ -431,12 +438,15 @@ BatchPlan plan_batch(const CodeMatrix& x, const ClassLayout& layout, const GpuOp
   int shared_limit = 0;
   FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&shared_limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, options.devices[0]));
   const size_t static_bytes = kPlogpCached * sizeof(int64_t) + 1024;
-  // A thread a pair when the 16-bit tables of the block's threads fit and draining one costs
+  // A thread a pair when the tables of the block's threads fit and draining one costs
   // no more than counting a few times over (cells at most 4 N).
   const int64_t n = layout.n_samples, f = x.n_features;
   const int64_t cube = max_cells * layout.n_classes;
-  const size_t dense_bytes = static_cast<size_t>(cube) * kDenseThreads * 2 + static_cast<size_t>(n) * x.code_bytes();
-  if (!x.sparse && n <= 65535 && cube <= 4 * n && dense_bytes + static_bytes <= static_cast<size_t>(shared_limit))
+  // Counts of a class fit 8 bits when N does, else 16.
+  const size_t count_bytes = n <= 255 ? 1 : 2;
+  const size_t dense_bytes = static_cast<size_t>(n + 1) * 8 + static_cast<size_t>(cube) * kDenseThreads * count_bytes +
+                             static_cast<size_t>(n) * x.code_bytes();
+  if (!x.sparse && n <= 65535 && cube <= 4 * n && dense_bytes + 1024 <= static_cast<size_t>(shared_limit))
     p.dense_shared_bytes = dense_bytes;
   if (!p.dense_shared_bytes && p.shared_bytes + static_bytes > static_cast<size_t>(shared_limit)) {
     p.problem = "features of " + std::to_string(p.s_stride) + " levels: count tables too large for shared memory";
@@ -484,7 +494,7 @@ class Batch {
     int multiprocessors = 0, per_sm = 0;
     FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, device));
     if (plan.dense_shared_bytes) {
-      auto kernel = x.wide ? dense_count_kernel<uint16_t> : dense_count_kernel<uint8_t>;
+      const DenseKernel kernel = dense_kernel(x.wide, layout.n_samples);
       allow_dynamic_shared(kernel);
       FSGPU_CUDA_CHECK(
           cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kDenseThreads, plan.dense_shared_bytes));
@@ -555,8 +565,7 @@ class Batch {
       check_launch("prepare_kernel");
       if (pass) {
         if (plan_.dense_shared_bytes) {
-          (wide ? dense_count_kernel<uint16_t>
-                : dense_count_kernel<uint8_t>)<<<grid_, kDenseThreads, plan_.dense_shared_bytes>>>(v);
+          dense_kernel(wide, n)<<<grid_, kDenseThreads, plan_.dense_shared_bytes>>>(v);
           check_launch("dense_count_kernel");
         } else {
           (wide ? count_kernel<uint16_t> : count_kernel<uint8_t>)<<<grid_, kThreads, plan_.shared_bytes>>>(v);
