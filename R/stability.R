@@ -52,8 +52,14 @@
 #' @section Speed: The data are encoded once. On the CPU the subsamples' selections run side by
 #'   side on the threads, each on the shared codes of its rows (gathered, not re-encoded), one
 #'   engine per thread, so that 100 selections cost little more than 100 / threads single
-#'   selections without any R-level loop. On the GPU (`backend = "gpu"`) the subsamples run one
-#'   after another, each on the devices. With `BPPARAM` the subsamples are split across
+#'   selections without any R-level loop. On the GPU (`backend = "gpu"`) the codes go to the
+#'   first device once and all subsamples of a criterion are selected together: each subsample
+#'   is a vector of sample weights there, and each step of every selection is one counting pass
+#'   over the data, so that 100 subsamples cost a few single selections, not 100. Subsamples run
+#'   in groups when all of their feature states do not fit the device. CMI, JMI3 and JIM (whose
+#'   steps condition on more than the newest feature, or count impurity), features of more than
+#'   about 50 levels, and data that do not fit a device run one subsample after another instead.
+#'   Either way the selections equal the CPU's. With `BPPARAM` the subsamples are split across
 #'   BiocParallel workers; the results are the same.
 #'
 #' @inheritParams select_features

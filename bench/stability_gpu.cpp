@@ -1,10 +1,15 @@
 // GPU timing of the subsample selections of stability_selection() without R: one JMI selection
-// (k = 50) on all samples against 100 complementary-pair subsamples (batched_select.h), one
-// after another as the R glue runs them, on synthetic data of the chowdary shape (104 x 22,283 dense, 2 classes, 5
-// levels) and of the news20 shape (15,935 x 62,061 sparse at density 0.23%, 20 classes, 26
-// bins). Built against the objects of the tests/cpp CMake build (see bench/README.md).
+// (k = 50) on all samples against 100 complementary-pair subsamples (half the samples each), all
+// together in the batched kernel (gpu_select_subsamples(), src/cuda/batched_select.cu), and, for
+// the speed-up, one after another each on its own GPU engine (the path before the batched
+// kernel, still the fallback: `loop` of them, projected). Synthetic data of the chowdary and
+// nakayama shapes (104 and 105 x 22,283 dense, 2 and 10 classes, 5 levels) and of the news20
+// shape (15,935 x 62,061 sparse at density 0.23%, 20 classes, 26 bins). `agrees_with_cpu`: how
+// many batched selections (features and scores) equal the CPU engine's on the same subsample
+// (microarrays: all of them; news20: the first 20). Built against the objects of the tests/cpp
+// CMake build (see bench/README.md).
 //
-//   stability_gpu [resamples=100] [k=50]
+//   stability_gpu [resamples=100] [k=50] [loop=10]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -44,29 +49,34 @@ std::vector<std::vector<int32_t>> pairs_of(const std::vector<int32_t>& y, int cl
 }
 
 void run(const char* shape, const CodeMatrix& codes, const ClassLayout& layout, const std::vector<int32_t>& y,
-         int classes, int resamples, int k, const GpuOptions& gpu, std::mt19937& rng) {
+         int classes, int resamples, int k, int loop, size_t checked, const GpuOptions& gpu, std::mt19937& rng) {
   SelectionOptions o;
   o.method = Method::jmi;
   o.k = k;
+  select_features(*make_gpu_engine(codes, layout, gpu), o, nullptr);  // warm-up: context, kernels
   Clock::time_point t = Clock::now();
   auto engine = make_gpu_engine(codes, layout, gpu);
   const Selection single = select_features(*engine, o, nullptr);
   const double single_s = since(t);
   const auto samples = pairs_of(y, classes, resamples, rng);
+  gpu_select_subsamples(codes, layout, {samples[0]}, o, gpu, nullptr);  // warm-up of the batched kernels
+  t = Clock::now();
+  const std::vector<Selection> sel = gpu_select_subsamples(codes, layout, samples, o, gpu, nullptr);
+  const double batched_s = since(t);
+  // The previous path: one GPU engine a subsample, on the first `loop` subsamples, projected.
+  const std::vector<std::vector<int32_t>> first(samples.begin(), samples.begin() + std::min<size_t>(loop, samples.size()));
   const SubsampleEngine on_gpu = [&](const Subsample& sub, int) { return make_gpu_engine(sub.codes, sub.layout, gpu); };
   t = Clock::now();
-  const auto sel = select_on_subsamples(codes, layout, samples, {o}, 1, nullptr, on_gpu);
-  const double s = since(t);
-  // The CPU's selections of the first 10 subsamples, for `agrees` (all of them would take the
-  // CPU longer than the GPU's whole run on the news20 shape).
-  const std::vector<std::vector<int32_t>> checked(samples.begin(),
-                                                  samples.begin() + std::min<size_t>(10, samples.size()));
-  const auto cpu = select_on_subsamples(codes, layout, checked, {o}, 16, nullptr);
-  bool agrees = true;
-  for (size_t i = 0; i < cpu.size(); ++i) agrees = agrees && sel[i].features == cpu[i].features;
-  std::printf("%s,%d,%lld,%d,%d,%.4f,%.4f,%.1f,%s\n", shape, layout.n_samples,
-              static_cast<long long>(codes.n_features), k, resamples, single_s, s, s / single_s,
-              agrees ? "TRUE" : "FALSE");
+  select_on_subsamples(codes, layout, first, {o}, 1, nullptr, on_gpu);
+  const double loop_s = since(t) * static_cast<double>(samples.size()) / static_cast<double>(first.size());
+  const std::vector<std::vector<int32_t>> cpu_samples(samples.begin(), samples.begin() + std::min(checked, samples.size()));
+  const auto cpu = select_on_subsamples(codes, layout, cpu_samples, {o}, 16, nullptr);
+  size_t agree = 0;
+  for (size_t i = 0; i < cpu.size(); ++i)
+    agree += sel[i].features == cpu[i].features && sel[i].scores == cpu[i].scores;
+  std::printf("%s,%d,%lld,%d,%d,%.4f,%.4f,%.1f,%.3f,%.1f,%zu/%zu\n", shape, layout.n_samples,
+              static_cast<long long>(codes.n_features), k, resamples, single_s, batched_s, batched_s / single_s,
+              loop_s, loop_s / batched_s, agree, cpu.size());
   std::printf("# %s: single selection took %zu features\n", shape, single.features.size());
 }
 
@@ -76,6 +86,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // lines reach the log even if a later step aborts
   const int resamples = argc > 1 ? std::atoi(argv[1]) : 100;
   const int k = argc > 2 ? std::atoi(argv[2]) : 50;
+  const int loop = argc > 3 ? std::max(1, std::atoi(argv[3])) : 10;
   const GpuStatus status = gpu_status();
   if (status.devices.empty()) {
     std::printf("no GPU: %s\n", status.problem.c_str());
@@ -83,20 +94,31 @@ int main(int argc, char** argv) {
   }
   GpuOptions gpu;
   gpu.devices = {status.devices[0].id};
-  std::printf("# %s\nshape,n_samples,n_features,k,resamples,single_seconds,batched_seconds,ratio,agrees\n",
+  std::printf("# %s\nshape,n_samples,n_features,k,resamples,single_seconds,batched_seconds,ratio,loop_seconds,speedup_over_loop,agrees_with_cpu\n",
               status.devices[0].name.c_str());
   std::mt19937 rng(1);
-  {  // chowdary shape: 5 levels, 10 informative features
-    const int32_t n = 104, p = 22283, classes = 2;
-    std::vector<int32_t> y(n), values(size_t(n) * p);
-    for (int32_t i = 0; i < n; ++i) y[i] = i < 62 ? 0 : 1;
+  // Dense microarray shapes (5 levels, 10 features tied to the class): chowdary (2 classes of 62
+  // and 42) and nakayama (105 samples, 10 classes of 10 or 11).
+  auto dense_shape = [&](const char* name, const std::vector<int32_t>& y, int classes) {
+    const int32_t n = static_cast<int32_t>(y.size()), p = 22283;
+    std::vector<int32_t> values(size_t(n) * p);
     for (int32_t j = 0; j < p; ++j)
       for (int32_t i = 0; i < n; ++i)
         values[size_t(j) * n + i] = j < 10 && rng() % 4 ? (y[i] * 2 + j) % 5 : static_cast<int32_t>(rng() % 5);
     const ClassLayout layout = ClassLayout::from_labels(y.data(), n, classes);
     std::vector<ColumnSource> cols(p);
     for (int32_t j = 0; j < p; ++j) cols[j].categorical = values.data() + size_t(j) * n;
-    run("chowdary-shape", encode_dense(cols, layout, 2, 16), layout, y, classes, resamples, k, gpu, rng);
+    run(name, encode_dense(cols, layout, 2, 16), layout, y, classes, resamples, k, loop, 100, gpu, rng);
+  };
+  {
+    std::vector<int32_t> y(104);
+    for (int32_t i = 0; i < 104; ++i) y[i] = i < 62 ? 0 : 1;
+    dense_shape("chowdary-shape", y, 2);
+  }
+  {
+    std::vector<int32_t> y(105);
+    for (int32_t i = 0; i < 105; ++i) y[i] = i * 10 / 105;
+    dense_shape("nakayama-shape", y, 10);
   }
   {  // news20 shape: counts 1..20 at density 0.23%
     const int32_t n = 15935, p = 62061, classes = 20;
@@ -114,7 +136,7 @@ int main(int argc, char** argv) {
     }
     const ClassLayout layout = ClassLayout::from_labels(y.data(), n, classes);
     run("news20-shape", encode_sparse(rows.data(), start.data(), x.data(), p, layout, 26, 16), layout, y, classes,
-        resamples, k, gpu, rng);
+        resamples, k, loop, 20, gpu, rng);
   }
   return 0;
 }

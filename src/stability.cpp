@@ -45,12 +45,7 @@ Rcpp::List fsgpu_select_subsamples(SEXP x, Rcpp::IntegerVector y, int n_classes,
     GpuOptions gpu;
     gpu.devices.assign(devices.begin(), devices.end());
     gpu.memory_limit = static_cast<int64_t>(memory_limit);
-    // One subsample at a time: engines running side by side in one process would race on the
-    // counting kernel's shared-memory cap, which each launch sets for the whole process.
-    const SubsampleEngine on_gpu = [&](const Subsample& sub, int) {
-      return make_gpu_engine(sub.codes, sub.layout, gpu);
-    };
-    sel = select_on_subsamples(codes, layout, rows, options, 1, between_rounds, on_gpu);
+    sel = gpu_select_on_subsamples(codes, layout, rows, options, gpu, between_rounds);
   } else {
     sel = select_on_subsamples(codes, layout, rows, options, threads, between_rounds);
   }

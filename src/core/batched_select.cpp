@@ -103,4 +103,27 @@ std::vector<Selection> select_on_subsamples(const CodeMatrix& x, const ClassLayo
   return out;
 }
 
+std::vector<Selection> gpu_select_on_subsamples(const CodeMatrix& x, const ClassLayout& layout,
+                                                const std::vector<std::vector<int32_t>>& samples,
+                                                const std::vector<SelectionOptions>& options, const GpuOptions& gpu,
+                                                const Checkpoint& between_steps) {
+  std::vector<Selection> out;
+  out.reserve(samples.size() * options.size());
+  const double n_options = static_cast<double>(options.size());
+  for (size_t m = 0; m < options.size(); ++m) {
+    const Checkpoint part = [&](double done) {
+      if (between_steps) between_steps((static_cast<double>(m) + done) / n_options);
+    };
+    std::vector<Selection> sel;
+    if (gpu_subsamples_problem(x, layout, options[m], gpu).empty()) {
+      sel = gpu_select_subsamples(x, layout, samples, options[m], gpu, part);
+    } else {  // one at a time: GPU engines side by side would only compete for the device
+      const SubsampleEngine on_gpu = [&](const Subsample& sub, int) { return make_gpu_engine(sub.codes, sub.layout, gpu); };
+      sel = select_on_subsamples(x, layout, samples, {options[m]}, 1, part, on_gpu);
+    }
+    for (Selection& s : sel) out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace fsgpu

@@ -4,7 +4,8 @@
 // The data are encoded once. A subsample's codes are gathered from the shared code matrix
 // (one byte or two per cell of the subsample: no binning, no R data touched again), and its
 // selection runs on its own engine (a single-threaded CpuEngine, or a GPU engine), so that
-// subsamples run side by side on the threads. Each selection is exactly what select_features()
+// subsamples run side by side on the threads. On the GPU, criteria that condition on the newest
+// feature alone run all subsamples together instead (gpu_select_subsamples(), gpu_backend.h). Each selection is exactly what select_features()
 // returns for the same rows and the same codes: counts do not depend on the sample order, on the codes' numbering or on the
 // base code, so the engine's keys, and with them every score and tie, are the same.
 #pragma once
@@ -17,6 +18,7 @@
 #include "checkpoint.h"
 #include "code_matrix.h"
 #include "engine.h"
+#include "gpu_backend.h"
 #include "select.h"
 
 namespace fsgpu {
@@ -32,9 +34,9 @@ struct Subsample {
 Subsample subsample_of(const CodeMatrix& x, const ClassLayout& layout, const std::vector<int32_t>& samples);
 
 // The engine a subsample's selection runs on, given the threads it may use. The default is a
-// CpuEngine; the GPU glue passes one that puts the subsample's codes on a device, and calls with
-// threads = 1 (GPU engines must not run side by side in one process: their kernels' shared-memory
-// caps are process-wide settings).
+// CpuEngine; gpu_select_on_subsamples() passes, for the criteria it cannot batch, one that puts
+// the subsample's codes on a device, and calls with threads = 1 (engines side by side would only
+// compete for the device).
 using SubsampleEngine = std::function<std::unique_ptr<SelectionEngine>(const Subsample&, int threads)>;
 
 // The selection of every (option, subsample) pair, at index option * samples.size() + subsample.
@@ -46,5 +48,14 @@ std::vector<Selection> select_on_subsamples(const CodeMatrix& x, const ClassLayo
                                             const std::vector<SelectionOptions>& options, int threads,
                                             const Checkpoint& between_rounds,
                                             const SubsampleEngine& make_engine = nullptr);
+
+// select_on_subsamples() on the GPU, in the same order. An option that gpu_subsamples_problem()
+// accepts runs all subsamples together on the device (gpu_select_subsamples()); the others (CMI,
+// JMI3, JIM, fixed features, tables or codes too large) one subsample after another, each on a
+// GPU engine of its gathered codes.
+std::vector<Selection> gpu_select_on_subsamples(const CodeMatrix& x, const ClassLayout& layout,
+                                                const std::vector<std::vector<int32_t>>& samples,
+                                                const std::vector<SelectionOptions>& options, const GpuOptions& gpu,
+                                                const Checkpoint& between_steps);
 
 }  // namespace fsgpu

@@ -14,6 +14,7 @@
 #include "engine.h"
 #include "interactions.h"
 #include "pairs.h"
+#include "select.h"
 
 namespace fsgpu {
 
@@ -131,5 +132,23 @@ std::string gpu_interactions_problem(const InteractionBits& bits, const Interact
 // the CPU engine's results bit for bit; between_batches runs on the calling thread.
 InteractionBest gpu_interactions(const InteractionBits& bits, const GainTables& tables, const InteractionTask& task,
                                  const GpuOptions& options, const Checkpoint& between_batches);
+
+// Many selections at once (stability selection, issue 20): the selection by `selection` on each
+// subsample (sample indices, 0-based, each at most once), all subsamples together on the first
+// device of `options`. The codes go to the device once; a subsample is a vector of 0/1 sample
+// weights there, and each step of every subsample's selection is one counting launch over the
+// data, with the score updates (criteria.h, as the engines make them) and the argmax on the
+// device: each selection is select_features()' on subsample_of()'s codes, bitwise.
+// gpu_subsamples_problem() says why it cannot run `selection` on x ("" when it can): criteria
+// whose pass conditions on more than the newest feature (CMI, JMI3) or counts impurity (JIM),
+// fixed features, count tables too large for shared memory, codes that do not fit the device.
+std::string gpu_subsamples_problem(const CodeMatrix& x, const ClassLayout& layout, const SelectionOptions& selection,
+                                   const GpuOptions& options);
+// Subsamples run in groups when the feature states of all of them do not fit the device (or
+// options.memory_limit, when set); between_steps runs on the calling thread between steps.
+std::vector<Selection> gpu_select_subsamples(const CodeMatrix& x, const ClassLayout& layout,
+                                             const std::vector<std::vector<int32_t>>& samples,
+                                             const SelectionOptions& selection, const GpuOptions& options,
+                                             const Checkpoint& between_steps);
 
 }  // namespace fsgpu

@@ -54,4 +54,14 @@ InteractionBest gpu_interactions(const InteractionBits&, const GainTables&, cons
   throw std::runtime_error(gpu_status().problem);
 }
 
+std::string gpu_subsamples_problem(const CodeMatrix&, const ClassLayout&, const SelectionOptions&, const GpuOptions&) {
+  return gpu_status().problem;
+}
+
+std::vector<Selection> gpu_select_subsamples(const CodeMatrix&, const ClassLayout&,
+                                             const std::vector<std::vector<int32_t>>&, const SelectionOptions&,
+                                             const GpuOptions&, const Checkpoint&) {
+  throw std::runtime_error(gpu_status().problem);
+}
+
 }  // namespace fsgpu

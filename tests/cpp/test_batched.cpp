@@ -1,5 +1,6 @@
 // Selections on subsamples (batched_select.h): each equals a selection on the subsample encoded
 // alone, for every thread count, for dense and sparse codes, and on the GPU engine.
+#include <algorithm>
 #include <random>
 
 #include "check.h"
@@ -131,20 +132,103 @@ void batched_tests(const GpuStatus& gpu) {
   }
   EXPECT(refused, "batched: a repeated sample is refused");
 
-  // The GPU engine on each subsample's gathered codes equals the CPU, dense and sparse. (One at a
-  // time, as the R glue runs them: engines side by side would race on the counting kernel's
-  // shared-memory cap, a process-wide setting.)
+  // On the GPU: the batched kernel (all subsamples of a criterion at once) for the criteria that
+  // condition on the newest feature alone, one engine a subsample for CMI and JMI3 (their
+  // fallback); each equals the CPU, dense and sparse, in one group or in groups of two.
   if (gpu.devices.empty()) return;
   GpuOptions gpu_options;
   gpu_options.devices = {gpu.devices[0].id};
-  const SubsampleEngine on_gpu = [&](const Subsample& sub, int) {
-    return make_gpu_engine(sub.codes, sub.layout, gpu_options);
+  std::vector<SelectionOptions> gpu_methods = options;  // jmi, mrmr, cmi, jmi3
+  for (Method m : {Method::mim, Method::cmim, Method::disr, Method::njmim, Method::icap, Method::jmim,
+                   Method::betagamma}) {
+    SelectionOptions o;
+    o.method = m;
+    o.k = 6;
+    o.beta = 0.5;  // BetaGamma: not integral, double keys
+    o.gamma = 0.25;
+    o.min_score = never_negative(m) ? 0 : -1e300;
+    gpu_methods.push_back(o);
+  }
+  for (const SelectionOptions& o : gpu_methods) {
+    const bool batched = o.method != Method::cmi && o.method != Method::jmi3;
+    EXPECT(gpu_subsamples_problem(codes, layout, o, gpu_options).empty() == batched,
+           "batched: method %d %s be batched", static_cast<int>(o.method), batched ? "should" : "should not");
+  }
+  // More samples and levels than above: sparse features of more than 32 entries in a
+  // subsample take the count tables, the others the warp's match path.
+  const Categorical big = make_data(23, 400, 40, 5);
+  const ClassLayout big_layout = ClassLayout::from_labels(big.y.data(), big.n, 5);
+  std::vector<int32_t> big_rows, big_start(1, 0);
+  std::vector<double> big_values;
+  for (int32_t j = 0; j < big.p; ++j) {
+    for (int32_t i = 0; i < big.n; ++i) {
+      const int32_t c = big.codes[size_t(j) * big.n + i];
+      if (j == big.p - 1 || (j % 5 == 4 && i % 10 != 0) || (c == 0 && j % 2 == 0) || (j % 2 == 1 && c % 4 != 1)) continue;
+      big_rows.push_back(i);
+      big_values.push_back(c + 1 + (j % 3) * (i % 2));
+    }
+    big_start.push_back(static_cast<int32_t>(big_rows.size()));
+  }
+  const CodeMatrix big_sparse =
+      encode_sparse(big_rows.data(), big_start.data(), big_values.data(), big.p, big_layout, 6, 2);
+  std::vector<ColumnSource> big_cols(big.p);
+  for (int32_t j = 0; j < big.p; ++j) big_cols[j].categorical = big.codes.data() + size_t(j) * big.n;
+  const CodeMatrix big_dense = encode_dense(big_cols, big_layout, 2, 2);
+  std::vector<std::vector<int32_t>> big_samples;
+  for (int r = 0; r < 9; ++r) {
+    std::vector<int32_t> rows;
+    for (int32_t i = 0; i < big.n; ++i)
+      if (rng() % 2) rows.push_back(i);
+    if (r == 3) std::shuffle(rows.begin(), rows.end(), rng);  // unsorted
+    if (r == 4) {  // class 4 absent
+      rows.clear();
+      for (int32_t i = 0; i < big.n; ++i)
+        if (big.y[i] != 4 && rng() % 3) rows.push_back(i);
+    }
+    big_samples.push_back(rows);
+  }
+  // Dense codes of 12 levels on 90 samples: more cells than dense_count_kernel takes (4 N), so
+  // the warp kernel's count tables.
+  std::vector<int32_t> many(d.codes.size());
+  for (int32_t j = 0; j < d.p; ++j)
+    for (int32_t i = 0; i < d.n; ++i) many[size_t(j) * d.n + i] = d.codes[size_t(j) * d.n + i] % 4 * 3 + (i * j) % 3;
+  std::vector<ColumnSource> many_cols(d.p);
+  for (int32_t j = 0; j < d.p; ++j) many_cols[j].categorical = many.data() + size_t(j) * d.n;
+  const CodeMatrix many_levels = encode_dense(many_cols, layout, 2, 2);
+  struct Case {
+    const CodeMatrix* x;
+    const ClassLayout* layout;
+    const std::vector<std::vector<int32_t>>* samples;
+    const char* name;
   };
-  for (const CodeMatrix* m : {&codes, &sparse}) {
-    const std::vector<Selection> cpu = select_on_subsamples(*m, layout, samples, options, 2, nullptr);
-    const std::vector<Selection> got = select_on_subsamples(*m, layout, samples, options, 1, nullptr, on_gpu);
-    for (size_t t = 0; t < cpu.size(); ++t)
-      EXPECT(same(got[t], cpu[t]), "batched: GPU pair %zu (%s) differs from the CPU", t,
-             m->sparse ? "sparse" : "dense");
+  const Case cases[] = {{&codes, &layout, &samples, "dense"},
+                        {&sparse, &layout, &samples, "sparse"},
+                        {&many_levels, &layout, &samples, "dense, 12 levels"},
+                        {&big_dense, &big_layout, &big_samples, "big dense"},
+                        {&big_sparse, &big_layout, &big_samples, "big sparse"}};
+  for (const Case& c : cases) {
+    const std::vector<Selection> cpu = select_on_subsamples(*c.x, *c.layout, *c.samples, gpu_methods, 2, nullptr);
+    for (int64_t limit : {int64_t(0), int64_t(1)}) {
+      GpuOptions o = gpu_options;
+      if (limit) {  // room for the codes and two subsamples (plan_batch()'s sizes): groups of two
+        const CodeMatrix& x = *c.x;
+        const int64_t n = c.layout->n_samples, f = x.n_features, e = x.n_entries();
+        const int64_t codes = e * static_cast<int64_t>(x.code_bytes()) + (x.sparse ? e * 4 + (f + 1) * 8 : 0) + f * 4 +
+                              n * 8 + (n + 1) * 8;
+        const int64_t per_subsample = f * static_cast<int64_t>(sizeof(FeatureState) + 1) + n * 5 +
+                                      (c.layout->n_classes + 1) * int64_t(x.max_levels()) * 4 +
+                                      static_cast<int64_t>(sizeof(StepRule)) + 64;
+        o.memory_limit = codes + 2 * per_subsample + per_subsample / 2;
+      }
+      int steps = 0;
+      const std::vector<Selection> got =
+          gpu_select_on_subsamples(*c.x, *c.layout, *c.samples, gpu_methods, o, [&](double) { ++steps; });
+      EXPECT(got.size() == cpu.size(), "batched GPU (%s): %zu selections", c.name, got.size());
+      EXPECT(steps > 0, "batched GPU (%s): no checkpoint", c.name);
+      for (size_t t = 0; t < cpu.size() && t < got.size(); ++t)
+        EXPECT(same(got[t], cpu[t]), "batched GPU (%s, groups %s): method %d, subsample %zu differs from the CPU",
+               c.name, limit ? "of two" : "all", static_cast<int>(gpu_methods[t / c.samples->size()].method),
+               t % c.samples->size());
+    }
   }
 }
