@@ -2,6 +2,8 @@
 // blocks when they do not fit), feature states and the argmax on the device; a step returns
 // one candidate.
 #include <algorithm>
+#include <climits>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <vector>
@@ -55,6 +57,23 @@ struct HostBlock {
   int64_t first = 0, last = 0;          // global feature indices
   int64_t entry_first = 0, entry_last = 0;
   int32_t max_levels = 1;
+};
+
+// Page-locked host memory that grows (never shrinks) to what a step needs.
+template <class T>
+class GrowingPinned {
+ public:
+  T* get(size_t n) {
+    if (n > size_) {
+      buffer_ = PinnedBuffer<T>(n);
+      size_ = n;
+    }
+    return buffer_.data();
+  }
+
+ private:
+  PinnedBuffer<T> buffer_;
+  size_t size_ = 0;
 };
 
 // Dense rows on the device are padded to whole 16-byte vectors (see the counting kernel).
@@ -164,6 +183,41 @@ class GpuEngine : public SelectionEngine {
     }
   }
 
+  // On one device holding every feature's codes, S's codes and n(s, y) are built there: no
+  // host pass over N codes and no upload of them between steps, only n(s, y) read back.
+  Conditioning condition_on(int64_t feature) override {
+    const int64_t cells = int64_t(layout_.n_classes) * x_.levels[feature];
+    if (devices_.size() != 1 || devices_[0]->buffers.size() != 1 || cells > INT32_MAX)
+      return SelectionEngine::condition_on(feature);
+    Device& dev = *devices_[0];
+    ScopedDevice on(dev.id);
+    cudaStream_t main = dev.streams[0]->get();
+    Conditioning s;
+    s.levels = x_.levels[feature];
+    s.resident_feature = feature;
+    const int32_t n = layout_.n_samples;
+    dev.s_codes.reserve(static_cast<size_t>(n));
+    uint8_t* s_codes8 = nullptr;
+    if (narrow_codes(s.levels)) {
+      dev.s_codes8.reserve(static_cast<size_t>(n + 15) / 16 * 16);
+      s_codes8 = dev.s_codes8.data();
+    }
+    dev.s_class_counts.reserve(static_cast<size_t>(cells));
+    const HostBlock& b = dev.blocks[0];
+    launch_condition(view(dev, dev.buffers[0], b), feature - b.first, x_.entries_begin(feature) - b.entry_first,
+                     x_.entries_end(feature) - x_.entries_begin(feature), x_.base[feature], s.levels,
+                     dev.class_of.data(), layout_.n_classes, n, dev.s_codes.data(), s_codes8,
+                     dev.s_class_counts.data(), main);
+    dev.s_feature = feature;
+    uint32_t* back = dev.host_class_counts.get(static_cast<size_t>(cells));
+    FSGPU_CUDA_CHECK(cudaMemcpyAsync(back, dev.s_class_counts.data(), static_cast<size_t>(cells) * sizeof(uint32_t),
+                                     cudaMemcpyDeviceToHost, main));
+    FSGPU_CUDA_CHECK(cudaStreamSynchronize(main));
+    s.class_counts.assign(back, back + cells);
+    s.add_terms(layout_, plogp_);
+    return s;
+  }
+
   // The argmax runs here, not after each pass: MIM's later steps make no pass, only retire.
   Candidate best_candidate() override {
     for (auto& dev : devices_) {
@@ -171,14 +225,15 @@ class GpuEngine : public SelectionEngine {
       ScopedDevice on(dev->id);
       launch_best_candidate(dev->state.data(), dev->retired.data(), dev->last - dev->first, dev->partial.data(),
                             kBestPartials, dev->best.data(), dev->streams[0]->get());
+      FSGPU_CUDA_CHECK(cudaMemcpyAsync(dev->host_best.data(), dev->best.data(), sizeof(DeviceCandidate),
+                                       cudaMemcpyDeviceToHost, dev->streams[0]->get()));
     }
     Candidate best;
     for (auto& dev : devices_) {
       if (dev->first == dev->last) continue;
       ScopedDevice on(dev->id);
       FSGPU_CUDA_CHECK(cudaStreamSynchronize(dev->streams[0]->get()));
-      DeviceCandidate c;
-      FSGPU_CUDA_CHECK(cudaMemcpy(&c, dev->best.data(), sizeof c, cudaMemcpyDeviceToHost));
+      const DeviceCandidate c = *dev->host_best.data();
       if (c.feature < 0) continue;
       const int64_t feature = c.feature + dev->first;  // devices hold ascending ranges
       if (best.feature < 0 || c.key > best.key) best = Candidate{feature, c.key};
@@ -226,6 +281,10 @@ class GpuEngine : public SelectionEngine {
     DeviceBuffer<int32_t> class_start, class_of;
     DeviceBuffer<int64_t> plogp, s_class_terms;
     DeviceBuffer<DeviceCandidate> partial, best;
+    PinnedBuffer<DeviceCandidate> host_best{1};
+    int64_t s_feature = -1;  // the feature whose codes and n(s, y) s_codes, s_codes8, s_class_counts hold
+    GrowingPinned<uint32_t> host_class_counts;
+    GrowingPinned<uint8_t> host_step;  // S's n(s) and class terms, staged for their upload
     std::map<std::pair<size_t, int32_t>, CountLayout> plans, impurity_plans;  // by (block, levels of S)
     ~Device() {
       ScopedDevice on(id);
@@ -326,20 +385,38 @@ class GpuEngine : public SelectionEngine {
     return v;
   }
 
+  // S's codes as bytes for the count loop: dense byte codes, levels(S) <= 256.
+  bool narrow_codes(int32_t s_levels) const { return s_levels <= 256 && !x_.sparse && !x_.wide; }
+
   void launch_step(Device& dev, const Conditioning& s, const StepRule& rule) {
     if (dev.last == dev.first) return;
     ScopedDevice on(dev.id);
     cudaStream_t main = dev.streams[0]->get();
-    dev.s_codes.upload(s.codes.data(), s.codes.size(), main);
-    dev.s_class_counts.upload(s.class_counts.data(), s.class_counts.size(), main);
-    dev.s_counts.upload(s.counts.data(), s.counts.size(), main);
-    dev.s_class_terms.upload(s.class_terms.data(), s.class_terms.size(), main);
-    const bool narrow_s = s.levels <= 256 && !x_.sparse && !x_.wide;
-    if (narrow_s) {
-      dev.s_codes8.reserve(static_cast<size_t>(layout_.n_samples + 15) / 16 * 16);
-      launch_narrow_codes(dev.s_codes.data(), layout_.n_samples, dev.s_codes8.data(), main);
+    const bool narrow_s = narrow_codes(s.levels);
+    if (s.resident_feature >= 0) {  // condition_on left S's codes and n(s, y) on the device
+      if (s.resident_feature != dev.s_feature) throw std::logic_error("the GPU engine no longer holds S's codes");
+      // n(s) and the class terms through pinned memory: the upload does not wait for the host.
+      const size_t counts_bytes = s.counts.size() * sizeof(uint32_t), terms_bytes = s.class_terms.size() * sizeof(int64_t);
+      uint8_t* staged = dev.host_step.get(counts_bytes + terms_bytes);
+      std::memcpy(staged, s.class_terms.data(), terms_bytes);  // int64 first: aligned
+      std::memcpy(staged + terms_bytes, s.counts.data(), counts_bytes);
+      dev.s_class_terms.reserve(s.class_terms.size());
+      dev.s_counts.reserve(s.counts.size());
+      FSGPU_CUDA_CHECK(cudaMemcpyAsync(dev.s_class_terms.data(), staged, terms_bytes, cudaMemcpyHostToDevice, main));
+      FSGPU_CUDA_CHECK(
+          cudaMemcpyAsync(dev.s_counts.data(), staged + terms_bytes, counts_bytes, cudaMemcpyHostToDevice, main));
+    } else {
+      dev.s_feature = -1;
+      dev.s_codes.upload(s.codes.data(), s.codes.size(), main);
+      dev.s_class_counts.upload(s.class_counts.data(), s.class_counts.size(), main);
+      dev.s_counts.upload(s.counts.data(), s.counts.size(), main);
+      dev.s_class_terms.upload(s.class_terms.data(), s.class_terms.size(), main);
+      if (narrow_s) {
+        dev.s_codes8.reserve(static_cast<size_t>(layout_.n_samples + 15) / 16 * 16);
+        launch_narrow_codes(dev.s_codes.data(), layout_.n_samples, dev.s_codes8.data(), main);
+      }
+      FSGPU_CUDA_CHECK(cudaStreamSynchronize(main));  // the host vectors are pageable and step-local
     }
-    FSGPU_CUDA_CHECK(cudaStreamSynchronize(main));  // the host vectors are pageable and step-local
 
     StepView step;
     step.levels = dev.levels.data();

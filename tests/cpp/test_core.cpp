@@ -506,6 +506,71 @@ void small_category_tests() {
   }
 }
 
+// The GPU engine builds S's codes and n(s, y) on the device (condition_on): the same tables as
+// the host's, on byte and 16-bit codes, dense and sparse, with few classes (shared-memory
+// counts) and many (n(s, y) of 60 x 300 cells counted in global memory), and the same
+// selections as the CPU engine's.
+void condition_tests(const GpuStatus& gpu) {
+  if (gpu.devices.empty()) return;
+  const int32_t n = 3000;
+  for (int32_t classes : {3, 60}) {
+    std::vector<int32_t> y(n);
+    for (int32_t i = 0; i < n; ++i) y[i] = (i * 7 + i / 13) % classes;
+    const ClassLayout layout = ClassLayout::from_labels(y.data(), n, classes);
+    const PlogpTable plogp(n);
+    std::vector<std::vector<int32_t>> v(6, std::vector<int32_t>(n));
+    std::vector<double> sparse_x;
+    std::vector<int32_t> sparse_i, sparse_p(1, 0);
+    for (int32_t i = 0; i < n; ++i) {
+      v[0][i] = (i * 7) % 16;
+      v[1][i] = (y[i] + (i % 5 == 0 ? i % 3 : 0)) % 16;  // informative
+      v[2][i] = i % 2 ? 0 : (i * 13) % 11;
+      v[3][i] = (i * 17 + y[i]) % 300;  // 300 levels: 16-bit codes for a matrix holding it
+      v[4][i] = (y[i] * 5 + i % 4) % 300;
+      v[5][i] = 3;
+    }
+    for (size_t f = 0; f < v.size(); ++f) {
+      for (int32_t i = 0; i < n; ++i)
+        if (v[f][i] != 0 && (i + int32_t(f)) % 3 != 0) {  // a third of each column dropped: a sparse base code
+          sparse_i.push_back(i);
+          sparse_x.push_back(v[f][i]);
+        }
+      sparse_p.push_back(int32_t(sparse_i.size()));
+    }
+    std::vector<CodeMatrix> matrices;
+    for (size_t p : {size_t(3), v.size()}) {  // byte codes; 16-bit codes
+      std::vector<ColumnSource> cols(p);
+      for (size_t f = 0; f < p; ++f) cols[f].categorical = v[f].data();
+      matrices.push_back(encode_dense(cols, layout, 8, 2));
+    }
+    matrices.push_back(encode_sparse(sparse_i.data(), sparse_p.data(), sparse_x.data(), int64_t(v.size()), layout, 16, 2));
+    matrices.push_back(encode_sparse(sparse_i.data(), sparse_p.data(), sparse_x.data(), int64_t(v.size()), layout, 300, 2));
+    for (const CodeMatrix& m : matrices) {
+      const std::string what = std::string(m.sparse ? "sparse" : "dense") + (m.wide ? " 16-bit" : " bytes") + ", " +
+                               std::to_string(classes) + " classes";
+      GpuOptions options;
+      options.devices.push_back(0);  // see jim_tie_tests
+      auto g = make_gpu_engine(m, layout, options);
+      for (int64_t f = 0; f < m.n_features; ++f) {
+        const Conditioning ref = Conditioning::on_feature(m, layout, f, plogp);
+        const Conditioning s = g->condition_on(f);
+        EXPECT(s.resident_feature == f && s.codes.empty() && s.levels == ref.levels &&
+                   s.class_counts == ref.class_counts && s.counts == ref.counts && s.class_terms == ref.class_terms &&
+                   s.total_term == ref.total_term,
+               "condition_on: %s, feature %lld: tables differ from the host's", what.c_str(), (long long)f);
+      }
+      const int64_t k = std::min<int64_t>(5, m.n_features);
+      for (Method method : {Method::jmi, Method::mrmr, Method::jim, Method::jmi3, Method::cmim}) {
+        CpuEngine cpu(m, layout, 2);
+        auto gm = make_gpu_engine(m, layout, options);
+        same_selection(select_features(cpu, options_for(method, k), nullptr),
+                       select_features(*gm, options_for(method, k), nullptr),
+                       "condition_on: " + what + " " + name_of(method));
+      }
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   const GpuStatus gpu = gpu_status();
   if (argc > 1 && std::string(argv[1]) == "pairs") {  // only the GPU pair kernels against the CPU
@@ -518,6 +583,7 @@ int main(int argc, char** argv) {
   shrink_tests();
   collector_tests();
   jim_tie_tests(gpu);
+  condition_tests(gpu);
   std::printf("GPU: %s\n", gpu.devices.empty() ? gpu.problem.c_str() : gpu.devices[0].name.c_str());
   struct Case { uint32_t seed; int32_t n, p, classes; double zeros; int nbins; };
   const Case cases[] = {{1, 60, 40, 3, 0.3, 8}, {2, 300, 120, 12, 0.9, 16}, {3, 1000, 50, 2, 0.5, 64},
