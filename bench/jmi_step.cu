@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -169,12 +170,15 @@ void run(const std::string& shape, int64_t k, int64_t cpu_steps, double copy_gbp
   const ClassLayout layout = ClassLayout::from_labels(y.data(), n, classes);
   Clock::time_point t0 = Clock::now();
   double encode = 0;
-  const CodeMatrix codes = sparse ? sparse_codes(layout, p, 0.0023)
-                                  : encode_values(dense_values(y, p, shape == "svhn16" ? 16 : 64), layout, p, encode);
+  auto owner = std::make_unique<CodeMatrix>(
+      sparse ? sparse_codes(layout, p, 0.0023)
+             : encode_values(dense_values(y, p, shape == "svhn16" ? 16 : 64), layout, p, encode));
+  const CodeMatrix& codes = *owner;
   const double made = since(t0);
 
   GpuOptions options;
   options.devices = {0};
+  options.host_threads = std::max(1u, std::thread::hardware_concurrency());
   t0 = Clock::now();
   auto gpu = make_gpu_engine(codes, layout, options);
   const double prepare = since(t0);
@@ -188,6 +192,9 @@ void run(const std::string& shape, int64_t k, int64_t cpu_steps, double copy_gbp
     }
   });
   const double steps = since(steps_start);
+  t0 = Clock::now();
+  gpu.reset();  // device memory and staging freed: part of the "R side" of an R run
+  const double release = since(t0);
   const int64_t taken = static_cast<int64_t>(sel.features.size());
   const double per_step = taken > 1 ? steps / (taken - 1) : 0;
   const double bytes = sparse ? codes.n_entries() * 5.0 : double(n) * p;  // codes read a step (sparse: + rows)
@@ -203,11 +210,16 @@ void run(const std::string& shape, int64_t k, int64_t cpu_steps, double copy_gbp
   for (size_t i = 0; agrees && i < ref.features.size(); ++i)
     agrees = ref.features[i] == sel.features[i] && ref.scores[i] == sel.scores[i];
 
+  const int64_t entries = codes.n_entries();
+  t0 = Clock::now();
+  owner.reset();  // the host's codes freed, as the glue does on its way back to R
+  const double free_codes = since(t0);
+
   std::printf("shape=%s n=%d p=%lld classes=%d entries=%lld made_s=%.3f encode_s=%.4f prepare_s=%.4f relevance_s=%.4f "
-              "steps=%lld steps_s=%.4f per_step_ms=%.4f bytes_per_step=%.4g GBps=%.1f copy_GBps=%.1f "
+              "steps=%lld steps_s=%.4f release_s=%.4f free_s=%.4f per_step_ms=%.4f bytes_per_step=%.4g GBps=%.1f copy_GBps=%.1f "
               "of_copy=%.3f of_3350=%.3f cpu%d_steps=%lld cpu_s=%.3f agrees=%s\n",
-              shape.c_str(), n, (long long)p, classes, (long long)codes.n_entries(), made, encode, prepare, relevance,
-              (long long)taken, steps, per_step * 1e3, bytes, gbps, copy_gbps, copy_gbps > 0 ? gbps / copy_gbps : 0,
+              shape.c_str(), n, (long long)p, classes, (long long)entries, made, encode, prepare, relevance,
+              (long long)taken, steps, release, free_codes, per_step * 1e3, bytes, gbps, copy_gbps, copy_gbps > 0 ? gbps / copy_gbps : 0,
               gbps / 3350, threads, (long long)cpu_steps, cpu_seconds, agrees ? "yes" : "NO");
   std::fflush(stdout);
 }

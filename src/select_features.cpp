@@ -33,6 +33,7 @@ std::unique_ptr<SelectionEngine> make_engine(const CodeMatrix& codes, const Clas
     GpuOptions options;
     options.devices.assign(devices.begin(), devices.end());
     options.memory_limit = static_cast<int64_t>(memory_limit);
+    options.host_threads = threads;  // the table of terms and the staged upload of the codes
     return make_gpu_engine(codes, layout, options, estimator);
   }
   return std::make_unique<CpuEngine>(codes, layout, threads, checkpoint, CpuEngine::kSliceEntries, estimator);

@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "core/gpu_backend.h"
@@ -57,6 +60,18 @@ struct HostBlock {
   int64_t first = 0, last = 0;          // global feature indices
   int64_t entry_first = 0, entry_last = 0;
   int32_t max_levels = 1;
+};
+
+class Event {
+ public:
+  Event() { FSGPU_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
+  ~Event() { cudaEventDestroy(event_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
 };
 
 // Page-locked host memory that grows (never shrinks) to what a step needs.
@@ -151,12 +166,10 @@ struct DeviceBlock {
 class GpuEngine : public SelectionEngine {
  public:
   GpuEngine(const CodeMatrix& x, const ClassLayout& layout, const GpuOptions& options, Estimator estimator)
-      : x_(x), layout_(layout), plogp_(layout.n_samples, estimator) {
+      : x_(x), layout_(layout), plogp_(layout.n_samples, estimator, options.host_threads),
+        host_threads_(std::max(1, options.host_threads)) {
     if (!per_count_terms(estimator)) throw std::invalid_argument("the selection engines take per-count estimators only");
     if (options.devices.empty()) throw std::runtime_error("no GPU devices given");
-    pins_.emplace_back(new PinnedRegion(x.wide ? static_cast<const void*>(x.codes16.data()) : x.codes8.data(),
-                                        static_cast<size_t>(x.n_entries()) * x.code_bytes()));
-    if (x.sparse) pins_.emplace_back(new PinnedRegion(x.entry_row.data(), x.entry_row.size() * 4));
     // Features split across devices in contiguous ranges of about equal bytes.
     const int n_dev = static_cast<int>(options.devices.size());
     int64_t f = 0;
@@ -168,6 +181,12 @@ class GpuEngine : public SelectionEngine {
       f = last;
     }
     for (auto& dev : devices_) init_device(*dev, options.memory_limit);
+    // Codes streamed every step are pinned, for copies at full speed without staging.
+    if (std::any_of(devices_.begin(), devices_.end(), [](const auto& dev) { return dev->buffers.size() > 1; })) {
+      pins_.emplace_back(new PinnedRegion(x.wide ? static_cast<const void*>(x.codes16.data()) : x.codes8.data(),
+                                          static_cast<size_t>(x.n_entries()) * x.code_bytes()));
+      if (x.sparse) pins_.emplace_back(new PinnedRegion(x.entry_row.data(), x.entry_row.size() * 4));
+    }
   }
 
   void score_pass(const Conditioning& s, const StepRule& rule) override {
@@ -336,9 +355,61 @@ class GpuEngine : public SelectionEngine {
       FSGPU_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
       dev.done.push_back(e);
     }
-    if (resident) dev.buffers[0].load(x_, dev.blocks[0], dev.streams[0]->get());
+    if (resident && x_.sparse) dev.buffers[0].load(x_, dev.blocks[0], dev.streams[0]->get());
+    if (resident && !x_.sparse) upload_staged(dev);
     if (resident) make_planes(dev, budget - all);
     FSGPU_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  // The dense codes of a resident device, uploaded once: host threads copy runs of feature rows
+  // into page-locked staging buffers, two each, and each buffer goes up while its thread fills
+  // the other. Pinning the whole matrix in place instead costs more than copying it
+  // (cudaHostRegister), and a copy from pageable memory runs at a fraction of the link's speed.
+  void upload_staged(Device& dev) {
+    DeviceBlock& buf = dev.buffers[0];
+    const HostBlock& b = dev.blocks[0];
+    const size_t row = static_cast<size_t>(x_.n_samples) * x_.code_bytes();
+    const size_t pitch = static_cast<size_t>(device_row_stride(x_)) * x_.code_bytes();
+    const int64_t rows = b.last - b.first;
+    buf.codes.reserve(static_cast<size_t>(code_bytes(x_, 0, rows)));
+    const uint8_t* host = (x_.wide ? reinterpret_cast<const uint8_t*>(x_.codes16.data()) : x_.codes8.data()) +
+                          static_cast<size_t>(b.entry_first) * x_.code_bytes();
+    uint8_t* device = static_cast<uint8_t*>(buf.codes.data());
+    constexpr size_t kStagingBytes = size_t(4) << 20;
+    constexpr int kUploadThreads = 8;  // enough copies in flight to keep the link busy
+    const int64_t per_run = std::max<int64_t>(1, static_cast<int64_t>(kStagingBytes / row));
+    const int64_t runs = (rows + per_run - 1) / per_run;
+    const int workers = static_cast<int>(std::min<int64_t>({host_threads_, kUploadThreads, runs}));
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    auto work = [&](int w) {
+      try {
+        ScopedDevice on(dev.id);
+        Stream stream;
+        PinnedBuffer<uint8_t> staging[2] = {PinnedBuffer<uint8_t>(per_run * row), PinnedBuffer<uint8_t>(per_run * row)};
+        Event filled[2];
+        int64_t turn = 0;
+        for (int64_t r = w; r < runs; r += workers, ++turn) {
+          const int i = static_cast<int>(turn % 2);
+          if (turn >= 2) FSGPU_CUDA_CHECK(cudaEventSynchronize(filled[i].get()));  // its last copy is done
+          const int64_t first = r * per_run, count = std::min(per_run, rows - first);
+          std::memcpy(staging[i].data(), host + static_cast<size_t>(first) * row, static_cast<size_t>(count) * row);
+          FSGPU_CUDA_CHECK(cudaMemcpy2DAsync(device + static_cast<size_t>(first) * pitch, pitch, staging[i].data(), row,
+                                             row, static_cast<size_t>(count), cudaMemcpyHostToDevice, stream.get()));
+          FSGPU_CUDA_CHECK(cudaEventRecord(filled[i].get(), stream.get()));
+        }
+        FSGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int w = 1; w < workers; ++w) pool.emplace_back(work, w);
+    work(0);
+    for (std::thread& t : pool) t.join();
+    if (error) std::rethrow_exception(error);
+    buf.loaded = &b;
   }
 
   // Bit planes of resident dense byte codes of at most kPlaneLevels levels, for the binary
@@ -477,6 +548,7 @@ class GpuEngine : public SelectionEngine {
   const CodeMatrix& x_;
   const ClassLayout& layout_;
   PlogpTable plogp_;
+  int host_threads_;
   std::vector<std::unique_ptr<PinnedRegion>> pins_;
   std::vector<std::unique_ptr<Device>> devices_;
 };
