@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <map>
+#include <thread>
 
 #include "core/cpu_engine.h"
 #include "core/gpu_backend.h"
@@ -39,6 +40,24 @@ std::unique_ptr<SelectionEngine> make_engine(const CodeMatrix& codes, const Clas
   return std::make_unique<CpuEngine>(codes, layout, threads, checkpoint, CpuEngine::kSliceEntries, estimator);
 }
 
+// Frees a code matrix's arrays on a thread of its own, joined when this goes out of scope.
+class ReleaseCodes {
+ public:
+  void start(CodeMatrix& codes) {
+    thread_ = std::thread([&codes] {
+      RowVector<uint8_t>().swap(codes.codes8);
+      RowVector<uint16_t>().swap(codes.codes16);
+      std::vector<int32_t>().swap(codes.entry_row);
+    });
+  }
+  ~ReleaseCodes() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::thread thread_;
+};
+
 Normalization normalization_of(const std::string& name) {
   static const std::map<std::string, Normalization> normalizations = {
       {"none", Normalization::none}, {"su", Normalization::su}, {"nmi", Normalization::nmi},
@@ -70,7 +89,7 @@ Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std
   // With bin_above (R's deferred input checks), bad values come back to R to be named.
   EncodeReport report;
   EncodeReport* checks = Rf_isNull(bin_above) ? nullptr : &report;
-  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads, bin_above, checks);
+  CodeMatrix codes = codes_from_r(x, layout, nbins, threads, bin_above, checks);
   if (checks && report.any_bad()) return Rcpp::List::create(Rcpp::Named("input") = report_to_r(report));
   const double encode_seconds = seconds_since(t0);
   t0 = Clock::now();
@@ -91,6 +110,11 @@ Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std
       make_engine(codes, layout, backend, threads, devices, memory_limit,
                   [&](double done) { job.report((static_cast<double>(step) + done) / k); }, weights);
   const double prepare_seconds = seconds_since(t0);
+  // Freeing gigabytes of codes takes the OS a noticeable time: done while the GPU selects when
+  // the engine no longer reads them (joined before this returns, whatever happens).
+  ReleaseCodes release;
+  if (!engine->reads_host_codes() && options.method != Method::cmi && options.method != Method::jmi3)
+    release.start(codes);
   t0 = Clock::now();
   double relevance_seconds = -1;  // the I(X;Y) pass and the first argmax
   // Between steps, on the main thread: the user may interrupt, and long runs show progress.

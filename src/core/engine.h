@@ -28,6 +28,11 @@ class SelectionEngine {
   virtual Conditioning condition_on(int64_t feature) {
     return Conditioning::on_feature(codes(), layout(), feature, plogp());
   }
+  // Whether the engine reads the code arrays (codes8, codes16, entry_row) on the host once it is
+  // built. The GPU engine on one device that holds them all does not: the caller may free them
+  // while it selects, unless passes condition on joint variables (CMI, JMI3: select.cpp builds
+  // those on the host from the codes).
+  virtual bool reads_host_codes() const { return true; }
   // Removes a feature from the candidates.
   virtual void retire(int64_t feature) = 0;
   // The candidate with the highest key, the lowest index among equal keys.

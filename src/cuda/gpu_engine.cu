@@ -237,6 +237,8 @@ class GpuEngine : public SelectionEngine {
     return s;
   }
 
+  bool reads_host_codes() const override { return devices_.size() != 1 || devices_[0]->buffers.size() != 1; }
+
   // The argmax runs here, not after each pass: MIM's later steps make no pass, only retire.
   Candidate best_candidate() override {
     for (auto& dev : devices_) {
