@@ -34,8 +34,14 @@ ClassLayout layout_from_r(const Rcpp::IntegerVector& y, int n_classes) {
   return ClassLayout::from_labels(y.begin(), static_cast<int32_t>(y.size()), n_classes);
 }
 
+int64_t dense_columns(SEXP x) {
+  if (Rf_isS4(x) || (TYPEOF(x) == VECSXP && Rf_inherits(x, "fsgpu_transposed"))) return 0;
+  if (Rf_isMatrix(x)) return Rf_ncols(x);
+  return TYPEOF(x) == VECSXP ? XLENGTH(x) : 0;
+}
+
 CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int threads, SEXP bin_above,
-                        EncodeReport* report) {
+                        EncodeReport* report, const CodedHook& on_coded) {
   const int32_t n = layout.n_samples;
   if (Rf_isS4(x) && Rf_inherits(x, "dgCMatrix")) {
     Rcpp::S4 m(x);
@@ -76,7 +82,7 @@ CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int thread
       if (c.categorical && limits.size()) c.bin_above = limits[f];
       columns.push_back(c);
     }
-    return encode_dense(columns, layout, nbins, threads, report);
+    return encode_dense(columns, layout, nbins, threads, report, on_coded);
   }
   R_xlen_t p = 0;
   if (Rf_isMatrix(x)) {
@@ -97,7 +103,7 @@ CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int thread
       add(column, 0);
     }
   }
-  return encode_dense(columns, layout, nbins, threads, report);
+  return encode_dense(columns, layout, nbins, threads, report, on_coded);
 }
 
 Rcpp::List report_to_r(const EncodeReport& report) {

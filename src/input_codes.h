@@ -19,7 +19,10 @@ namespace fsgpu {
 // there (and the matrix returned is empty) for the R layer to name features and samples.
 ClassLayout layout_from_r(const Rcpp::IntegerVector& y, int n_classes);
 CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int threads, SEXP bin_above = R_NilValue,
-                        EncodeReport* report = nullptr);
+                        EncodeReport* report = nullptr, const CodedHook& on_coded = nullptr);
+// The number of columns of x when codes_from_r() codes it densely from a matrix or a list of
+// columns (what on_coded may see), else 0.
+int64_t dense_columns(SEXP x);
 
 // A report as R sees it: list(binned = per column, whether an integer column was binned;
 // bad_rows, bad_columns = the 1-based sample and feature of each bad feature's first bad value).

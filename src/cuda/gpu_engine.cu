@@ -106,6 +106,76 @@ int64_t block_bytes(const CodeMatrix& x, int64_t entries, int64_t features) {
   return code_bytes(x, entries, features) + (x.sparse ? entries * 4 + (features + 1) * 8 : 0);
 }
 
+// Host-to-device copies through page-locked staging: runs of rows of at most this many bytes.
+constexpr size_t kStagingBytes = size_t(4) << 20;
+
+// Byte codes sent up while they are encoded (CodeUpload), into rows laid out as the engine's
+// (device_row_stride), for the engine to adopt. Each encoder worker copies its features into two
+// staging buffers of its own, taking turns, and sends them on a stream of its own.
+class CudaCodeUpload : public CodeUpload {
+ public:
+  CudaCodeUpload(int device, int32_t n_samples, int64_t n_features, int threads)
+      : device_(device), n_samples_(n_samples), n_features_(n_features),
+        pitch_((static_cast<size_t>(n_samples) + 15) / 16 * 16),
+        per_run_(std::max<int64_t>(1, static_cast<int64_t>(kStagingBytes / std::max<size_t>(n_samples, 1)))),
+        workers_(static_cast<size_t>(std::max(threads, 1))) {
+    ScopedDevice on(device);
+    codes_.resize(pitch_ * static_cast<size_t>(n_features));
+  }
+  ~CudaCodeUpload() override {
+    for (auto& w : workers_)
+      if (w) cudaStreamSynchronize(w->stream.get());  // before the staging buffers go
+  }
+
+  void send(const uint8_t* codes, int64_t first, int64_t last, int worker) override {
+    ScopedDevice on(device_);
+    std::unique_ptr<Worker>& w = workers_.at(static_cast<size_t>(worker));
+    const size_t row = static_cast<size_t>(n_samples_);
+    if (!w) w.reset(new Worker(static_cast<size_t>(per_run_) * row));
+    for (int64_t at = first; at < last; at += per_run_) {
+      const int64_t count = std::min(per_run_, last - at);
+      const int i = static_cast<int>(w->turn++ % 2);
+      if (w->turn > 2) FSGPU_CUDA_CHECK(cudaEventSynchronize(w->filled[i].get()));  // its last copy is done
+      std::memcpy(w->staging[i].data(), codes + static_cast<size_t>(at) * row, static_cast<size_t>(count) * row);
+      FSGPU_CUDA_CHECK(cudaMemcpy2DAsync(codes_.data() + static_cast<size_t>(at) * pitch_, pitch_, w->staging[i].data(),
+                                         row, row, static_cast<size_t>(count), cudaMemcpyHostToDevice,
+                                         w->stream.get()));
+      FSGPU_CUDA_CHECK(cudaEventRecord(w->filled[i].get(), w->stream.get()));
+    }
+  }
+
+  // Whether x on `device` is what was sent: dense byte codes of this shape.
+  bool matches(int device, const CodeMatrix& x) const {
+    return device == device_ && !x.sparse && !x.wide && x.n_samples == n_samples_ && x.n_features == n_features_ &&
+           codes_.size() == pitch_ * static_cast<size_t>(n_features_);
+  }
+  size_t bytes() const { return codes_.size(); }
+  // Waits for every copy, then hands the codes over (into: empty), or frees them (into: null).
+  void finish(DeviceBuffer<uint8_t>* into) {
+    ScopedDevice on(device_);
+    for (auto& w : workers_)
+      if (w) FSGPU_CUDA_CHECK(cudaStreamSynchronize(w->stream.get()));
+    if (into) *into = std::move(codes_);
+    codes_.resize(0);
+  }
+
+ private:
+  struct Worker {
+    explicit Worker(size_t bytes) : staging{PinnedBuffer<uint8_t>(bytes), PinnedBuffer<uint8_t>(bytes)} {}
+    Stream stream;
+    PinnedBuffer<uint8_t> staging[2];
+    Event filled[2];
+    int64_t turn = 0;
+  };
+  int device_;
+  int32_t n_samples_;
+  int64_t n_features_;
+  size_t pitch_;
+  int64_t per_run_;
+  DeviceBuffer<uint8_t> codes_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
 // Splits [first, last) into blocks of at most `budget` bytes (at least one feature each).
 std::vector<HostBlock> split_blocks(const CodeMatrix& x, int64_t first, int64_t last, int64_t budget) {
   std::vector<HostBlock> blocks;
@@ -167,7 +237,8 @@ class GpuEngine : public SelectionEngine {
  public:
   GpuEngine(const CodeMatrix& x, const ClassLayout& layout, const GpuOptions& options, Estimator estimator)
       : x_(x), layout_(layout), plogp_(layout.n_samples, estimator, options.host_threads),
-        host_threads_(std::max(1, options.host_threads)) {
+        host_threads_(std::max(1, options.host_threads)),
+        preloaded_(dynamic_cast<CudaCodeUpload*>(options.preloaded)) {
     if (!per_count_terms(estimator)) throw std::invalid_argument("the selection engines take per-count estimators only");
     if (options.devices.empty()) throw std::runtime_error("no GPU devices given");
     // Features split across devices in contiguous ranges of about equal bytes.
@@ -334,6 +405,8 @@ class GpuEngine : public SelectionEngine {
     }
     size_t free_bytes = 0, total_bytes = 0;
     FSGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    CudaCodeUpload* preloaded = preloaded_ && devices_.size() == 1 && preloaded_->matches(dev.id, x_) ? preloaded_ : nullptr;
+    if (preloaded) free_bytes += preloaded->bytes();  // the engine's own codes, already there
     // Leave room for count tables, step data and the runtime.
     int64_t budget = static_cast<int64_t>(free_bytes) - (int64_t(512) << 20) - 8 * int64_t(layout_.n_samples);
     if (memory_limit > 0) budget = std::min(budget, memory_limit);
@@ -342,6 +415,8 @@ class GpuEngine : public SelectionEngine {
     dev.blocks = split_blocks(x_, dev.first, dev.last, resident ? all : std::max<int64_t>(budget / 2, 1));
     const int n_buffers = resident ? 1 : 2;
     dev.buffers.resize(n_buffers);
+    // Codes sent while encoding are the resident buffer's (sized as the loop below would size it).
+    if (preloaded) preloaded->finish(resident ? &dev.buffers[0].codes : nullptr);
     int64_t largest_codes = 0, largest_entries = 0;  // streaming buffers are sized once, for the largest block
     for (const HostBlock& b : dev.blocks) {
       largest_codes = std::max(largest_codes, code_bytes(x_, b.entry_last - b.entry_first, b.last - b.first));
@@ -358,7 +433,8 @@ class GpuEngine : public SelectionEngine {
       dev.done.push_back(e);
     }
     if (resident && x_.sparse) dev.buffers[0].load(x_, dev.blocks[0], dev.streams[0]->get());
-    if (resident && !x_.sparse) upload_staged(dev);
+    if (resident && !x_.sparse && preloaded) dev.buffers[0].loaded = &dev.blocks[0];
+    if (resident && !x_.sparse && !preloaded) upload_staged(dev);
     if (resident) make_planes(dev, budget - all);
     FSGPU_CUDA_CHECK(cudaDeviceSynchronize());
   }
@@ -377,7 +453,6 @@ class GpuEngine : public SelectionEngine {
     const uint8_t* host = (x_.wide ? reinterpret_cast<const uint8_t*>(x_.codes16.data()) : x_.codes8.data()) +
                           static_cast<size_t>(b.entry_first) * x_.code_bytes();
     uint8_t* device = static_cast<uint8_t*>(buf.codes.data());
-    constexpr size_t kStagingBytes = size_t(4) << 20;
     constexpr int kUploadThreads = 8;  // enough copies in flight to keep the link busy
     const int64_t per_run = std::max<int64_t>(1, static_cast<int64_t>(kStagingBytes / row));
     const int64_t runs = (rows + per_run - 1) / per_run;
@@ -551,11 +626,26 @@ class GpuEngine : public SelectionEngine {
   const ClassLayout& layout_;
   PlogpTable plogp_;
   int host_threads_;
+  CudaCodeUpload* preloaded_;  // codes sent while they were encoded, or null
   std::vector<std::unique_ptr<PinnedRegion>> pins_;
   std::vector<std::unique_ptr<Device>> devices_;
 };
 
 }  // namespace
+
+std::unique_ptr<CodeUpload> start_code_upload(int device, int32_t n_samples, int64_t n_features, int threads) {
+  try {
+    ScopedDevice on(device);
+    size_t free_bytes = 0, total_bytes = 0;
+    FSGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const double bytes = double((static_cast<size_t>(n_samples) + 15) / 16 * 16) * double(n_features);
+    if (bytes + double(int64_t(1) << 30) > double(free_bytes)) return nullptr;  // room for the engine's other data
+    return std::make_unique<CudaCodeUpload>(device, n_samples, n_features, threads);
+  } catch (const std::exception&) {
+    cudaGetLastError();
+    return nullptr;  // the upload after encoding still works, or the engine reports why not
+  }
+}
 
 std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix& x, const ClassLayout& layout,
                                                  const GpuOptions& options, Estimator estimator) {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <random>
@@ -445,6 +446,23 @@ void encode_tests() {
   const CodeMatrix three = encode_dense(columns(100), layout, 8, 3);
   EXPECT(three.codes8 == one.codes8 && three.levels == one.levels && three.base == one.base,
          "encode: 1 and 3 threads differ");
+  // on_coded sees every feature once, by a worker below the thread count, with its final codes.
+  std::vector<uint8_t> seen(size_t(n) * v.size(), 0);
+  std::vector<int> calls(v.size(), 0);
+  std::mutex mutex;
+  bool workers_ok = true;
+  const CodeMatrix hooked = encode_dense(columns(100), layout, 8, 3, nullptr,
+                                         [&](const uint8_t* codes, int64_t first, int64_t last, int worker) {
+                                           std::lock_guard<std::mutex> lock(mutex);
+                                           workers_ok &= worker >= 0 && worker < 3;
+                                           for (int64_t f = first; f < last; ++f) {
+                                             ++calls[f];
+                                             std::copy(codes + f * n, codes + (f + 1) * n, seen.begin() + f * n);
+                                           }
+                                         });
+  EXPECT(workers_ok && calls == std::vector<int>(v.size(), 1) && hooked.codes8 == one.codes8 &&
+             std::equal(seen.begin(), seen.end(), one.codes8.begin()),
+         "encode: on_coded saw each feature's final codes once");
   v[4][17] = INT32_MIN;  // R's NA
   v[1][5] = INT32_MIN;
   v[1][3] = INT32_MIN;
@@ -544,6 +562,28 @@ void condition_tests(const GpuStatus& gpu) {
       matrices.push_back(encode_dense(cols, layout, 8, 2));
     }
     matrices.push_back(encode_sparse(sparse_i.data(), sparse_p.data(), sparse_x.data(), int64_t(v.size()), layout, 16, 2));
+    // Codes sent while they are encoded (CodeUpload): adopted by the engine when they are its
+    // byte codes, left aside when the matrix turns out 16-bit.
+    for (size_t p : {size_t(3), v.size()}) {
+      std::vector<ColumnSource> cols(p);
+      for (size_t f = 0; f < p; ++f) cols[f].categorical = v[f].data();
+      std::unique_ptr<CodeUpload> upload = start_code_upload(0, n, int64_t(p), 3);
+      EXPECT(upload != nullptr, "start_code_upload refused %zu features", p);
+      if (!upload) continue;
+      const CodeMatrix m = encode_dense(cols, layout, 8, 3, nullptr,
+                                        [&](const uint8_t* codes, int64_t first, int64_t last, int worker) {
+                                          upload->send(codes, first, last, worker);
+                                        });
+      GpuOptions options;
+      options.devices.push_back(0);  // see jim_tie_tests
+      options.preloaded = upload.get();
+      auto g = make_gpu_engine(m, layout, options);
+      upload.reset();
+      CpuEngine cpu(m, layout, 2);
+      const std::string what = std::string("preloaded ") + (m.wide ? "16-bit" : "byte") + " codes";
+      same_selection(select_features(cpu, options_for(Method::jmi, 3), nullptr),
+                     select_features(*g, options_for(Method::jmi, 3), nullptr), what);
+    }
     matrices.push_back(encode_sparse(sparse_i.data(), sparse_p.data(), sparse_x.data(), int64_t(v.size()), layout, 300, 2));
     for (const CodeMatrix& m : matrices) {
       const std::string what = std::string(m.sparse ? "sparse" : "dense") + (m.wide ? " 16-bit" : " bytes") + ", " +
