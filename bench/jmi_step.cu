@@ -163,6 +163,38 @@ double copy_bandwidth() {
   return 2.0 * bytes * reps / (ms / 1e3) / 1e9;  // read + write
 }
 
+// The engine's calls timed from the host, for where a step's time goes: condition_on (S's
+// tables built and read back), score_pass (launches), best_candidate (waits for the pass, then
+// the argmax and its readback).
+class TimedEngine : public SelectionEngine {
+ public:
+  explicit TimedEngine(SelectionEngine& e) : e_(e) {}
+  double condition = 0, pass = 0, best = 0, retire_s = 0;
+  template <class F>
+  static auto timed(double& into, F f) {
+    const Clock::time_point t = Clock::now();
+    auto r = f();
+    into += since(t);
+    return r;
+  }
+  Conditioning condition_on(int64_t f) override { return timed(condition, [&] { return e_.condition_on(f); }); }
+  void score_pass(const Conditioning& s, const StepRule& r) override {
+    timed(pass, [&] { e_.score_pass(s, r); return 0; });
+  }
+  void retire(int64_t f) override {
+    timed(retire_s, [&] { e_.retire(f); return 0; });
+  }
+  Candidate best_candidate() override { return timed(best, [&] { return e_.best_candidate(); }); }
+  std::vector<Wide> keys() override { return e_.keys(); }
+  bool reads_host_codes() const override { return e_.reads_host_codes(); }
+  const CodeMatrix& codes() const override { return e_.codes(); }
+  const ClassLayout& layout() const override { return e_.layout(); }
+  const PlogpTable& plogp() const override { return e_.plogp(); }
+
+ private:
+  SelectionEngine& e_;
+};
+
 SelectionOptions jmi(int64_t k) {
   SelectionOptions o;
   o.method = Method::jmi;
@@ -204,7 +236,8 @@ void run(const std::string& shape, int64_t k, int64_t cpu_steps, double copy_gbp
   double relevance = 0;
   t0 = Clock::now();
   Clock::time_point steps_start = t0;
-  const Selection sel = select_features(*gpu, jmi(k), [&](int64_t step) {
+  TimedEngine timed(*gpu);
+  const Selection sel = select_features(timed, jmi(k), [&](int64_t step) {
     if (step == 1) {
       relevance = since(t0);
       steps_start = Clock::now();
@@ -252,10 +285,11 @@ void run(const std::string& shape, int64_t k, int64_t cpu_steps, double copy_gbp
   }
 
   std::printf("shape=%s n=%d p=%lld classes=%d entries=%lld made_s=%.3f encode_s=%.4f prepare_s=%.4f relevance_s=%.4f "
-              "plogp1_s=%.4f plogp_s=%.4f steps=%lld steps_s=%.4f release_s=%.4f free_s=%.4f encode_overlap_s=%.4f prepare_overlap_s=%.4f overlap_agrees=%s per_step_ms=%.4f bytes_per_step=%.4g GBps=%.1f copy_GBps=%.1f "
+              "plogp1_s=%.4f plogp_s=%.4f condition_ms=%.4f pass_ms=%.4f best_ms=%.4f steps=%lld steps_s=%.4f release_s=%.4f free_s=%.4f encode_overlap_s=%.4f prepare_overlap_s=%.4f overlap_agrees=%s per_step_ms=%.4f bytes_per_step=%.4g GBps=%.1f copy_GBps=%.1f "
               "of_copy=%.3f of_3350=%.3f cpu%d_steps=%lld cpu_s=%.3f agrees=%s\n",
               shape.c_str(), n, (long long)p, classes, (long long)entries, made, encode, prepare, relevance,
-              plogp1, plogp_all, (long long)taken, steps, release, free_codes, encode_overlap, prepare_overlap, overlap_agrees ? "yes" : "NO", per_step * 1e3, bytes, gbps, copy_gbps, copy_gbps > 0 ? gbps / copy_gbps : 0,
+              plogp1, plogp_all, timed.condition * 1e3 / std::max<int64_t>(1, taken - 1),
+              timed.pass * 1e3 / std::max<int64_t>(1, taken), timed.best * 1e3 / std::max<int64_t>(1, taken), (long long)taken, steps, release, free_codes, encode_overlap, prepare_overlap, overlap_agrees ? "yes" : "NO", per_step * 1e3, bytes, gbps, copy_gbps, copy_gbps > 0 ? gbps / copy_gbps : 0,
               gbps / 3350, threads, (long long)cpu_steps, cpu_seconds, agrees ? "yes" : "NO");
   std::fflush(stdout);
 }
