@@ -377,6 +377,16 @@ class GpuEngine : public SelectionEngine {
     int64_t s_feature = -1;  // the feature whose codes and n(s, y) s_codes, s_codes8, s_class_counts hold
     GrowingPinned<uint32_t> host_class_counts;
     GrowingPinned<uint8_t> host_step;  // S's n(s) and class terms, staged for their upload
+    std::unique_ptr<Stream> side_stream;  // sparse passes: the small features' kernel (SideStream)
+    std::unique_ptr<Event> side_fork, side_join;
+    SideStream side() {
+      if (!side_stream) {
+        side_stream.reset(new Stream());
+        side_fork.reset(new Event());
+        side_join.reset(new Event());
+      }
+      return SideStream{side_stream->get(), side_fork->get(), side_join->get()};
+    }
     std::map<std::pair<size_t, int32_t>, CountLayout> plans, impurity_plans;  // by (block, levels of S)
     ~Device() {
       ScopedDevice on(id);
@@ -614,7 +624,7 @@ class GpuEngine : public SelectionEngine {
         FSGPU_CUDA_CHECK(cudaMemsetAsync(buf.scratch.data(), 0, buf.scratch.size() * sizeof(uint32_t), stream));
       }
       if (impurity) launch_impurity_pass(v, step, plan, buf.scratch.data(), stream);
-      else launch_score_pass(v, step, plan, buf.scratch.data(), stream);
+      else launch_score_pass(v, step, plan, buf.scratch.data(), stream, n_buffers == 1 ? dev.side() : SideStream());
     }
     for (size_t i = 1; i < n_buffers; ++i) {  // what follows on the main stream waits for every stream
       FSGPU_CUDA_CHECK(cudaEventRecord(dev.done[i], dev.streams[i]->get()));

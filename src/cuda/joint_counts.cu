@@ -513,7 +513,7 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
 }
 
 void launch_score_pass(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
-                                uint32_t* global_scratch, cudaStream_t stream) {
+                                uint32_t* global_scratch, cudaStream_t stream, const SideStream& side) {
   if (block.n_features == 0) return;
   if (layout.plane_grid) {
     plane_kernel(block, step)<<<layout.plane_grid, kThreads, 0, stream>>>(block, step);
@@ -523,12 +523,21 @@ void launch_score_pass(const FeatureBlockView& block, const StepView& step, cons
   uint32_t* scratch = layout.shared_bytes ? nullptr : global_scratch;
   const CountKernel kernel = count_kernel(block.wide);
   allow_dynamic_shared(kernel);
+  // The two kernels take disjoint features; the large ones' blocks start first.
+  const bool beside = block.entry_start && side.stream;
+  if (beside) FSGPU_CUDA_CHECK(cudaEventRecord(side.fork, stream));
   kernel<<<layout.grid, kThreads, layout.shared_bytes, stream>>>(block, step, scratch, layout.words);
   check_launch("score_pass_kernel");
   if (block.entry_start) {
     const int grid = static_cast<int>(std::min<int64_t>((block.n_features + kThreads / 32 - 1) / (kThreads / 32), 65535));
-    small_features_kernel<<<grid, kThreads, 0, stream>>>(block, step);
+    cudaStream_t small_stream = beside ? side.stream : stream;
+    if (beside) FSGPU_CUDA_CHECK(cudaStreamWaitEvent(side.stream, side.fork, 0));
+    small_features_kernel<<<grid, kThreads, 0, small_stream>>>(block, step);
     check_launch("small_features_kernel");
+    if (beside) {
+      FSGPU_CUDA_CHECK(cudaEventRecord(side.join, side.stream));
+      FSGPU_CUDA_CHECK(cudaStreamWaitEvent(stream, side.join, 0));
+    }
   }
 }
 

@@ -97,9 +97,18 @@ void launch_planes(const uint32_t* codes, const PlaneLayout& planes, uint32_t* o
 
 CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int device);
 
+// A second stream on which a sparse pass counts its small features (a warp each) beside the
+// block-per-feature kernel of the large ones, which leaves most of the device idle while its
+// few blocks with work wait on barriers; with the events that fork it from the pass's stream
+// and join it back.
+struct SideStream {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
+};
+
 // The states of the block's features that are not retired, updated by step.rule.
 void launch_score_pass(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
-                                uint32_t* global_scratch, cudaStream_t stream);
+                                uint32_t* global_scratch, cudaStream_t stream, const SideStream& side = SideStream());
 
 struct DeviceCandidate {
   Wide key;
