@@ -33,6 +33,14 @@ fsgpu_bn_range <- function(handle, query, thresholds, get_index, get_distance, b
     .Call(`_fsgpu_fsgpu_bn_range`, handle, query, thresholds, get_index, get_distance, backend, threads, devices, memory_limit, keep, progress)
 }
 
+fsgpu_bad_values <- function(x, n_samples, threads) {
+    .Call(`_fsgpu_fsgpu_bad_values`, x, n_samples, threads)
+}
+
+fsgpu_more_values_than <- function(x, columns, limit, threads) {
+    .Call(`_fsgpu_fsgpu_more_values_than`, x, columns, limit, threads)
+}
+
 fsgpu_find_interactions <- function(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress = NULL, first_begin = 0, first_end = -1, collect = FALSE, threshold = 0, interesting = NULL, require_all = FALSE, max_hits = 1e7, transposed = FALSE) {
     .Call(`_fsgpu_fsgpu_find_interactions`, x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress, first_begin, first_end, collect, threshold, interesting, require_all, max_hits, transposed)
 }

@@ -33,6 +33,27 @@ delayed_se_input <- function(a, y, arg_x, arg_y) {
   c(input, encode_classes(y, input$n_samples, input$sample_names, arg_y, arg_x))
 }
 
+#' normalise_x(t(a)) for a DelayedArray assay `a` (features in rows) whose checks are deferred,
+#' without reading it: x is delayed_blocks(a), which only the encoder reads, block by block
+#' (codes_from_r() in src/input_codes.cpp), so memory holds one block and the codes.
+#' @noRd
+delayed_blocks_input <- function(a, arg) {
+  input <- delayed_se_input(a, NULL, arg, NULL)
+  input$delayed <- input$arg <- NULL
+  input$x <- delayed_blocks(a)
+  input$kinds <- rep(column_kind(vector(DelayedArray::type(a))), input$n_features)
+  input
+}
+
+#' The encoder's view of a DelayedArray: its rowAutoGrid() blocks, read(b) giving block b as an
+#' ordinary matrix (features in rows)
+#' @noRd
+delayed_blocks <- function(a) {
+  grid <- DelayedArray::rowAutoGrid(a)
+  structure(list(read = function(b) DelayedArray::read_block(a, grid[[b]], as.sparse = FALSE),
+                 n_blocks = length(grid)), class = "fsgpu_blocks")
+}
+
 #' The blocks of features of a delayed input
 #'
 #' DelayedArray's rowAutoGrid(): blocks of whole rows (at least one) of at most
@@ -224,10 +245,13 @@ assay_points <- function(se, assay, by, quiet = FALSE) {
 #'   equal those of the same assay in memory, exactly.
 #'   \describe{
 #'     \item{[select_features()], [mi_scores()], [cmi_scores()], [jmi_scores()], [mi_pairs()],
-#'       [mi_matrix()]}{each block is binned (or discretized with `discretize =`, per feature as
-#'       always) into integer codes; peak memory is one block plus the codes, 4 bytes per value
-#'       (half the double matrix, which the in-memory path holds twice: the assay and its
-#'       transpose), plus what the engine holds as for any input (1 or 2 bytes per value).}
+#'       [mi_matrix()], [mi_network()]}{each block is read straight into the engine's encoder
+#'       (checks, binning and the integer rule in C++, on all threads); peak memory is one block
+#'       (twice: as read and with its features made columns) plus the engine's codes (1 or 2
+#'       bytes per value), and errors name features and samples across all blocks, as for the
+#'       assay in memory. With `discretize =` (or `BPPARAM` or `features`, which take the
+#'       checked input), each block is binned or discretized in R into integer codes, 4 bytes
+#'       per value, which the engine then takes.}
 #'     \item{[discretize()] and [predict()]}{each block is discretized on its own and the cut
 #'       points joined; memory as above (the result holds the codes).}
 #'     \item{[knn_graph()]}{the engine needs the values: the blocks are copied into one double

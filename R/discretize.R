@@ -163,25 +163,20 @@ check_numeric_columns <- function(x, arg) {
          call. = FALSE)
 }
 
-# Missing values are an error unless na = "omit"; infinite values always are.
-check_discretize_values <- function(input, na, arg) {
-  x <- input$x
-  columns <- if (methods::is(x, "dgCMatrix")) list(x@x) else if (is.list(x)) x else list(x)
-  # sum() is one pass without copies; only a non-finite sum (an Inf, or an overflow) looks further
-  infinite <- function(v) is.double(v) && !is.finite(sum(v, na.rm = TRUE)) && any(is.infinite(v))
-  if (any(vapply(columns, infinite, logical(1)))) {
-    where <- nonfinite_cells(input, is.infinite)
-    stop_nonfinite(where$rows, where$cols, input, arg, what = "infinite values")
-  }
-  if (na == "fail" && any(vapply(columns, anyNA, logical(1)))) {
-    where <- nonfinite_cells(input, is.na)
-    stop_nonfinite(where$rows, where$cols, input, arg, what = "missing values",
+# Missing values are an error unless na = "omit"; infinite values always are. x is scanned in
+# C++, in place, on `threads` threads (fsgpu_bad_values()); R only names the culprits.
+check_discretize_values <- function(input, na, arg, threads) {
+  bad <- fsgpu_bad_values(input$x, input$n_samples, threads)
+  if (length(bad$infinite_cols))
+    stop_nonfinite(bad$infinite_rows, bad$infinite_cols, input, arg, what = "infinite values")
+  if (na == "fail" && length(bad$missing_cols)) {
+    stop_nonfinite(bad$missing_rows, bad$missing_cols, input, arg, what = "missing values",
                    hint = "; use na = \"omit\" to discretize each feature from its non-missing values")
   }
 }
 
 run_discretize <- function(input, method, nbins, na, backend, threads, devices, quiet = FALSE) {
-  check_discretize_values(input, na, "x")
+  check_discretize_values(input, na, "x", fsgpu_threads(threads))
   supervised <- !method %in% unsupervised_discretize_methods
   if (supervised) {
     if (!is.null(nbins)) stop(sprintf("nbins is for equal_width and equal_freq, not %s", method), call. = FALSE)

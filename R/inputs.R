@@ -13,17 +13,19 @@
 #'   factor columns), or a Matrix object; rows are samples, columns are features.
 #' @param y Class labels, one per sample: factor, character, integer, logical, or whole numbers.
 #' @param arg_x,arg_y How to name `x` and `y` in error messages.
+#' @param convert FALSE: columns to bin or to make categories are left for the encoder to
+#'   convert (resolve_columns()), for a job whose glue takes no deferred checks.
 #' @return A list with `x` (normalised, see above), `y` (integer class codes 0..n_classes-1),
 #'   `classes` (character labels of the codes), `feature_names` (character), `sample_names`
 #'   (character or NULL), `n_samples`, `n_features` and `sparse` (TRUE for a dgCMatrix).
 #' @noRd
 prepare_input <- function(x, y, arg_x = "x", arg_y = "y", allow_missing = FALSE, binning = NULL, defer = FALSE,
-                          input = normalise_x(x, arg_x)) {
-  defer <- defer && !allow_missing && !is.null(binning) && can_defer(input, binning)
+                          input = normalise_x(x, arg_x), convert = TRUE) {
+  defer <- defer && !allow_missing && !is.null(binning)
   if (!allow_missing && !defer) check_finite(input, arg_x)
   labels <- encode_classes(y, input$n_samples, input$sample_names, arg_y, arg_x)
   if (defer) return(defer_columns(c(input, labels), binning, arg_x))
-  prepare_columns(c(input, labels), binning)
+  prepare_columns(c(input, labels), binning, convert)
 }
 
 # Deferred checks (`defer = TRUE`, for a job whose glue passes input_report's arguments to
@@ -33,18 +35,9 @@ prepare_input <- function(x, y, arg_x = "x", arg_y = "y", allow_missing = FALSE,
 # ColumnSource::bin_above in src/core/code_matrix.h) and the glue returns a report that
 # finish_input() turns into the same errors, notes and message as prepare_input() without it.
 
-#' Whether the C++ encoder can take the checks of `input`: not when double columns are made
-#' categories or a sparse matrix has categorical columns (both converted here first)
-#' @noRd
-can_defer <- function(input, binning) {
-  roles <- binning$roles
-  if (is.null(roles)) roles <- column_roles(binning$categorical, NULL, input$feature_names)
-  !any(input$kinds == "double" & roles %in% TRUE)
-}
-
 #' The input for deferred checks: x as given, and per column the glue's bin_above: -1 (a
-#' category, or not an integer column), 0 (binned) or the rule's limit (binned when it has
-#' more distinct values)
+#' category, or a double column binned), 0 (binned), the rule's limit (binned when it has more
+#' distinct values) or -2 (a double column made the codes of its distinct values, in C++)
 #' @noRd
 defer_columns <- function(input, binning, arg) {
   roles <- binning$roles
@@ -52,7 +45,9 @@ defer_columns <- function(input, binning, arg) {
   integer <- input$kinds == "integer"
   bin <- integer & (roles %in% FALSE | (is.na(roles) & binning$asked))
   rule <- integer & is.na(roles) & !binning$asked
-  input$bin_above <- ifelse(bin, 0L, ifelse(rule, integer_level_limit(input$n_samples), -1L))
+  categorise <- input$kinds == "double" & roles %in% TRUE
+  input$bin_above <- ifelse(bin, 0L, ifelse(rule, integer_level_limit(input$n_samples), ifelse(categorise, -2L, -1L)))
+  input$kinds[categorise] <- "integer"  # as resolve_columns() leaves them
   input$deferred_arg <- arg
   input$binning <- binning
   input
@@ -65,9 +60,10 @@ defer_columns <- function(input, binning, arg) {
 finish_input <- function(input, report) {
   if (is.null(input$bin_above)) return(input)
   if (length(report$bad_columns)) stop_nonfinite(report$bad_rows, report$bad_columns, input, input$deferred_arg)
-  integer <- input$kinds == "integer"
+  double_category <- input$bin_above == -2L
+  integer <- input$kinds == "integer" & !double_category
   treatment <- list(binned = report$binned, by_rule = report$binned & input$bin_above > 0L,
-                    integer_category = integer & !report$binned, double_category = rep(FALSE, input$n_features))
+                    integer_category = integer & !report$binned, double_category = double_category)
   input$kinds[report$binned] <- "double"  # as resolve_columns() leaves them
   announce_columns(input, treatment, input$feature_names, input$n_samples)
 }
@@ -76,7 +72,7 @@ finish_input <- function(input, report) {
 #' @noRd
 prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE, binning = NULL, defer = FALSE,
                                        input = normalise_x(x, arg_x)) {
-  defer <- defer && !allow_missing && !is.null(binning) && can_defer(input, binning)
+  defer <- defer && !allow_missing && !is.null(binning)
   if (!allow_missing && !defer) check_finite(input, arg_x)
   if (defer) return(defer_columns(input, binning, arg_x))
   prepare_columns(input, binning)
@@ -92,12 +88,14 @@ prepare_unsupervised_input <- function(x, arg_x = "x", allow_missing = FALSE, bi
 #' @param assay Name or index of the assay; NULL for the default (see resolve_assay()).
 #' @param allow_missing Leave NA and Inf in place for the caller to check (discretization).
 #' @param binning For the jobs that bin: binning_request().
-#' @param defer For a job whose glue takes the deferred checks: see prepare_input().
+#' @param defer,convert For a job whose glue takes the deferred checks, or converts columns:
+#'   see prepare_input().
 #' @return The structure of [prepare_input()] (of [prepare_unsupervised_input()] without class),
 #'   whose `notes` name the assay; for a DelayedArray assay, that of delayed_se_input(), which
 #'   apply_discretization() codes (and resolves the columns of, block by block).
 #' @noRd
-prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, binning = NULL, defer = FALSE) {
+prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, binning = NULL, defer = FALSE,
+                             convert = TRUE) {
   if (!requireNamespace("SummarizedExperiment", quietly = TRUE)) {
     stop("the SummarizedExperiment package is needed for SummarizedExperiment input", call. = FALSE)
   }
@@ -112,8 +110,10 @@ prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, bin
   assay <- check_assay(se, assay)
   a <- SummarizedExperiment::assay(se, assay, withDimnames = TRUE)
   label <- assay_label(assay)
-  # A DelayedArray stays where it is, to be coded block by block (see delayed.R).
-  if (is_delayed(a)) {
+  deferred <- defer && !allow_missing && !is.null(binning)
+  # A DelayedArray stays where it is, to be coded block by block (see delayed.R): by the encoder
+  # when the checks are deferred, else in R.
+  if (is_delayed(a) && !deferred) {
     y <- if (!is.null(class)) SummarizedExperiment::colData(se)[[class]]
     input <- delayed_se_input(a, y, label, sprintf("colData column '%s'", class))
     if (!is.null(binning)) binning$roles <- column_roles(binning$categorical, NULL, input$feature_names)
@@ -124,7 +124,7 @@ prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, bin
   }
   # A dense matrix whose checks are deferred is read in place (its columns made in C++);
   # otherwise Matrix::t keeps sparse assays sparse, and anything else is realised first.
-  normalised <- if (defer && !allow_missing && !is.null(binning)) transposed_input(a, binning)
+  normalised <- if (deferred && is_delayed(a)) delayed_blocks_input(a, label) else if (deferred) transposed_input(a)
   xt <- if (!is.null(normalised)) NULL else if (methods::is(a, "Matrix")) Matrix::t(a) else t(as.matrix(a))
   if (is.null(normalised)) normalised <- normalise_x(xt, label)
   input <- if (is.null(class)) {
@@ -133,7 +133,7 @@ prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, bin
   } else {
     prepare_input(xt, SummarizedExperiment::colData(se)[[class]], arg_x = label,
                   arg_y = sprintf("colData column '%s'", class), allow_missing = allow_missing, binning = binning,
-                  defer = defer, input = normalised)
+                  defer = defer, input = normalised, convert = convert)
   }
   input$notes <- c(label, input$notes)
   input$assay <- assay
@@ -141,17 +141,17 @@ prepare_se_input <- function(se, class, assay = NULL, allow_missing = FALSE, bin
 }
 
 #' normalise_x(t(a)) for a dense double, integer or logical assay `a` (features in rows) whose
-#' checks can be deferred, without the transposition: x is list(a) of class "fsgpu_transposed",
-#' which only the encoder reads (codes_from_r() makes its columns). NULL for any other assay.
+#' checks are deferred, without the transposition: x is list(a) of class "fsgpu_transposed",
+#' which only the encoder reads (codes_from_r() makes its columns, a block of rows at a time).
+#' NULL for any other assay.
 #' @noRd
-transposed_input <- function(a, binning) {
+transposed_input <- function(a) {
   if (!is.matrix(a) || !typeof(a) %in% c("double", "integer", "logical") || !all(dim(a) > 0L)) return(NULL)
   feature_names <- rownames(a)
   if (is.null(feature_names)) feature_names <- paste0("X", seq_len(nrow(a)))
-  input <- list(x = structure(list(a), class = "fsgpu_transposed"), feature_names = feature_names,
-                sample_names = colnames(a), n_samples = ncol(a), n_features = nrow(a), sparse = FALSE,
-                kinds = rep(column_kind(a[0L]), nrow(a)))
-  if (can_defer(input, binning)) input
+  list(x = structure(list(a), class = "fsgpu_transposed"), feature_names = feature_names,
+       sample_names = colnames(a), n_samples = ncol(a), n_features = nrow(a), sparse = FALSE,
+       kinds = rep(column_kind(a[0L]), nrow(a)))
 }
 
 #' The input restricted to some features (1-based indices), in that order
@@ -346,9 +346,9 @@ column_roles <- function(categorical, numeric, feature_names) {
 #' record and, when the rule binned integer columns, one message. Without `binning` (a job
 #' that does not bin) the input is left as it is.
 #' @noRd
-prepare_columns <- function(input, binning) {
+prepare_columns <- function(input, binning, convert = TRUE) {
   if (is.null(binning)) return(input)
-  resolved <- resolve_columns(input, binning)
+  resolved <- resolve_columns(input, binning, convert)
   input <- announce_columns(resolved$input, resolved$treatment, input$feature_names, input$n_samples)
   input$binning <- binning  # for z of the conditional scores (z_values())
   input
@@ -358,9 +358,12 @@ prepare_columns <- function(input, binning) {
 #' column, whether it is an integer column binned (`binned`, `by_rule` when the rule chose it),
 #' an integer column kept as a category (`integer_category`) or a double column made one
 #' (`double_category`). binning$roles, when given, are the column roles (a block of a
-#' DelayedArray gets its rows' roles); otherwise they come from binning$categorical.
+#' DelayedArray gets its rows' roles); otherwise they come from binning$categorical. With
+#' `convert = FALSE`, x is not converted here: it becomes list(x, bin_above) of class
+#' "fsgpu_columns", bin_above as defer_columns() makes it but decided (0 or -1, or -2), which
+#' codes_from_r() converts as it encodes.
 #' @noRd
-resolve_columns <- function(input, binning) {
+resolve_columns <- function(input, binning, convert = TRUE) {
   kinds <- input$kinds
   roles <- binning$roles
   if (is.null(roles)) roles <- column_roles(binning$categorical, NULL, input$feature_names)
@@ -370,13 +373,18 @@ resolve_columns <- function(input, binning) {
   rule <- integer & is.na(roles) & !binning$asked
   if (any(rule)) {
     limit <- integer_level_limit(input$n_samples)
-    many[rule] <- vapply(which(rule), function(j) more_values_than(feature_column(input$x, j), limit), logical(1))
+    # integer columns are those of an integer matrix or a list (never of a dgCMatrix): counted in C++
+    many[rule] <- fsgpu_more_values_than(input$x, which(rule), limit, fsgpu_threads())
   }
   bin <- integer & (roles %in% FALSE | (is.na(roles) & (binning$asked | many)))
   categorise <- double & roles %in% TRUE
   treatment <- list(binned = bin, by_rule = bin & rule, integer_category = integer & !bin,
                     double_category = categorise)
-  if (any(bin) || any(categorise)) {
+  if (!convert && (any(bin) || any(categorise))) {
+    input$x <- structure(list(input$x, ifelse(bin, 0L, ifelse(categorise, -2L, -1L))), class = "fsgpu_columns")
+    input$kinds[bin] <- "double"
+    input$kinds[categorise] <- "integer"
+  } else if (any(bin) || any(categorise)) {
     input$x <- convert_columns(input$x, bin, categorise)
     input$kinds[bin] <- "double"
     input$kinds[categorise] <- "integer"
@@ -450,16 +458,15 @@ z_values <- function(z, binning, n_samples) {
 
 #' Stop when x holds NA, NaN or Inf, naming features and samples
 #'
-#' The cheap whole-object tests (anyNA, the range) run first; offenders are located only on
-#' failure, so big inputs are scanned once without temporary copies.
+#' x is scanned in C++, in place, on all threads (fsgpu_bad_values()); the offenders' first
+#' samples come back per column.
 #' @noRd
 check_finite <- function(input, arg) {
-  x <- input$x
-  clean <- if (is.list(x)) all(vapply(x, all_finite, logical(1)))
-           else if (methods::is(x, "dgCMatrix")) all_finite(x@x) else all_finite(x)
-  if (clean) return(invisible())
-  where <- nonfinite_cells(input, function(v) !is.finite(v))
-  stop_nonfinite(where$rows, where$cols, input, arg)
+  bad <- fsgpu_bad_values(input$x, input$n_samples, fsgpu_threads())
+  cols <- c(bad$infinite_cols, bad$missing_cols)
+  if (!length(cols)) return(invisible())
+  first <- tapply(c(bad$infinite_rows, bad$missing_rows), cols, min)  # per column, ascending
+  stop_nonfinite(as.integer(first), as.integer(names(first)), input, arg)
 }
 
 #' Whether v holds no NA, NaN or Inf: one pass by sum() (no copy, unlike range()); only a
@@ -469,22 +476,6 @@ all_finite <- function(v) {
   if (!is.double(v)) return(!anyNA(v))
   if (!length(v) || is.finite(sum(v))) return(TRUE)
   !anyNA(v) && !any(is.infinite(v))
-}
-
-#' Rows and columns (1-based) of the cells of x where bad(value) is TRUE
-#' @noRd
-nonfinite_cells <- function(input, bad) {
-  x <- input$x
-  if (is.list(x)) {
-    rows <- lapply(x, function(v) which(bad(v)))
-    return(list(rows = unlist(rows), cols = rep(seq_along(x), lengths(rows))))
-  }
-  if (methods::is(x, "dgCMatrix")) {
-    entries <- which(bad(x@x))
-    return(list(rows = x@i[entries] + 1L, cols = rep(seq_len(ncol(x)), diff(x@p))[entries]))
-  }
-  where <- which(bad(x), arr.ind = TRUE)
-  list(rows = where[, 1L], cols = where[, 2L])
 }
 
 #' @noRd

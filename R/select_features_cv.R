@@ -82,7 +82,8 @@ select_features_cv.default <- function(x, y, k_max = 20, method = "jmi", folds =
     v <- x[rows, f, drop = FALSE]
     as.data.frame(if (methods::is(v, "Matrix")) as.matrix(v) else v)
   }
-  quiet_if(quiet, run_cv(prepare_input(x, y, binning = binning), columns = columns, k_max = k_max, method = method,
+  quiet_if(quiet, run_cv(prepare_input(x, y, binning = binning, convert = FALSE), columns = columns, k_max = k_max,
+                         method = method,
                          folds = folds, repeats = repeats, learner = learner, metric = metric, seed = seed,
                          nbins = nbins, beta = beta, gamma = gamma, min_score = min_score, backend = backend,
                          threads = threads, devices = devices, quiet = quiet, BPPARAM = BPPARAM))
@@ -98,7 +99,7 @@ select_features_cv.SummarizedExperiment <- function(x, class, k_max = 20, assay 
                                                     categorical = NULL, BPPARAM = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, NULL, categorical)
-  input <- prepare_se_input(x, class, assay, binning = binning)
+  input <- prepare_se_input(x, class, assay, binning = binning, convert = FALSE)
   a <- SummarizedExperiment::assay(x, input$assay, withDimnames = TRUE)
   columns <- function(f, rows) as.data.frame(t(as.matrix(a[f, rows, drop = FALSE])))
   quiet_if(quiet, run_cv(input, columns = columns, k_max = k_max, method = method, folds = folds, repeats = repeats,

@@ -116,7 +116,8 @@ stability_selection.default <- function(x, y, k = 10, method = "jmi", resamples 
                                         quiet = FALSE, discretize = NULL, categorical = NULL, BPPARAM = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_stability(prepare_input(x, y, binning = binning), k = k, method = method,
+  quiet_if(quiet, run_stability(prepare_input(x, y, binning = binning, convert = !is.null(discretize)), k = k,
+                                method = method,
                                 resamples = resamples, fraction = fraction, pairs = pairs, threshold = threshold,
                                 alpha = alpha, seed = seed, nbins = nbins, beta = beta, gamma = gamma,
                                 min_score = min_score, backend = backend, threads = threads, devices = devices,
@@ -133,7 +134,8 @@ stability_selection.SummarizedExperiment <- function(x, class, k = 10, assay = N
                                                      categorical = NULL, BPPARAM = NULL, ...) {
   check_dots_empty(...)
   binning <- binning_request(nbins, discretize, categorical)
-  quiet_if(quiet, run_stability(prepare_se_input(x, class, assay, binning = binning), k = k, method = method,
+  quiet_if(quiet, run_stability(prepare_se_input(x, class, assay, binning = binning, convert = !is.null(discretize)),
+                                k = k, method = method,
                                 resamples = resamples, fraction = fraction, pairs = pairs, threshold = threshold,
                                 alpha = alpha, seed = seed, nbins = nbins, beta = beta, gamma = gamma,
                                 min_score = min_score, backend = backend, threads = threads, devices = devices,

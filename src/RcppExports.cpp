@@ -133,6 +133,33 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_bad_values
+Rcpp::List fsgpu_bad_values(SEXP x, int n_samples, int threads);
+RcppExport SEXP _fsgpu_fsgpu_bad_values(SEXP xSEXP, SEXP n_samplesSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< int >::type n_samples(n_samplesSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_bad_values(x, n_samples, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_more_values_than
+Rcpp::LogicalVector fsgpu_more_values_than(SEXP x, Rcpp::IntegerVector columns, int limit, int threads);
+RcppExport SEXP _fsgpu_fsgpu_more_values_than(SEXP xSEXP, SEXP columnsSEXP, SEXP limitSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type columns(columnsSEXP);
+    Rcpp::traits::input_parameter< int >::type limit(limitSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_more_values_than(x, columns, limit, threads));
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_find_interactions
 Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source, double contrast_seed, int dimensions, int divisions, int discretizations, double range, double seed, double pseudo_count, int n_levels, bool missing_level, bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double first_begin, double first_end, bool collect, double threshold, SEXP interesting, bool require_all, double max_hits, bool transposed);
 RcppExport SEXP _fsgpu_fsgpu_find_interactions(SEXP xSEXP, SEXP kindSEXP, SEXP n_rowsSEXP, SEXP rowsSEXP, SEXP n_real_dSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP contrast_sourceSEXP, SEXP contrast_seedSEXP, SEXP dimensionsSEXP, SEXP divisionsSEXP, SEXP discretizationsSEXP, SEXP rangeSEXP, SEXP seedSEXP, SEXP pseudo_countSEXP, SEXP n_levelsSEXP, SEXP missing_levelSEXP, SEXP with_tuplesSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP first_beginSEXP, SEXP first_endSEXP, SEXP collectSEXP, SEXP thresholdSEXP, SEXP interestingSEXP, SEXP require_allSEXP, SEXP max_hitsSEXP, SEXP transposedSEXP) {
@@ -591,6 +618,8 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_bn_index_live", (DL_FUNC) &_fsgpu_fsgpu_bn_index_live, 1},
     {"_fsgpu_fsgpu_bn_knn", (DL_FUNC) &_fsgpu_fsgpu_bn_knn, 9},
     {"_fsgpu_fsgpu_bn_range", (DL_FUNC) &_fsgpu_fsgpu_bn_range, 11},
+    {"_fsgpu_fsgpu_bad_values", (DL_FUNC) &_fsgpu_fsgpu_bad_values, 3},
+    {"_fsgpu_fsgpu_more_values_than", (DL_FUNC) &_fsgpu_fsgpu_more_values_than, 4},
     {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 31},
     {"_fsgpu_fsgpu_interaction_scan", (DL_FUNC) &_fsgpu_fsgpu_interaction_scan, 5},
     {"_fsgpu_fsgpu_interaction_block_codes", (DL_FUNC) &_fsgpu_fsgpu_interaction_block_codes, 11},

@@ -120,3 +120,4 @@ Rcpp::IntegerMatrix fsgpu_discretize_codes(SEXP x, int n_samples, Rcpp::List cut
   return codes;
   FSGPU_GLUE_END
 }
+

@@ -2,6 +2,7 @@
 // blocks when they do not fit), feature states and the argmax on the device; a step returns
 // one candidate.
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstring>
 #include <exception>
@@ -142,12 +143,14 @@ class CudaCodeUpload : public CodeUpload {
                                          w->stream.get()));
       FSGPU_CUDA_CHECK(cudaEventRecord(w->filled[i].get(), w->stream.get()));
     }
+    sent_ += last - first;
   }
 
-  // Whether x on `device` is what was sent: dense byte codes of this shape.
+  // Whether x on `device` is what was sent: dense byte codes of this shape, every feature sent
+  // (an encoder path that never called send() leaves nothing to adopt).
   bool matches(int device, const CodeMatrix& x) const {
     return device == device_ && !x.sparse && !x.wide && x.n_samples == n_samples_ && x.n_features == n_features_ &&
-           codes_.size() == pitch_ * static_cast<size_t>(n_features_);
+           sent_ == n_features_ && codes_.size() == pitch_ * static_cast<size_t>(n_features_);
   }
   size_t bytes() const { return codes_.size(); }
   // Waits for every copy, then hands the codes over (into: empty), or frees them (into: null).
@@ -174,6 +177,7 @@ class CudaCodeUpload : public CodeUpload {
   int64_t per_run_;
   DeviceBuffer<uint8_t> codes_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<int64_t> sent_{0};  // features sent
 };
 
 // Splits [first, last) into blocks of at most `budget` bytes (at least one feature each).

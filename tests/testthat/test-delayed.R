@@ -13,21 +13,6 @@ delayed_pair <- function(type = "double") {
   list(memory = memory, disk = disk)
 }
 
-skip_without_delayed <- function() {
-  skip_without_sce()
-  skip_if_not_installed("DelayedArray")
-  skip_if_not_installed("HDF5Array")
-}
-
-# Blocks of 4 features (36 doubles each): 12 blocks for 45 features, until the calling test ends.
-small_blocks <- function(env = parent.frame()) {
-  old <- DelayedArray::getAutoBlockSize()
-  suppressMessages(DelayedArray::setAutoBlockSize(8 * 36 * 4))
-  restore <- bquote(suppressMessages(DelayedArray::setAutoBlockSize(.(old))))
-  do.call(on.exit, list(restore, add = TRUE), envir = env)
-  expect_gt(length(DelayedArray::rowAutoGrid(matrix(0, 45, 36))), 10)
-}
-
 # find_interactions() on an SE (or x, y) with the same R seed; results less the run's seconds.
 interactions_of <- function(x, ...) {
   set.seed(11)

@@ -1,9 +1,6 @@
 # mi_pairs() and mi_matrix() on the GPU against their CPU twins: every value, order and
-# column must be bitwise identical. Skips without a usable GPU.
-
-# testthat runs each file on its own: this file's own skip (as test-gpu-jmi.R and
-# test-gpu-family.R have theirs).
-skip_unless_gpu_pairs <- function() skip_if_not(isTRUE(fsgpu::backend_info()$gpu_available), "no GPU")
+# column must be bitwise identical. Skips without a usable GPU (helper-gpu-pairs.R, shared with
+# test-gpu-mi_pairs-tensor.R).
 
 # Categorical features with `levels` levels each (a vector: per feature), `classes` classes of
 # unequal sizes, and exact ties across tiles: copies of informative features far apart.
@@ -49,24 +46,6 @@ gpu_pairs_cases <- function() {
     numeric_1050 = gpu_pairs_numeric(1050, 150, 5, seed = 88),
     numeric_67 = gpu_pairs_numeric(67, 140, 2, seed = 89)
   )
-}
-
-pairs_on <- function(backend, case, ...) {
-  mi_pairs(case$x, case$y, nbins = case$nbins, backend = backend, ...)
-}
-
-# `...` to both backends; devices to the GPU only.
-expect_pairs_gpu_equals_cpu <- function(case, ..., devices = NULL, info = NULL) {
-  gpu <- pairs_on("gpu", case, ..., devices = devices)
-  cpu <- pairs_on("cpu", case, ...)
-  expect_identical(attr(gpu, "backend"), "gpu")
-  if (is.data.frame(cpu)) {
-    expect_identical(pairs_frame(gpu), pairs_frame(cpu), info = info)
-    expect_identical(attr(gpu, "n_pairs"), attr(cpu, "n_pairs"), info = info)
-  } else {
-    expect_identical(strip_attributes(gpu), strip_attributes(cpu), info = info)
-  }
-  invisible(cpu)
 }
 
 test_that("GPU pairs equal the CPU's: all pairs, top, threshold, both measures", {

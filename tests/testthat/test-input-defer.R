@@ -1,93 +1,7 @@
 # mi_scores(), cmi_scores(), jmi_scores() and mi_pairs() leave the checks of x (NA, NaN, Inf)
 # and the integer rule's count of distinct values to the C++ encoder, as select_features() does
 # (prepare_input(defer = TRUE); test-input-codes.R): their results, notes, messages and errors
-# must be those of the checks made in R.
-
-# Messages said while running `code`, and its value (or its error's message).
-said_by <- function(code) {
-  said <- character()
-  value <- tryCatch(withCallingHandlers(code, message = function(m) {
-    said <<- c(said, conditionMessage(m))
-    invokeRestart("muffleMessage")
-  }), error = function(e) structure(conditionMessage(e), class = "error_message"))
-  list(value = value, messages = said)
-}
-
-# The input as the checks in R resolve it (prepare_input() without deferral).
-input_in_r <- function(x, y, nbins, categorical) {
-  binning <- fsgpu:::binning_request(nbins, NULL, categorical)
-  if (methods::is(x, "SummarizedExperiment")) return(fsgpu:::prepare_se_input(x, y, binning = binning))
-  input <- fsgpu:::prepare_input(x, y, binning = binning)
-  expect_null(input$bin_above)
-  input
-}
-
-# A job's result, and what the checks in R give for it: the same values, notes and messages.
-expect_job_as_r <- function(job, x, y, z = NULL, nbins = NULL, categorical = NULL, ...) {
-  scores <- job %in% c("mi", "cmi", "jmi")
-  run_r <- function() {
-    input <- input_in_r(x, y, nbins, categorical)
-    if (scores) {
-      fsgpu:::run_scores(input, job, z, nbins, "cpu", 2, NULL, "bits", FALSE, NULL, ...)
-    } else {
-      fsgpu:::run_pairs(input, top = 50, threshold = NULL, with = NULL, by = "joint", p_adjust = "none",
-                        output = "pairs", nbins = nbins, backend = "cpu", threads = 2, devices = NULL, units = "bits")
-    }
-  }
-  run_job <- function() {
-    f <- switch(job, mi = mi_scores, cmi = cmi_scores, jmi = jmi_scores, pairs = mi_pairs)
-    args <- c(list(x, y), if (job %in% c("cmi", "jmi")) list(z = z), if (job == "pairs") list(top = 50),
-              list(nbins = nbins, categorical = categorical, backend = "cpu", threads = 2, ...))
-    do.call(f, args)
-  }
-  got <- said_by(run_job())
-  ref <- said_by(run_r())
-  expect_identical(got$messages, ref$messages)
-  if (inherits(ref$value, "error_message")) {
-    expect_identical(got$value, ref$value)
-    return(invisible(got))
-  }
-  expect_identical(as.data.frame(got$value), as.data.frame(ref$value))
-  expect_identical(attr(got$value, "run")$notes, attr(ref$value, "run")$notes)
-  for (a in c("nbins", "binned", "n_pairs")) expect_identical(attr(got$value, a), attr(ref$value, a))
-  invisible(got)
-}
-
-expect_jobs_as_r <- function(x, y, z, ...) {
-  for (job in c("mi", "cmi", "jmi", "pairs")) expect_job_as_r(job, x, y, z = z, ...)
-}
-
-# Integer columns for the rule: few values, at the limit (10), above it, negative, a wide range,
-# more than 256 levels.
-rule_data <- function(n = 300, seed = 5) {
-  with_seed(seed, {
-    y <- factor(sample(c("a", "b", "c"), n, replace = TRUE))
-    shift <- 3L * as.integer(y)
-    x <- cbind(sample(0:3, n, TRUE), sample(0:9, n, TRUE), sample(0:10, n, TRUE) + shift,
-               sample(-50:50, n, TRUE) - shift, sample(c(-2e9, 0, 2e9, 7), n, TRUE),
-               sample(0:299, n, TRUE) + 20L * shift)
-    storage.mode(x) <- "integer"
-    list(x = named(x), y = y)
-  })
-}
-
-# mi_matrix() (no class) both ways: the same matrix, notes, messages or error.
-expect_matrix_as_r <- function(x, nbins = NULL, categorical = NULL, estimator = "emp") {
-  binning <- fsgpu:::binning_request(nbins, NULL, categorical)
-  got <- said_by(mi_matrix(x, nbins = nbins, categorical = categorical, backend = "cpu", threads = 2,
-                           estimator = estimator))
-  in_r <- function() {
-    input <- if (methods::is(x, "SummarizedExperiment")) fsgpu:::prepare_se_input(x, NULL, binning = binning)
-             else fsgpu:::prepare_unsupervised_input(x, binning = binning)
-    fsgpu:::run_mi_matrix(input, NULL, nbins, "cpu", 2, NULL, "bits", estimator = estimator)
-  }
-  ref <- said_by(in_r())
-  expect_identical(got$messages, ref$messages)
-  if (inherits(ref$value, "error_message")) return(expect_identical(got$value, ref$value))
-  expect_identical(attr(got$value, "run")$notes, attr(ref$value, "run")$notes)
-  attr(got$value, "run") <- attr(ref$value, "run") <- NULL
-  expect_identical(got$value, ref$value)
-}
+# must be those of the checks made in R. The shared helpers are in helper-inputs.R.
 
 test_that("every input kind gives the scores and pairs of the checks in R", {
   d <- data_informative(n = 120, p = 8, classes = 3, seed = 3)
@@ -105,7 +19,7 @@ test_that("every input kind gives the scores and pairs of the checks in R", {
   expect_jobs_as_r(df, d$y, z = "fac")                               # data frame columns
   expect_jobs_as_r(df, d$y, z = "int", nbins = 4)
   expect_jobs_as_r(as_dgc(d$x * (abs(d$x) > 1)), d$y, z = "g1")      # dgCMatrix
-  expect_jobs_as_r(d$x, d$y, z = "g1", categorical = 1:2)            # double categories: R's path
+  expect_jobs_as_r(d$x, d$y, z = "g1", categorical = 1:2)            # double categories: codes made in C++
   for (e in c("mm", "sg", "shrink")) expect_job_as_r("mi", r$x, r$y, estimator = e)
   expect_job_as_r("mi", r$x, r$y, normalize = "su")
 })
@@ -151,10 +65,8 @@ test_that("NA, NaN and Inf stop every job naming features and samples, as the ch
 test_that("a SummarizedExperiment's dense assay gives the scores, pairs and errors of the checks in R", {
   skip_if_not_installed("SummarizedExperiment")
   r <- rule_data(n = 80)
-  counts <- t(r$x)
-  colnames(counts) <- paste0("c", seq_len(ncol(counts)))
-  se <- SummarizedExperiment::SummarizedExperiment(list(counts = counts),
-                                                   colData = S4Vectors::DataFrame(type = r$y))
+  se <- rule_se(r)
+  counts <- SummarizedExperiment::assay(se, "counts")
   # read in place: no transposed copy in R
   binning <- fsgpu:::binning_request(NULL, NULL, NULL)
   expect_s3_class(fsgpu:::prepare_se_input(se, "type", binning = binning, defer = TRUE)$x, "fsgpu_transposed")
@@ -165,7 +77,7 @@ test_that("a SummarizedExperiment's dense assay gives the scores, pairs and erro
   plain <- SummarizedExperiment::SummarizedExperiment(list(a = unname(counts * 0.5), b = counts > 100L),
                                                       colData = S4Vectors::DataFrame(type = r$y))
   expect_jobs_as_r(plain, "type", z = 1)                             # double, no dimnames
-  expect_jobs_as_r(plain, "type", z = 1, categorical = 2:3)          # double categories: R's transposition
+  expect_jobs_as_r(plain, "type", z = 1, categorical = 2:3)          # double categories, read in place
   SummarizedExperiment::assay(plain, "a") <- NULL
   expect_jobs_as_r(plain, "type", z = 2)                             # logical
   counts[3, 5] <- NA
@@ -195,10 +107,8 @@ test_that("mi_matrix() gives the matrix, notes and errors of the checks in R", {
 test_that("select_features() on a SummarizedExperiment's dense assay: the selection and errors of the checks in R", {
   skip_if_not_installed("SummarizedExperiment")
   r <- rule_data(n = 80)
-  counts <- t(r$x)
-  colnames(counts) <- paste0("c", seq_len(ncol(counts)))
-  se <- SummarizedExperiment::SummarizedExperiment(list(counts = counts),
-                                                   colData = S4Vectors::DataFrame(type = r$y))
+  se <- rule_se(r)
+  counts <- SummarizedExperiment::assay(se, "counts")
   binning <- fsgpu:::binning_request(NULL, NULL, NULL)
   in_r <- function() {
     fsgpu:::run_selection(fsgpu:::prepare_se_input(se, "type", binning = binning), k = 4, method = "jmi",
