@@ -81,8 +81,8 @@ test_that("GPU equals CPU on an integer matrix of small codes, wide enough for t
   x <- matrix(sample(0:15, n * 2200L, replace = TRUE), n)
   for (j in 1:6) x[, j * 7L] <- (y * j + sample(0:2, n, replace = TRUE)) %% 16L
   for (method in c("jmi", "mrmr", "cmim", "jim", "cmi", "jmi3")) {
-    gpu <- select_features(x, y, k = 8, method = method, backend = "gpu")
-    cpu <- select_features(x, y, k = 8, method = method, backend = "cpu")
+    gpu <- select_features(x, y, k = 8, method = method, backend = "gpu", categorical = TRUE)
+    cpu <- select_features(x, y, k = 8, method = method, backend = "cpu", categorical = TRUE)
     expect_identical(as.data.frame(gpu), as.data.frame(cpu), info = method)
   }
 })
