@@ -81,6 +81,19 @@ print.fsgpu_backend_info <- function(x, ...) {
   invisible(x)
 }
 
+# The host's logical cores, counted once a session: parallel::detectCores() starts a shell,
+# a fork of this process that costs tens of milliseconds when R holds gigabytes of data.
+session_cores <- local({
+  cores <- NULL
+  function() {
+    if (is.null(cores)) {
+      cores <<- parallel::detectCores(logical = TRUE)
+      if (is.na(cores)) cores <<- 1L
+    }
+    cores
+  }
+})
+
 #' Number of CPU threads fsgpu uses
 #'
 #' One function decides the thread count for every job. In order: the `threads` argument,
@@ -114,8 +127,7 @@ fsgpu_threads <- function(threads = NULL, verbose = FALSE) {
       stop("threads must be a positive whole number", call. = FALSE)
     source <- names(given)[1]
   } else {
-    n <- parallel::detectCores(logical = TRUE)
-    if (is.na(n)) n <- 1L
+    n <- session_cores()
     source <- "all cores"
   }
   n <- as.integer(n)

@@ -11,10 +11,12 @@
 //                                       (SHAPE: svhn16 | svhn64 | news20 | breast)
 //
 // Prints one line per shape: key=value pairs (seconds, bytes a step, GB/s, agreement).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <string>
 #include <thread>
@@ -82,7 +84,10 @@ std::vector<int32_t> dense_values(const std::vector<int32_t>& y, int64_t p, int 
 
 // The values encoded as select_features() encodes an integer matrix under the integer rule
 // (its level limit for this many samples: 82), on every thread; `seconds` gets the time.
-CodeMatrix encode_values(const std::vector<int32_t>& v, const ClassLayout& layout, int64_t p, double& seconds) {
+// With `upload`, the codes also go to the GPU while they are encoded, as select_features()
+// sends big dense data (CodeUpload).
+CodeMatrix encode_values(const std::vector<int32_t>& v, const ClassLayout& layout, int64_t p, double& seconds,
+                         CodeUpload* upload = nullptr) {
   std::vector<ColumnSource> columns(p);
   for (int64_t f = 0; f < p; ++f) {
     columns[f].categorical = v.data() + f * layout.n_samples;
@@ -91,7 +96,12 @@ CodeMatrix encode_values(const std::vector<int32_t>& v, const ClassLayout& layou
   const int threads = std::max(1u, std::thread::hardware_concurrency());
   EncodeReport report;
   const Clock::time_point t0 = Clock::now();
-  CodeMatrix m = encode_dense(columns, layout, 64, threads, &report);
+  CodedHook on_coded;
+  if (upload)
+    on_coded = [upload](const uint8_t* codes, int64_t first, int64_t last, int worker) {
+      upload->send(codes, first, last, worker);
+    };
+  CodeMatrix m = encode_dense(columns, layout, 64, threads, &report, on_coded);
   seconds = since(t0);
   return m;
 }
@@ -153,6 +163,38 @@ double copy_bandwidth() {
   return 2.0 * bytes * reps / (ms / 1e3) / 1e9;  // read + write
 }
 
+// The engine's calls timed from the host, for where a step's time goes: condition_on (S's
+// tables built and read back), score_pass (launches), best_candidate (waits for the pass, then
+// the argmax and its readback).
+class TimedEngine : public SelectionEngine {
+ public:
+  explicit TimedEngine(SelectionEngine& e) : e_(e) {}
+  double condition = 0, pass = 0, best = 0, retire_s = 0;
+  template <class F>
+  static auto timed(double& into, F f) {
+    const Clock::time_point t = Clock::now();
+    auto r = f();
+    into += since(t);
+    return r;
+  }
+  Conditioning condition_on(int64_t f) override { return timed(condition, [&] { return e_.condition_on(f); }); }
+  void score_pass(const Conditioning& s, const StepRule& r) override {
+    timed(pass, [&] { e_.score_pass(s, r); return 0; });
+  }
+  void retire(int64_t f) override {
+    timed(retire_s, [&] { e_.retire(f); return 0; });
+  }
+  Candidate best_candidate() override { return timed(best, [&] { return e_.best_candidate(); }); }
+  std::vector<Wide> keys() override { return e_.keys(); }
+  bool reads_host_codes() const override { return e_.reads_host_codes(); }
+  const CodeMatrix& codes() const override { return e_.codes(); }
+  const ClassLayout& layout() const override { return e_.layout(); }
+  const PlogpTable& plogp() const override { return e_.plogp(); }
+
+ private:
+  SelectionEngine& e_;
+};
+
 SelectionOptions jmi(int64_t k) {
   SelectionOptions o;
   o.method = Method::jmi;
@@ -169,25 +211,42 @@ void run(const std::string& shape, int64_t k, int64_t cpu_steps, double copy_gbp
   const ClassLayout layout = ClassLayout::from_labels(y.data(), n, classes);
   Clock::time_point t0 = Clock::now();
   double encode = 0;
-  const CodeMatrix codes = sparse ? sparse_codes(layout, p, 0.0023)
-                                  : encode_values(dense_values(y, p, shape == "svhn16" ? 16 : 64), layout, p, encode);
+  const std::vector<int32_t> values = sparse ? std::vector<int32_t>() : dense_values(y, p, shape == "svhn16" ? 16 : 64);
+  auto owner = std::make_unique<CodeMatrix>(sparse ? sparse_codes(layout, p, 0.0023)
+                                                   : encode_values(values, layout, p, encode));
+  const CodeMatrix& codes = *owner;
   const double made = since(t0);
 
   GpuOptions options;
   options.devices = {0};
+  options.host_threads = std::max(1u, std::thread::hardware_concurrency());
+  // A part of prepare: the table of n log n terms, on one thread (as before) and on all.
+  t0 = Clock::now();
+  const PlogpTable one_thread(n);
+  const double plogp1 = since(t0);
+  t0 = Clock::now();
+  const PlogpTable all_threads(n, Estimator::empirical, options.host_threads);
+  const double plogp_all = since(t0);
+  if (one_thread.size() != all_threads.size() ||
+      !std::equal(one_thread.data(), one_thread.data() + one_thread.size(), all_threads.data()))
+    std::printf("plogp tables differ between 1 and %d threads\n", options.host_threads);
   t0 = Clock::now();
   auto gpu = make_gpu_engine(codes, layout, options);
   const double prepare = since(t0);
   double relevance = 0;
   t0 = Clock::now();
   Clock::time_point steps_start = t0;
-  const Selection sel = select_features(*gpu, jmi(k), [&](int64_t step) {
+  TimedEngine timed(*gpu);
+  const Selection sel = select_features(timed, jmi(k), [&](int64_t step) {
     if (step == 1) {
       relevance = since(t0);
       steps_start = Clock::now();
     }
   });
   const double steps = since(steps_start);
+  t0 = Clock::now();
+  gpu.reset();  // device memory and staging freed: part of the "R side" of an R run
+  const double release = since(t0);
   const int64_t taken = static_cast<int64_t>(sel.features.size());
   const double per_step = taken > 1 ? steps / (taken - 1) : 0;
   const double bytes = sparse ? codes.n_entries() * 5.0 : double(n) * p;  // codes read a step (sparse: + rows)
@@ -203,11 +262,47 @@ void run(const std::string& shape, int64_t k, int64_t cpu_steps, double copy_gbp
   for (size_t i = 0; agrees && i < ref.features.size(); ++i)
     agrees = ref.features[i] == sel.features[i] && ref.scores[i] == sel.scores[i];
 
+  const int64_t entries = codes.n_entries();
+  t0 = Clock::now();
+  owner.reset();  // the host's codes freed, as the glue does on its way back to R
+  const double free_codes = since(t0);
+
+  // A part of prepare on the SVHN shapes: fresh device allocations of the codes' and the bit
+  // planes' sizes (1 and 2 bytes a sample and feature).
+  double malloc_codes = 0, malloc_planes = 0;
+  if (!sparse) {
+    void* a = nullptr;
+    t0 = Clock::now();
+    if (cudaMalloc(&a, size_t(n) * p) == cudaSuccess) cudaFree(a);
+    malloc_codes = since(t0);
+    t0 = Clock::now();
+    if (cudaMalloc(&a, size_t(2) * n * p) == cudaSuccess) cudaFree(a);
+    malloc_planes = since(t0);
+  }
+
+  // Dense data again as select_features() takes big dense data to one GPU: uploaded while they
+  // are encoded, the engine adopting them; its first steps must be the same.
+  double encode_overlap = 0, prepare_overlap = 0;
+  bool overlap_agrees = true;
+  if (!sparse) {
+    std::unique_ptr<CodeUpload> upload = start_code_upload(0, n, p, threads);
+    const CodeMatrix again = encode_values(values, layout, p, encode_overlap, upload.get());
+    options.preloaded = upload.get();
+    t0 = Clock::now();
+    auto adopted = make_gpu_engine(again, layout, options);
+    const bool sent = upload != nullptr;
+    upload.reset();
+    prepare_overlap = since(t0);
+    const Selection first = select_features(*adopted, jmi(cpu_steps), nullptr);
+    overlap_agrees = sent && first.features == ref.features && first.scores == ref.scores;
+  }
+
   std::printf("shape=%s n=%d p=%lld classes=%d entries=%lld made_s=%.3f encode_s=%.4f prepare_s=%.4f relevance_s=%.4f "
-              "steps=%lld steps_s=%.4f per_step_ms=%.4f bytes_per_step=%.4g GBps=%.1f copy_GBps=%.1f "
+              "plogp1_s=%.4f plogp_s=%.4f malloc_codes_s=%.4f malloc_planes_s=%.4f condition_ms=%.4f pass_ms=%.4f best_ms=%.4f steps=%lld steps_s=%.4f release_s=%.4f free_s=%.4f encode_overlap_s=%.4f prepare_overlap_s=%.4f overlap_agrees=%s per_step_ms=%.4f bytes_per_step=%.4g GBps=%.1f copy_GBps=%.1f "
               "of_copy=%.3f of_3350=%.3f cpu%d_steps=%lld cpu_s=%.3f agrees=%s\n",
-              shape.c_str(), n, (long long)p, classes, (long long)codes.n_entries(), made, encode, prepare, relevance,
-              (long long)taken, steps, per_step * 1e3, bytes, gbps, copy_gbps, copy_gbps > 0 ? gbps / copy_gbps : 0,
+              shape.c_str(), n, (long long)p, classes, (long long)entries, made, encode, prepare, relevance,
+              plogp1, plogp_all, malloc_codes, malloc_planes, timed.condition * 1e3 / std::max<int64_t>(1, taken - 1),
+              timed.pass * 1e3 / std::max<int64_t>(1, taken), timed.best * 1e3 / std::max<int64_t>(1, taken), (long long)taken, steps, release, free_codes, encode_overlap, prepare_overlap, overlap_agrees ? "yes" : "NO", per_step * 1e3, bytes, gbps, copy_gbps, copy_gbps > 0 ? gbps / copy_gbps : 0,
               gbps / 3350, threads, (long long)cpu_steps, cpu_seconds, agrees ? "yes" : "NO");
   std::fflush(stdout);
 }

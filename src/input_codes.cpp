@@ -303,8 +303,14 @@ ClassLayout layout_from_r(const Rcpp::IntegerVector& y, int n_classes) {
   return ClassLayout::from_labels(y.begin(), static_cast<int32_t>(y.size()), n_classes);
 }
 
+int64_t dense_columns(SEXP x) {
+  if (Rf_isObject(x)) return 0;  // dgCMatrix, and R's classed inputs (transposed, blocks, columns)
+  if (Rf_isMatrix(x)) return Rf_ncols(x);
+  return TYPEOF(x) == VECSXP ? XLENGTH(x) : 0;
+}
+
 CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int threads, SEXP bin_above,
-                        EncodeReport* report) {
+                        EncodeReport* report, const CodedHook& on_coded) {
   const int32_t n = layout.n_samples;
   // R's converted input left for the encoder to convert (resolve_columns(convert = FALSE)):
   // list(x, bin_above) of class "fsgpu_columns", for glue that takes no bin_above of its own.
@@ -390,7 +396,7 @@ CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int thread
       add(column, 0);
     }
   }
-  if (!categories) return encode_dense(columns, layout, nbins, threads, report);
+  if (!categories) return encode_dense(columns, layout, nbins, threads, report, on_coded);
   Pieces pieces(layout, nbins, threads);  // one piece: its double categories made codes first
   pieces.add_dense(std::move(columns));
   return pieces.finish(report);

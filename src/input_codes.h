@@ -25,7 +25,10 @@ namespace fsgpu {
 // layer to name features and samples.
 ClassLayout layout_from_r(const Rcpp::IntegerVector& y, int n_classes);
 CodeMatrix codes_from_r(SEXP x, const ClassLayout& layout, int nbins, int threads, SEXP bin_above = R_NilValue,
-                        EncodeReport* report = nullptr);
+                        EncodeReport* report = nullptr, const CodedHook& on_coded = nullptr);
+// The number of columns of x when it is a plain matrix or list of columns, which codes_from_r()
+// may code with encode_dense() (calling on_coded), else 0.
+int64_t dense_columns(SEXP x);
 
 // A report as R sees it: list(binned = per column, whether an integer column was binned;
 // bad_rows, bad_columns = the 1-based sample and feature of each bad feature's first bad value).

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <map>
+#include <thread>
 
 #include "core/cpu_engine.h"
 #include "core/gpu_backend.h"
@@ -23,7 +24,8 @@ std::unique_ptr<SelectionEngine> make_engine(const CodeMatrix& codes, const Clas
                                              const std::string& backend, int threads,
                                              const Rcpp::IntegerVector& devices, double memory_limit,
                                              const Checkpoint& checkpoint, SEXP weights = R_NilValue,
-                                             Estimator estimator = Estimator::empirical) {
+                                             Estimator estimator = Estimator::empirical,
+                                             CodeUpload* preloaded = nullptr) {
   if (!Rf_isNull(weights)) {
     const Rcpp::NumericVector w(weights);
     return std::make_unique<WeightedCpuEngine>(codes, layout, std::vector<double>(w.begin(), w.end()), threads,
@@ -33,10 +35,30 @@ std::unique_ptr<SelectionEngine> make_engine(const CodeMatrix& codes, const Clas
     GpuOptions options;
     options.devices.assign(devices.begin(), devices.end());
     options.memory_limit = static_cast<int64_t>(memory_limit);
+    options.host_threads = threads;  // the table of terms and the staged upload of the codes
+    options.preloaded = preloaded;
     return make_gpu_engine(codes, layout, options, estimator);
   }
   return std::make_unique<CpuEngine>(codes, layout, threads, checkpoint, CpuEngine::kSliceEntries, estimator);
 }
+
+// Frees a code matrix's arrays on a thread of its own, joined when this goes out of scope.
+class ReleaseCodes {
+ public:
+  void start(CodeMatrix& codes) {
+    thread_ = std::thread([&codes] {
+      RowVector<uint8_t>().swap(codes.codes8);
+      RowVector<uint16_t>().swap(codes.codes16);
+      std::vector<int32_t>().swap(codes.entry_row);
+    });
+  }
+  ~ReleaseCodes() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  std::thread thread_;
+};
 
 Normalization normalization_of(const std::string& name) {
   static const std::map<std::string, Normalization> normalizations = {
@@ -69,7 +91,20 @@ Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std
   // With bin_above (R's deferred input checks), bad values come back to R to be named.
   EncodeReport report;
   EncodeReport* checks = Rf_isNull(bin_above) ? nullptr : &report;
-  const CodeMatrix codes = codes_from_r(x, layout, nbins, threads, bin_above, checks);
+  // Big dense data for one GPU go up while they are encoded (the engine adopts them if they end
+  // up the byte codes it needs); below this size the upload after encoding is short anyway.
+  constexpr double kOverlapBytes = 256.0 * (1 << 20);
+  const double dense_bytes = double(layout.n_samples) * double(dense_columns(x));
+  std::unique_ptr<CodeUpload> upload;
+  if (backend == "gpu" && Rf_isNull(weights) && devices.size() == 1 && dense_bytes >= kOverlapBytes &&
+      (memory_limit <= 0 || dense_bytes <= memory_limit))
+    upload = start_code_upload(devices[0], layout.n_samples, dense_columns(x), threads);
+  CodedHook on_coded;
+  if (upload)
+    on_coded = [&upload](const uint8_t* c, int64_t first, int64_t last, int worker) {
+      upload->send(c, first, last, worker);
+    };
+  CodeMatrix codes = codes_from_r(x, layout, nbins, threads, bin_above, checks, on_coded);
   if (checks && report.any_bad()) return Rcpp::List::create(Rcpp::Named("input") = report_to_r(report));
   const double encode_seconds = seconds_since(t0);
   t0 = Clock::now();
@@ -88,8 +123,15 @@ Rcpp::List fsgpu_select(SEXP x, Rcpp::IntegerVector y, int n_classes, int k, std
   int64_t step = 0;
   std::unique_ptr<SelectionEngine> engine =
       make_engine(codes, layout, backend, threads, devices, memory_limit,
-                  [&](double done) { job.report((static_cast<double>(step) + done) / k); }, weights);
+                  [&](double done) { job.report((static_cast<double>(step) + done) / k); }, weights,
+                  Estimator::empirical, upload.get());
+  upload.reset();  // adopted by the engine, or not needed
   const double prepare_seconds = seconds_since(t0);
+  // Freeing gigabytes of codes takes the OS a noticeable time: done while the GPU selects when
+  // the engine no longer reads them (joined before this returns, whatever happens).
+  ReleaseCodes release;
+  if (!engine->reads_host_codes() && options.method != Method::cmi && options.method != Method::jmi3)
+    release.start(codes);
   t0 = Clock::now();
   double relevance_seconds = -1;  // the I(X;Y) pass and the first argmax
   // Between steps, on the main thread: the user may interrupt, and long runs show progress.

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -97,8 +98,12 @@ constexpr int kBaseShareDenominator = 8;
 // class-sorted positions. A missing or infinite value throws, naming the feature; with a
 // report, every feature's first one is recorded instead and, if there is any, the matrix
 // returned has no features.
+// on_coded, when set, is called by the worker (worker < threads) that has just written features
+// [first, last) of `codes` as bytes (n_samples a feature): final unless the matrix returned is
+// wide or sparse. The GPU selection uploads them then (CodeUpload in gpu_backend.h).
+using CodedHook = std::function<void(const uint8_t* codes, int64_t first, int64_t last, int worker)>;
 CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLayout& layout,
-                        int nbins, int threads, EncodeReport* report = nullptr);
+                        int nbins, int threads, EncodeReport* report = nullptr, const CodedHook& on_coded = nullptr);
 
 // encode_dense()'s two choices, for code that joins encoded pieces into what encoding them at
 // once gives (Pieces::join() in src/input_codes.cpp): a dense feature's base, its mode when

@@ -278,7 +278,7 @@ bool sparse_is_smaller(int64_t entries, int64_t n_samples, int64_t n_features, i
 }
 
 CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLayout& layout,
-                        int nbins, int threads, EncodeReport* report) {
+                        int nbins, int threads, EncodeReport* report, const CodedHook& on_coded) {
   check_nbins(nbins);
   CodeMatrix m;
   const int32_t n = layout.n_samples;
@@ -295,7 +295,7 @@ CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLay
   // from its range to its codes); the rare columns of more than 256 levels are coded again,
   // as 16-bit codes, once every width is known.
   m.codes8.resize(static_cast<size_t>(n) * p);
-  parallel_for(p, threads, 4, [&](int64_t begin, int64_t end, int) {
+  parallel_for(p, threads, 4, [&](int64_t begin, int64_t end, int worker) {
     std::vector<int64_t> counts;
     for (int64_t f = begin; f < end; ++f) {
       uint8_t* out = m.codes8.data() + static_cast<size_t>(f) * n;
@@ -316,6 +316,7 @@ CodeMatrix encode_dense(const std::vector<ColumnSource>& columns, const ClassLay
       }
       std::tie(mode[f], mode_count[f]) = write_codes(plan, columns[f], layout, out, counts);
     }
+    if (on_coded) on_coded(m.codes8.data(), begin, end, worker);
   });
   if (report) {
     report->bad_row = bad;

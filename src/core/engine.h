@@ -23,6 +23,16 @@ class SelectionEngine {
   // One pass over the data against S: every feature that is not retired gets its state updated
   // by `rule` (criteria.h). S is Conditioning::none() for the relevance pass (rule.step 0).
   virtual void score_pass(const Conditioning& s, const StepRule& rule) = 0;
+  // S = one of the engine's features, with its count tables. The GPU engine builds them on the
+  // device from the codes it holds (the result's codes then stay there: resident_feature).
+  virtual Conditioning condition_on(int64_t feature) {
+    return Conditioning::on_feature(codes(), layout(), feature, plogp());
+  }
+  // Whether the engine reads the code arrays (codes8, codes16, entry_row) on the host once it is
+  // built. The GPU engine on one device that holds them all does not: the caller may free them
+  // while it selects, unless passes condition on joint variables (CMI, JMI3: select.cpp builds
+  // those on the host from the codes).
+  virtual bool reads_host_codes() const { return true; }
   // Removes a feature from the candidates.
   virtual void retire(int64_t feature) = 0;
   // The candidate with the highest key, the lowest index among equal keys.

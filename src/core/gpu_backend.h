@@ -36,12 +36,28 @@ struct GpuStatus {
 // Probes the driver and devices (callers cache the answer).
 GpuStatus gpu_status();
 
+// Dense byte codes copied to a device while the encoder writes them (encode_dense's on_coded),
+// for the selection engine on that device to adopt (GpuOptions::preloaded) rather than upload
+// them once encoding is done: the upload hides behind the encoding.
+class CodeUpload {
+ public:
+  virtual ~CodeUpload() = default;
+  // Features [first, last) of `codes` (n_samples bytes each, feature after feature) are final as
+  // bytes: copied to the device. Called by the encoder's workers (worker < the threads given).
+  virtual void send(const uint8_t* codes, int64_t first, int64_t last, int worker) = 0;
+};
+
+// An upload of n_features x n_samples byte codes to `device` by up to `threads` workers, or null
+// when the device has not that much memory to spare (or there is no GPU support).
+std::unique_ptr<CodeUpload> start_code_upload(int device, int32_t n_samples, int64_t n_features, int threads);
+
 struct GpuOptions {
   std::vector<int> devices;    // CUDA device ids; features are split across them
   // Selection: bytes of codes per device before streaming. Pair search, discretization, kNN:
   // the most bytes they may use per device. 0 = from free memory.
   int64_t memory_limit = 0;
   int host_threads = 1;        // CPU threads for host-side steps
+  CodeUpload* preloaded = nullptr;  // selection: codes sent while encoding, used when they are the engine's
 };
 
 // A selection engine whose codes and feature states live on the devices (streamed in feature blocks when they do not fit).

@@ -17,10 +17,9 @@ Conditioning tabulate(std::vector<uint32_t> codes, int32_t levels, const ClassLa
   s.levels = levels;
   s.codes = std::move(codes);
   s.class_counts.assign(static_cast<size_t>(layout.n_classes) * levels, 0);
-  s.counts.assign(levels, 0);
-  s.class_terms.assign(layout.n_classes, 0);
   // Positions are class-sorted: a class's counts come from its own range. This runs every
-  // step on the host, ahead of the GPU's pass, so it is kept to one plain loop per class.
+  // step on the host (the GPU engine on one device counts on the device instead: condition_on),
+  // so it is kept to one plain loop per class.
   // Four partial tables taking turns, so that repeated codes do not wait on each other's
   // stores (the sums are the same integers).
   std::vector<uint32_t> partial(static_cast<size_t>(levels) * 3, 0);
@@ -41,12 +40,8 @@ Conditioning tabulate(std::vector<uint32_t> codes, int32_t levels, const ClassLa
       counts[v] += c1[v] + c2[v] + c3[v];
       c1[v] = c2[v] = c3[v] = 0;
     }
-    for (int32_t v = 0; v < levels; ++v) {
-      s.class_terms[c] += plogp(counts[v]);
-      s.counts[v] += counts[v];
-    }
   }
-  for (int32_t v = 0; v < levels; ++v) s.total_term += plogp(s.counts[v]);
+  s.add_terms(layout, plogp);
   return s;
 }
 
@@ -214,6 +209,20 @@ Conditioning Conditioning::with_pure_states_merged(const ClassLayout& layout, co
   std::vector<uint32_t> merged(codes.size());
   for (size_t i = 0; i < codes.size(); ++i) merged[i] = new_id[codes[i]];
   return tabulate(std::move(merged), static_cast<int32_t>(next), layout, plogp);
+}
+
+void Conditioning::add_terms(const ClassLayout& layout, const PlogpTable& plogp) {
+  counts.assign(levels, 0);
+  class_terms.assign(layout.n_classes, 0);
+  total_term = 0;
+  for (int32_t c = 0; c < layout.n_classes; ++c) {
+    const uint32_t* n_sy = class_counts.data() + static_cast<size_t>(c) * levels;
+    for (int32_t v = 0; v < levels; ++v) {
+      class_terms[c] += plogp(n_sy[v]);
+      counts[v] += n_sy[v];
+    }
+  }
+  for (int32_t v = 0; v < levels; ++v) total_term += plogp(counts[v]);
 }
 
 int64_t Conditioning::all_class_terms() const {

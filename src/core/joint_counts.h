@@ -39,6 +39,9 @@ struct Conditioning {
   std::vector<uint32_t> counts;       // n(s)
   std::vector<int64_t> class_terms;   // per class y: sum_s plogp(n(s, y))
   int64_t total_term = 0;             // sum_s plogp(n(s))
+  // S is this feature of the GPU engine that made it (SelectionEngine::condition_on), its codes
+  // kept on the device: `codes` is empty. -1 otherwise.
+  int64_t resident_feature = -1;
 
   static Conditioning none(const ClassLayout& layout, const PlogpTable& plogp);
   static Conditioning on_feature(const CodeMatrix& x, const ClassLayout& layout, int64_t feature,
@@ -53,6 +56,8 @@ struct Conditioning {
   Conditioning with_pure_states_merged(const ClassLayout& layout, const PlogpTable& plogp) const;
 
   int64_t all_class_terms() const;  // sum_{s,y} plogp(n(s, y))
+  // counts, class_terms and total_term from levels and class_counts (however they were counted).
+  void add_terms(const ClassLayout& layout, const PlogpTable& plogp);
 };
 
 // The class's own sums, fixed for a data set.

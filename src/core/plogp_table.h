@@ -31,7 +31,8 @@ constexpr int64_t kMaxSamples = 40000000;
 // shrink table holds the plug-in terms: its estimates are made table by table (PairData).
 class PlogpTable {
  public:
-  explicit PlogpTable(int64_t max_count, Estimator estimator = Estimator::empirical);
+  // Built on `threads` threads (the terms are the same integers on any number).
+  explicit PlogpTable(int64_t max_count, Estimator estimator = Estimator::empirical, int threads = 1);
   Estimator estimator() const { return estimator_; }
   int64_t operator()(int64_t n) const { return terms_[static_cast<size_t>(n)]; }
   const int64_t* data() const { return terms_.data(); }

@@ -43,7 +43,7 @@ int64_t step_passes(Method method, int64_t step, int64_t n_selected) {
 // every earlier U: the criterion's sum over pairs of selected features, one pair at a time.
 // Joint states that hold one class only are merged: exact for CMI's and JMI3's scores, which
 // use only H(Y|X,S) (see with_pure_states_merged()), and fewer states to count.
-Conditioning step_condition(const SelectionEngine& engine, Method method, int64_t step, int64_t pass,
+Conditioning step_condition(SelectionEngine& engine, Method method, int64_t step, int64_t pass,
                             const std::vector<int64_t>& selected, const Conditioning& previous) {
   const CodeMatrix& x = engine.codes();
   const ClassLayout& layout = engine.layout();
@@ -58,7 +58,7 @@ Conditioning step_condition(const SelectionEngine& engine, Method method, int64_
   if (method == Method::jmi3 && step > 1)
     return Conditioning::joined(Conditioning::on_feature(x, layout, selected[pass], plogp), x, newest, layout, plogp)
         .with_pure_states_merged(layout, plogp);
-  return Conditioning::on_feature(x, layout, newest, plogp);
+  return engine.condition_on(newest);
 }
 
 std::vector<double> scores_of(SelectionEngine& engine, const StepRule& rule) {

@@ -2,8 +2,14 @@
 // blocks when they do not fit), feature states and the argmax on the device; a step returns
 // one candidate.
 #include <algorithm>
+#include <atomic>
+#include <climits>
+#include <cstring>
+#include <exception>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <thread>
 #include <vector>
 
 #include "core/gpu_backend.h"
@@ -57,6 +63,35 @@ struct HostBlock {
   int32_t max_levels = 1;
 };
 
+class Event {
+ public:
+  Event() { FSGPU_CUDA_CHECK(cudaEventCreateWithFlags(&event_, cudaEventDisableTiming)); }
+  ~Event() { cudaEventDestroy(event_); }
+  Event(const Event&) = delete;
+  Event& operator=(const Event&) = delete;
+  cudaEvent_t get() const { return event_; }
+
+ private:
+  cudaEvent_t event_ = nullptr;
+};
+
+// Page-locked host memory that grows (never shrinks) to what a step needs.
+template <class T>
+class GrowingPinned {
+ public:
+  T* get(size_t n) {
+    if (n > size_) {
+      buffer_ = PinnedBuffer<T>(n);
+      size_ = n;
+    }
+    return buffer_.data();
+  }
+
+ private:
+  PinnedBuffer<T> buffer_;
+  size_t size_ = 0;
+};
+
 // Dense rows on the device are padded to whole 16-byte vectors (see the counting kernel).
 int64_t device_row_stride(const CodeMatrix& x) {
   const int64_t per_vector = 16 / static_cast<int64_t>(x.code_bytes());
@@ -71,6 +106,79 @@ int64_t code_bytes(const CodeMatrix& x, int64_t entries, int64_t features) {
 int64_t block_bytes(const CodeMatrix& x, int64_t entries, int64_t features) {
   return code_bytes(x, entries, features) + (x.sparse ? entries * 4 + (features + 1) * 8 : 0);
 }
+
+// Host-to-device copies through page-locked staging: runs of rows of at most this many bytes.
+constexpr size_t kStagingBytes = size_t(4) << 20;
+
+// Byte codes sent up while they are encoded (CodeUpload), into rows laid out as the engine's
+// (device_row_stride), for the engine to adopt. Each encoder worker copies its features into two
+// staging buffers of its own, taking turns, and sends them on a stream of its own.
+class CudaCodeUpload : public CodeUpload {
+ public:
+  CudaCodeUpload(int device, int32_t n_samples, int64_t n_features, int threads)
+      : device_(device), n_samples_(n_samples), n_features_(n_features),
+        pitch_((static_cast<size_t>(n_samples) + 15) / 16 * 16),
+        per_run_(std::max<int64_t>(1, static_cast<int64_t>(kStagingBytes / std::max<size_t>(n_samples, 1)))),
+        workers_(static_cast<size_t>(std::max(threads, 1))) {
+    ScopedDevice on(device);
+    codes_.resize(pitch_ * static_cast<size_t>(n_features));
+  }
+  ~CudaCodeUpload() override {
+    for (auto& w : workers_)
+      if (w) cudaStreamSynchronize(w->stream.get());  // before the staging buffers go
+  }
+
+  void send(const uint8_t* codes, int64_t first, int64_t last, int worker) override {
+    ScopedDevice on(device_);
+    std::unique_ptr<Worker>& w = workers_.at(static_cast<size_t>(worker));
+    const size_t row = static_cast<size_t>(n_samples_);
+    if (!w) w.reset(new Worker(static_cast<size_t>(per_run_) * row));
+    for (int64_t at = first; at < last; at += per_run_) {
+      const int64_t count = std::min(per_run_, last - at);
+      const int i = static_cast<int>(w->turn++ % 2);
+      if (w->turn > 2) FSGPU_CUDA_CHECK(cudaEventSynchronize(w->filled[i].get()));  // its last copy is done
+      std::memcpy(w->staging[i].data(), codes + static_cast<size_t>(at) * row, static_cast<size_t>(count) * row);
+      FSGPU_CUDA_CHECK(cudaMemcpy2DAsync(codes_.data() + static_cast<size_t>(at) * pitch_, pitch_, w->staging[i].data(),
+                                         row, row, static_cast<size_t>(count), cudaMemcpyHostToDevice,
+                                         w->stream.get()));
+      FSGPU_CUDA_CHECK(cudaEventRecord(w->filled[i].get(), w->stream.get()));
+    }
+    sent_ += last - first;
+  }
+
+  // Whether x on `device` is what was sent: dense byte codes of this shape, every feature sent
+  // (an encoder path that never called send() leaves nothing to adopt).
+  bool matches(int device, const CodeMatrix& x) const {
+    return device == device_ && !x.sparse && !x.wide && x.n_samples == n_samples_ && x.n_features == n_features_ &&
+           sent_ == n_features_ && codes_.size() == pitch_ * static_cast<size_t>(n_features_);
+  }
+  size_t bytes() const { return codes_.size(); }
+  // Waits for every copy, then hands the codes over (into: empty), or frees them (into: null).
+  void finish(DeviceBuffer<uint8_t>* into) {
+    ScopedDevice on(device_);
+    for (auto& w : workers_)
+      if (w) FSGPU_CUDA_CHECK(cudaStreamSynchronize(w->stream.get()));
+    if (into) *into = std::move(codes_);
+    codes_.resize(0);
+  }
+
+ private:
+  struct Worker {
+    explicit Worker(size_t bytes) : staging{PinnedBuffer<uint8_t>(bytes), PinnedBuffer<uint8_t>(bytes)} {}
+    Stream stream;
+    PinnedBuffer<uint8_t> staging[2];
+    Event filled[2];
+    int64_t turn = 0;
+  };
+  int device_;
+  int32_t n_samples_;
+  int64_t n_features_;
+  size_t pitch_;
+  int64_t per_run_;
+  DeviceBuffer<uint8_t> codes_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<int64_t> sent_{0};  // features sent
+};
 
 // Splits [first, last) into blocks of at most `budget` bytes (at least one feature each).
 std::vector<HostBlock> split_blocks(const CodeMatrix& x, int64_t first, int64_t last, int64_t budget) {
@@ -132,12 +240,11 @@ struct DeviceBlock {
 class GpuEngine : public SelectionEngine {
  public:
   GpuEngine(const CodeMatrix& x, const ClassLayout& layout, const GpuOptions& options, Estimator estimator)
-      : x_(x), layout_(layout), plogp_(layout.n_samples, estimator) {
+      : x_(x), layout_(layout), plogp_(layout.n_samples, estimator, options.host_threads),
+        host_threads_(std::max(1, options.host_threads)),
+        preloaded_(dynamic_cast<CudaCodeUpload*>(options.preloaded)) {
     if (!per_count_terms(estimator)) throw std::invalid_argument("the selection engines take per-count estimators only");
     if (options.devices.empty()) throw std::runtime_error("no GPU devices given");
-    pins_.emplace_back(new PinnedRegion(x.wide ? static_cast<const void*>(x.codes16.data()) : x.codes8.data(),
-                                        static_cast<size_t>(x.n_entries()) * x.code_bytes()));
-    if (x.sparse) pins_.emplace_back(new PinnedRegion(x.entry_row.data(), x.entry_row.size() * 4));
     // Features split across devices in contiguous ranges of about equal bytes.
     const int n_dev = static_cast<int>(options.devices.size());
     int64_t f = 0;
@@ -149,6 +256,12 @@ class GpuEngine : public SelectionEngine {
       f = last;
     }
     for (auto& dev : devices_) init_device(*dev, options.memory_limit);
+    // Codes streamed every step are pinned, for copies at full speed without staging.
+    if (std::any_of(devices_.begin(), devices_.end(), [](const auto& dev) { return dev->buffers.size() > 1; })) {
+      pins_.emplace_back(new PinnedRegion(x.wide ? static_cast<const void*>(x.codes16.data()) : x.codes8.data(),
+                                          static_cast<size_t>(x.n_entries()) * x.code_bytes()));
+      if (x.sparse) pins_.emplace_back(new PinnedRegion(x.entry_row.data(), x.entry_row.size() * 4));
+    }
   }
 
   void score_pass(const Conditioning& s, const StepRule& rule) override {
@@ -164,6 +277,43 @@ class GpuEngine : public SelectionEngine {
     }
   }
 
+  // On one device holding every feature's codes, S's codes and n(s, y) are built there: no
+  // host pass over N codes and no upload of them between steps, only n(s, y) read back.
+  Conditioning condition_on(int64_t feature) override {
+    const int64_t cells = int64_t(layout_.n_classes) * x_.levels[feature];
+    if (devices_.size() != 1 || devices_[0]->buffers.size() != 1 || cells > INT32_MAX)
+      return SelectionEngine::condition_on(feature);
+    Device& dev = *devices_[0];
+    ScopedDevice on(dev.id);
+    cudaStream_t main = dev.streams[0]->get();
+    Conditioning s;
+    s.levels = x_.levels[feature];
+    s.resident_feature = feature;
+    const int32_t n = layout_.n_samples;
+    dev.s_codes.reserve(static_cast<size_t>(n));
+    uint8_t* s_codes8 = nullptr;
+    if (narrow_codes(s.levels)) {
+      dev.s_codes8.reserve(static_cast<size_t>(n + 15) / 16 * 16);
+      s_codes8 = dev.s_codes8.data();
+    }
+    dev.s_class_counts.reserve(static_cast<size_t>(cells));
+    const HostBlock& b = dev.blocks[0];
+    launch_condition(view(dev, dev.buffers[0], b), feature - b.first, x_.entries_begin(feature) - b.entry_first,
+                     x_.entries_end(feature) - x_.entries_begin(feature), x_.base[feature], s.levels,
+                     dev.class_of.data(), layout_.n_classes, n, dev.s_codes.data(), s_codes8,
+                     dev.s_class_counts.data(), main);
+    dev.s_feature = feature;
+    uint32_t* back = dev.host_class_counts.get(static_cast<size_t>(cells));
+    FSGPU_CUDA_CHECK(cudaMemcpyAsync(back, dev.s_class_counts.data(), static_cast<size_t>(cells) * sizeof(uint32_t),
+                                     cudaMemcpyDeviceToHost, main));
+    FSGPU_CUDA_CHECK(cudaStreamSynchronize(main));
+    s.class_counts.assign(back, back + cells);
+    s.add_terms(layout_, plogp_);
+    return s;
+  }
+
+  bool reads_host_codes() const override { return devices_.size() != 1 || devices_[0]->buffers.size() != 1; }
+
   // The argmax runs here, not after each pass: MIM's later steps make no pass, only retire.
   Candidate best_candidate() override {
     for (auto& dev : devices_) {
@@ -171,14 +321,15 @@ class GpuEngine : public SelectionEngine {
       ScopedDevice on(dev->id);
       launch_best_candidate(dev->state.data(), dev->retired.data(), dev->last - dev->first, dev->partial.data(),
                             kBestPartials, dev->best.data(), dev->streams[0]->get());
+      FSGPU_CUDA_CHECK(cudaMemcpyAsync(dev->host_best.data(), dev->best.data(), sizeof(DeviceCandidate),
+                                       cudaMemcpyDeviceToHost, dev->streams[0]->get()));
     }
     Candidate best;
     for (auto& dev : devices_) {
       if (dev->first == dev->last) continue;
       ScopedDevice on(dev->id);
       FSGPU_CUDA_CHECK(cudaStreamSynchronize(dev->streams[0]->get()));
-      DeviceCandidate c;
-      FSGPU_CUDA_CHECK(cudaMemcpy(&c, dev->best.data(), sizeof c, cudaMemcpyDeviceToHost));
+      const DeviceCandidate c = *dev->host_best.data();
       if (c.feature < 0) continue;
       const int64_t feature = c.feature + dev->first;  // devices hold ascending ranges
       if (best.feature < 0 || c.key > best.key) best = Candidate{feature, c.key};
@@ -226,6 +377,20 @@ class GpuEngine : public SelectionEngine {
     DeviceBuffer<int32_t> class_start, class_of;
     DeviceBuffer<int64_t> plogp, s_class_terms;
     DeviceBuffer<DeviceCandidate> partial, best;
+    PinnedBuffer<DeviceCandidate> host_best{1};
+    int64_t s_feature = -1;  // the feature whose codes and n(s, y) s_codes, s_codes8, s_class_counts hold
+    GrowingPinned<uint32_t> host_class_counts;
+    GrowingPinned<uint8_t> host_step;  // S's n(s) and class terms, staged for their upload
+    std::unique_ptr<Stream> side_stream;  // sparse passes: the small features' kernel (SideStream)
+    std::unique_ptr<Event> side_fork, side_join;
+    SideStream side() {
+      if (!side_stream) {
+        side_stream.reset(new Stream());
+        side_fork.reset(new Event());
+        side_join.reset(new Event());
+      }
+      return SideStream{side_stream->get(), side_fork->get(), side_join->get()};
+    }
     std::map<std::pair<size_t, int32_t>, CountLayout> plans, impurity_plans;  // by (block, levels of S)
     ~Device() {
       ScopedDevice on(id);
@@ -254,6 +419,8 @@ class GpuEngine : public SelectionEngine {
     }
     size_t free_bytes = 0, total_bytes = 0;
     FSGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    CudaCodeUpload* preloaded = preloaded_ && devices_.size() == 1 && preloaded_->matches(dev.id, x_) ? preloaded_ : nullptr;
+    if (preloaded) free_bytes += preloaded->bytes();  // the engine's own codes, already there
     // Leave room for count tables, step data and the runtime.
     int64_t budget = static_cast<int64_t>(free_bytes) - (int64_t(512) << 20) - 8 * int64_t(layout_.n_samples);
     if (memory_limit > 0) budget = std::min(budget, memory_limit);
@@ -262,6 +429,8 @@ class GpuEngine : public SelectionEngine {
     dev.blocks = split_blocks(x_, dev.first, dev.last, resident ? all : std::max<int64_t>(budget / 2, 1));
     const int n_buffers = resident ? 1 : 2;
     dev.buffers.resize(n_buffers);
+    // Codes sent while encoding are the resident buffer's (sized as the loop below would size it).
+    if (preloaded) preloaded->finish(resident ? &dev.buffers[0].codes : nullptr);
     int64_t largest_codes = 0, largest_entries = 0;  // streaming buffers are sized once, for the largest block
     for (const HostBlock& b : dev.blocks) {
       largest_codes = std::max(largest_codes, code_bytes(x_, b.entry_last - b.entry_first, b.last - b.first));
@@ -277,9 +446,61 @@ class GpuEngine : public SelectionEngine {
       FSGPU_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
       dev.done.push_back(e);
     }
-    if (resident) dev.buffers[0].load(x_, dev.blocks[0], dev.streams[0]->get());
+    if (resident && x_.sparse) dev.buffers[0].load(x_, dev.blocks[0], dev.streams[0]->get());
+    if (resident && !x_.sparse && preloaded) dev.buffers[0].loaded = &dev.blocks[0];
+    if (resident && !x_.sparse && !preloaded) upload_staged(dev);
     if (resident) make_planes(dev, budget - all);
     FSGPU_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  // The dense codes of a resident device, uploaded once: host threads copy runs of feature rows
+  // into page-locked staging buffers, two each, and each buffer goes up while its thread fills
+  // the other. Pinning the whole matrix in place instead costs more than copying it
+  // (cudaHostRegister), and a copy from pageable memory runs at a fraction of the link's speed.
+  void upload_staged(Device& dev) {
+    DeviceBlock& buf = dev.buffers[0];
+    const HostBlock& b = dev.blocks[0];
+    const size_t row = static_cast<size_t>(x_.n_samples) * x_.code_bytes();
+    const size_t pitch = static_cast<size_t>(device_row_stride(x_)) * x_.code_bytes();
+    const int64_t rows = b.last - b.first;
+    buf.codes.reserve(static_cast<size_t>(code_bytes(x_, 0, rows)));
+    const uint8_t* host = (x_.wide ? reinterpret_cast<const uint8_t*>(x_.codes16.data()) : x_.codes8.data()) +
+                          static_cast<size_t>(b.entry_first) * x_.code_bytes();
+    uint8_t* device = static_cast<uint8_t*>(buf.codes.data());
+    constexpr int kUploadThreads = 8;  // enough copies in flight to keep the link busy
+    const int64_t per_run = std::max<int64_t>(1, static_cast<int64_t>(kStagingBytes / row));
+    const int64_t runs = (rows + per_run - 1) / per_run;
+    const int workers = static_cast<int>(std::min<int64_t>({host_threads_, kUploadThreads, runs}));
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    auto work = [&](int w) {
+      try {
+        ScopedDevice on(dev.id);
+        Stream stream;
+        PinnedBuffer<uint8_t> staging[2] = {PinnedBuffer<uint8_t>(per_run * row), PinnedBuffer<uint8_t>(per_run * row)};
+        Event filled[2];
+        int64_t turn = 0;
+        for (int64_t r = w; r < runs; r += workers, ++turn) {
+          const int i = static_cast<int>(turn % 2);
+          if (turn >= 2) FSGPU_CUDA_CHECK(cudaEventSynchronize(filled[i].get()));  // its last copy is done
+          const int64_t first = r * per_run, count = std::min(per_run, rows - first);
+          std::memcpy(staging[i].data(), host + static_cast<size_t>(first) * row, static_cast<size_t>(count) * row);
+          FSGPU_CUDA_CHECK(cudaMemcpy2DAsync(device + static_cast<size_t>(first) * pitch, pitch, staging[i].data(), row,
+                                             row, static_cast<size_t>(count), cudaMemcpyHostToDevice, stream.get()));
+          FSGPU_CUDA_CHECK(cudaEventRecord(filled[i].get(), stream.get()));
+        }
+        FSGPU_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int w = 1; w < workers; ++w) pool.emplace_back(work, w);
+    work(0);
+    for (std::thread& t : pool) t.join();
+    if (error) std::rethrow_exception(error);
+    buf.loaded = &b;
   }
 
   // Bit planes of resident dense byte codes of at most kPlaneLevels levels, for the binary
@@ -326,20 +547,38 @@ class GpuEngine : public SelectionEngine {
     return v;
   }
 
+  // S's codes as bytes for the count loop: dense byte codes, levels(S) <= 256.
+  bool narrow_codes(int32_t s_levels) const { return s_levels <= 256 && !x_.sparse && !x_.wide; }
+
   void launch_step(Device& dev, const Conditioning& s, const StepRule& rule) {
     if (dev.last == dev.first) return;
     ScopedDevice on(dev.id);
     cudaStream_t main = dev.streams[0]->get();
-    dev.s_codes.upload(s.codes.data(), s.codes.size(), main);
-    dev.s_class_counts.upload(s.class_counts.data(), s.class_counts.size(), main);
-    dev.s_counts.upload(s.counts.data(), s.counts.size(), main);
-    dev.s_class_terms.upload(s.class_terms.data(), s.class_terms.size(), main);
-    const bool narrow_s = s.levels <= 256 && !x_.sparse && !x_.wide;
-    if (narrow_s) {
-      dev.s_codes8.reserve(static_cast<size_t>(layout_.n_samples + 15) / 16 * 16);
-      launch_narrow_codes(dev.s_codes.data(), layout_.n_samples, dev.s_codes8.data(), main);
+    const bool narrow_s = narrow_codes(s.levels);
+    if (s.resident_feature >= 0) {  // condition_on left S's codes and n(s, y) on the device
+      if (s.resident_feature != dev.s_feature) throw std::logic_error("the GPU engine no longer holds S's codes");
+      // n(s) and the class terms through pinned memory: the upload does not wait for the host.
+      const size_t counts_bytes = s.counts.size() * sizeof(uint32_t), terms_bytes = s.class_terms.size() * sizeof(int64_t);
+      uint8_t* staged = dev.host_step.get(counts_bytes + terms_bytes);
+      std::memcpy(staged, s.class_terms.data(), terms_bytes);  // int64 first: aligned
+      std::memcpy(staged + terms_bytes, s.counts.data(), counts_bytes);
+      dev.s_class_terms.reserve(s.class_terms.size());
+      dev.s_counts.reserve(s.counts.size());
+      FSGPU_CUDA_CHECK(cudaMemcpyAsync(dev.s_class_terms.data(), staged, terms_bytes, cudaMemcpyHostToDevice, main));
+      FSGPU_CUDA_CHECK(
+          cudaMemcpyAsync(dev.s_counts.data(), staged + terms_bytes, counts_bytes, cudaMemcpyHostToDevice, main));
+    } else {
+      dev.s_feature = -1;
+      dev.s_codes.upload(s.codes.data(), s.codes.size(), main);
+      dev.s_class_counts.upload(s.class_counts.data(), s.class_counts.size(), main);
+      dev.s_counts.upload(s.counts.data(), s.counts.size(), main);
+      dev.s_class_terms.upload(s.class_terms.data(), s.class_terms.size(), main);
+      if (narrow_s) {
+        dev.s_codes8.reserve(static_cast<size_t>(layout_.n_samples + 15) / 16 * 16);
+        launch_narrow_codes(dev.s_codes.data(), layout_.n_samples, dev.s_codes8.data(), main);
+      }
+      FSGPU_CUDA_CHECK(cudaStreamSynchronize(main));  // the host vectors are pageable and step-local
     }
-    FSGPU_CUDA_CHECK(cudaStreamSynchronize(main));  // the host vectors are pageable and step-local
 
     StepView step;
     step.levels = dev.levels.data();
@@ -389,7 +628,7 @@ class GpuEngine : public SelectionEngine {
         FSGPU_CUDA_CHECK(cudaMemsetAsync(buf.scratch.data(), 0, buf.scratch.size() * sizeof(uint32_t), stream));
       }
       if (impurity) launch_impurity_pass(v, step, plan, buf.scratch.data(), stream);
-      else launch_score_pass(v, step, plan, buf.scratch.data(), stream);
+      else launch_score_pass(v, step, plan, buf.scratch.data(), stream, n_buffers == 1 ? dev.side() : SideStream());
     }
     for (size_t i = 1; i < n_buffers; ++i) {  // what follows on the main stream waits for every stream
       FSGPU_CUDA_CHECK(cudaEventRecord(dev.done[i], dev.streams[i]->get()));
@@ -400,11 +639,27 @@ class GpuEngine : public SelectionEngine {
   const CodeMatrix& x_;
   const ClassLayout& layout_;
   PlogpTable plogp_;
+  int host_threads_;
+  CudaCodeUpload* preloaded_;  // codes sent while they were encoded, or null
   std::vector<std::unique_ptr<PinnedRegion>> pins_;
   std::vector<std::unique_ptr<Device>> devices_;
 };
 
 }  // namespace
+
+std::unique_ptr<CodeUpload> start_code_upload(int device, int32_t n_samples, int64_t n_features, int threads) {
+  try {
+    ScopedDevice on(device);
+    size_t free_bytes = 0, total_bytes = 0;
+    FSGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const double bytes = double((static_cast<size_t>(n_samples) + 15) / 16 * 16) * double(n_features);
+    if (bytes + double(int64_t(1) << 30) > double(free_bytes)) return nullptr;  // room for the engine's other data
+    return std::make_unique<CudaCodeUpload>(device, n_samples, n_features, threads);
+  } catch (const std::exception&) {
+    cudaGetLastError();
+    return nullptr;  // the upload after encoding still works, or the engine reports why not
+  }
+}
 
 std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix& x, const ClassLayout& layout,
                                                  const GpuOptions& options, Estimator estimator) {

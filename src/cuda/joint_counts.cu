@@ -387,6 +387,44 @@ __global__ void narrow_codes_kernel(const uint32_t* s_codes, int32_t n, int32_t 
     out[i] = i < n ? static_cast<uint8_t>(s_codes[i]) : 0xFF;
 }
 
+// A feature's codes widened to S's 32-bit codes (and bytes when s_codes8 is not null): dense
+// rows read as they lie, sparse ones over a fill of the base code.
+template <class Code>
+__global__ void widen_codes_kernel(const Code* row, int32_t n, int32_t padded, uint32_t* s_codes, uint8_t* s_codes8) {
+  for (int32_t i = blockIdx.x * kThreads + threadIdx.x; i < padded; i += gridDim.x * kThreads) {
+    const uint32_t v = i < n ? row[i] : 0xFFu;
+    if (i < n) s_codes[i] = v;
+    if (s_codes8) s_codes8[i] = static_cast<uint8_t>(v);
+  }
+}
+
+__global__ void fill_codes_kernel(uint32_t* s_codes, int32_t n, uint32_t value) {
+  for (int32_t i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads) s_codes[i] = value;
+}
+
+template <class Code>
+__global__ void scatter_codes_kernel(const Code* codes, const int32_t* rows, int64_t n_entries, uint32_t* s_codes) {
+  for (int64_t e = blockIdx.x * int64_t(kThreads) + threadIdx.x; e < n_entries; e += int64_t(gridDim.x) * kThreads)
+    s_codes[rows[e]] = codes[e];
+}
+
+// n(s, y): in a block's shared table when `in_shared` (few cells), else straight into global memory.
+__global__ void class_counts_kernel(const uint32_t* s_codes, const int32_t* class_of, int32_t n, int32_t levels,
+                                    int32_t cells, bool in_shared, uint32_t* class_counts) {
+  extern __shared__ uint32_t table[];
+  if (in_shared) {
+    for (int32_t c = threadIdx.x; c < cells; c += kThreads) table[c] = 0;
+    __syncthreads();
+  }
+  uint32_t* counts = in_shared ? table : class_counts;
+  for (int32_t i = blockIdx.x * kThreads + threadIdx.x; i < n; i += gridDim.x * kThreads)
+    atomicAdd(&counts[class_of[i] * levels + static_cast<int32_t>(s_codes[i])], 1u);
+  if (!in_shared) return;
+  __syncthreads();
+  for (int32_t c = threadIdx.x; c < cells; c += kThreads)
+    if (table[c]) atomicAdd(&class_counts[c], table[c]);
+}
+
 __device__ __forceinline__ bool better(const DeviceCandidate& a, const DeviceCandidate& b) {
   if (a.feature < 0) return false;
   if (b.feature < 0) return true;
@@ -475,7 +513,7 @@ CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int
 }
 
 void launch_score_pass(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
-                                uint32_t* global_scratch, cudaStream_t stream) {
+                                uint32_t* global_scratch, cudaStream_t stream, const SideStream& side) {
   if (block.n_features == 0) return;
   if (layout.plane_grid) {
     plane_kernel(block, step)<<<layout.plane_grid, kThreads, 0, stream>>>(block, step);
@@ -485,12 +523,21 @@ void launch_score_pass(const FeatureBlockView& block, const StepView& step, cons
   uint32_t* scratch = layout.shared_bytes ? nullptr : global_scratch;
   const CountKernel kernel = count_kernel(block.wide);
   allow_dynamic_shared(kernel);
+  // The two kernels take disjoint features; the large ones' blocks start first.
+  const bool beside = block.entry_start && side.stream;
+  if (beside) FSGPU_CUDA_CHECK(cudaEventRecord(side.fork, stream));
   kernel<<<layout.grid, kThreads, layout.shared_bytes, stream>>>(block, step, scratch, layout.words);
   check_launch("score_pass_kernel");
   if (block.entry_start) {
     const int grid = static_cast<int>(std::min<int64_t>((block.n_features + kThreads / 32 - 1) / (kThreads / 32), 65535));
-    small_features_kernel<<<grid, kThreads, 0, stream>>>(block, step);
+    cudaStream_t small_stream = beside ? side.stream : stream;
+    if (beside) FSGPU_CUDA_CHECK(cudaStreamWaitEvent(side.stream, side.fork, 0));
+    small_features_kernel<<<grid, kThreads, 0, small_stream>>>(block, step);
     check_launch("small_features_kernel");
+    if (beside) {
+      FSGPU_CUDA_CHECK(cudaEventRecord(side.join, side.stream));
+      FSGPU_CUDA_CHECK(cudaStreamWaitEvent(stream, side.join, 0));
+    }
   }
 }
 
@@ -499,6 +546,43 @@ void launch_narrow_codes(const uint32_t* s_codes, int32_t n_samples, uint8_t* ou
   narrow_codes_kernel<<<std::min(1024, (padded + kThreads - 1) / kThreads), kThreads, 0, stream>>>(s_codes, n_samples,
                                                                                                    padded, out);
   check_launch("narrow_codes_kernel");
+}
+
+void launch_condition(const FeatureBlockView& block, int64_t lf, int64_t entry_begin, int64_t n_entries, uint16_t base,
+                      int32_t levels, const int32_t* class_of, int32_t n_classes, int32_t n_samples, uint32_t* s_codes,
+                      uint8_t* s_codes8, uint32_t* class_counts, cudaStream_t stream) {
+  const int32_t padded = (n_samples + 15) / 16 * 16;
+  const int grid = std::min(1024, (padded + kThreads - 1) / kThreads);
+  if (block.entry_start) {
+    fill_codes_kernel<<<grid, kThreads, 0, stream>>>(s_codes, n_samples, base);
+    check_launch("fill_codes_kernel");
+    if (n_entries) {
+      const int entry_grid = static_cast<int>(std::min<int64_t>(1024, (n_entries + kThreads - 1) / kThreads));
+      if (block.wide)
+        scatter_codes_kernel<<<entry_grid, kThreads, 0, stream>>>(static_cast<const uint16_t*>(block.codes) + entry_begin,
+                                                                  block.entry_row + entry_begin, n_entries, s_codes);
+      else
+        scatter_codes_kernel<<<entry_grid, kThreads, 0, stream>>>(static_cast<const uint8_t*>(block.codes) + entry_begin,
+                                                                  block.entry_row + entry_begin, n_entries, s_codes);
+      check_launch("scatter_codes_kernel");
+    }
+  } else {
+    const int64_t at = lf * block.row_stride;
+    if (block.wide)
+      widen_codes_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const uint16_t*>(block.codes) + at, n_samples,
+                                                        padded, s_codes, s_codes8);
+    else
+      widen_codes_kernel<<<grid, kThreads, 0, stream>>>(static_cast<const uint8_t*>(block.codes) + at, n_samples,
+                                                        padded, s_codes, s_codes8);
+    check_launch("widen_codes_kernel");
+  }
+  const int32_t cells = n_classes * levels;
+  FSGPU_CUDA_CHECK(cudaMemsetAsync(class_counts, 0, static_cast<size_t>(cells) * sizeof(uint32_t), stream));
+  constexpr int32_t kSharedCells = 8192;  // 32 kB: within every device's default dynamic shared memory
+  const bool in_shared = cells <= kSharedCells;
+  class_counts_kernel<<<std::min(grid, 264), kThreads, in_shared ? cells * sizeof(uint32_t) : 0, stream>>>(
+      s_codes, class_of, n_samples, levels, cells, in_shared, class_counts);
+  check_launch("class_counts_kernel");
 }
 
 void launch_planes(const uint8_t* codes, int64_t row_stride, int64_t n_rows, const PlaneLayout& planes, uint32_t* out,

@@ -81,6 +81,14 @@ inline int32_t plane_levels(int32_t levels) { return levels <= 8 ? 8 : levels <=
 // S's codes as bytes (out: n_samples rounded up to 16, the padding 0xFF) for the atomic count loop.
 void launch_narrow_codes(const uint32_t* s_codes, int32_t n_samples, uint8_t* out, cudaStream_t stream);
 
+// S = feature lf of a resident block, built on the device: its codes by class-sorted position
+// into s_codes (a sparse feature's base code where it stores nothing), as bytes into s_codes8
+// unless null (see StepView), and n(s, y) into class_counts ([y * levels + s], zeroed here).
+// entry_begin and n_entries: the feature's block-relative entry range (sparse features).
+void launch_condition(const FeatureBlockView& block, int64_t lf, int64_t entry_begin, int64_t n_entries, uint16_t base,
+                      int32_t levels, const int32_t* class_of, int32_t n_classes, int32_t n_samples, uint32_t* s_codes,
+                      uint8_t* s_codes8, uint32_t* class_counts, cudaStream_t stream);
+
 // Bit planes (`planes`, levels included) of n_rows rows of byte codes row_stride apart, and of
 // S's codes (one row).
 void launch_planes(const uint8_t* codes, int64_t row_stride, int64_t n_rows, const PlaneLayout& planes, uint32_t* out,
@@ -89,9 +97,18 @@ void launch_planes(const uint32_t* codes, const PlaneLayout& planes, uint32_t* o
 
 CountLayout plan_counts(const FeatureBlockView& block, const StepView& step, int device);
 
+// A second stream on which a sparse pass counts its small features (a warp each) beside the
+// block-per-feature kernel of the large ones, which leaves most of the device idle while its
+// few blocks with work wait on barriers; with the events that fork it from the pass's stream
+// and join it back.
+struct SideStream {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t fork = nullptr, join = nullptr;
+};
+
 // The states of the block's features that are not retired, updated by step.rule.
 void launch_score_pass(const FeatureBlockView& block, const StepView& step, const CountLayout& layout,
-                                uint32_t* global_scratch, cudaStream_t stream);
+                                uint32_t* global_scratch, cudaStream_t stream, const SideStream& side = SideStream());
 
 struct DeviceCandidate {
   Wide key;

@@ -13,6 +13,8 @@ GpuStatus gpu_status() {
   return status;
 }
 
+std::unique_ptr<CodeUpload> start_code_upload(int, int32_t, int64_t, int) { return nullptr; }
+
 std::unique_ptr<SelectionEngine> make_gpu_engine(const CodeMatrix&, const ClassLayout&, const GpuOptions&, Estimator) {
   throw std::runtime_error(gpu_status().problem);
 }

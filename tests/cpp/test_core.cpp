@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <random>
@@ -445,6 +447,23 @@ void encode_tests() {
   const CodeMatrix three = encode_dense(columns(100), layout, 8, 3);
   EXPECT(three.codes8 == one.codes8 && three.levels == one.levels && three.base == one.base,
          "encode: 1 and 3 threads differ");
+  // on_coded sees every feature once, by a worker below the thread count, with its final codes.
+  std::vector<uint8_t> seen(size_t(n) * v.size(), 0);
+  std::vector<int> calls(v.size(), 0);
+  std::mutex mutex;
+  bool workers_ok = true;
+  const CodeMatrix hooked = encode_dense(columns(100), layout, 8, 3, nullptr,
+                                         [&](const uint8_t* codes, int64_t first, int64_t last, int worker) {
+                                           std::lock_guard<std::mutex> lock(mutex);
+                                           workers_ok &= worker >= 0 && worker < 3;
+                                           for (int64_t f = first; f < last; ++f) {
+                                             ++calls[f];
+                                             std::copy(codes + f * n, codes + (f + 1) * n, seen.begin() + f * n);
+                                           }
+                                         });
+  EXPECT(workers_ok && calls == std::vector<int>(v.size(), 1) && hooked.codes8 == one.codes8 &&
+             std::equal(seen.begin(), seen.end(), one.codes8.begin()),
+         "encode: on_coded saw each feature's final codes once");
   v[4][17] = INT32_MIN;  // R's NA
   v[1][5] = INT32_MIN;
   v[1][3] = INT32_MIN;
@@ -506,28 +525,131 @@ void small_category_tests() {
   }
 }
 
+// The GPU engine builds S's codes and n(s, y) on the device (condition_on): the same tables as
+// the host's, on byte and 16-bit codes, dense and sparse, with few classes (shared-memory
+// counts) and many (n(s, y) of 60 x 300 cells counted in global memory), and the same
+// selections as the CPU engine's.
+void condition_tests(const GpuStatus& gpu) {
+  if (gpu.devices.empty()) return;
+  const int32_t n = 3000;
+  for (int32_t classes : {3, 60}) {
+    std::vector<int32_t> y(n);
+    for (int32_t i = 0; i < n; ++i) y[i] = (i * 7 + i / 13) % classes;
+    const ClassLayout layout = ClassLayout::from_labels(y.data(), n, classes);
+    const PlogpTable plogp(n);
+    std::vector<std::vector<int32_t>> v(6, std::vector<int32_t>(n));
+    std::vector<double> sparse_x;
+    std::vector<int32_t> sparse_i, sparse_p(1, 0);
+    for (int32_t i = 0; i < n; ++i) {
+      v[0][i] = (i * 7) % 16;
+      v[1][i] = (y[i] + (i % 5 == 0 ? i % 3 : 0)) % 16;  // informative
+      v[2][i] = i % 2 ? 0 : (i * 13) % 11;
+      v[3][i] = (i * 17 + y[i]) % 300;  // 300 levels: 16-bit codes for a matrix holding it
+      v[4][i] = (y[i] * 5 + i % 4) % 300;
+      v[5][i] = 3;
+    }
+    for (size_t f = 0; f < v.size(); ++f) {
+      for (int32_t i = 0; i < n; ++i)
+        if (v[f][i] != 0 && (i + int32_t(f)) % 3 != 0) {  // a third of each column dropped: a sparse base code
+          sparse_i.push_back(i);
+          sparse_x.push_back(v[f][i]);
+        }
+      sparse_p.push_back(int32_t(sparse_i.size()));
+    }
+    std::vector<CodeMatrix> matrices;
+    for (size_t p : {size_t(3), v.size()}) {  // byte codes; 16-bit codes
+      std::vector<ColumnSource> cols(p);
+      for (size_t f = 0; f < p; ++f) cols[f].categorical = v[f].data();
+      matrices.push_back(encode_dense(cols, layout, 8, 2));
+    }
+    matrices.push_back(encode_sparse(sparse_i.data(), sparse_p.data(), sparse_x.data(), int64_t(v.size()), layout, 16, 2));
+    // Codes sent while they are encoded (CodeUpload): adopted by the engine when they are its
+    // byte codes, left aside when the matrix turns out 16-bit.
+    for (size_t p : {size_t(3), v.size()}) {
+      std::vector<ColumnSource> cols(p);
+      for (size_t f = 0; f < p; ++f) cols[f].categorical = v[f].data();
+      std::unique_ptr<CodeUpload> upload = start_code_upload(0, n, int64_t(p), 3);
+      EXPECT(upload != nullptr, "start_code_upload refused %zu features", p);
+      if (!upload) continue;
+      const CodeMatrix m = encode_dense(cols, layout, 8, 3, nullptr,
+                                        [&](const uint8_t* codes, int64_t first, int64_t last, int worker) {
+                                          upload->send(codes, first, last, worker);
+                                        });
+      GpuOptions options;
+      options.devices.push_back(0);  // see jim_tie_tests
+      options.preloaded = upload.get();
+      auto g = make_gpu_engine(m, layout, options);
+      upload.reset();
+      CpuEngine cpu(m, layout, 2);
+      const std::string what = std::string("preloaded ") + (m.wide ? "16-bit" : "byte") + " codes";
+      same_selection(select_features(cpu, options_for(Method::jmi, 3), nullptr),
+                     select_features(*g, options_for(Method::jmi, 3), nullptr), what);
+      // An upload nothing was sent to (an encoder path without on_coded) is not adopted.
+      std::unique_ptr<CodeUpload> idle = start_code_upload(0, n, m.n_features, 1);
+      options.preloaded = idle.get();
+      auto unsent = make_gpu_engine(m, layout, options);
+      same_selection(select_features(cpu, options_for(Method::jmi, 3), nullptr),
+                     select_features(*unsent, options_for(Method::jmi, 3), nullptr), "unsent " + what);
+    }
+    matrices.push_back(encode_sparse(sparse_i.data(), sparse_p.data(), sparse_x.data(), int64_t(v.size()), layout, 300, 2));
+    for (const CodeMatrix& m : matrices) {
+      const std::string what = std::string(m.sparse ? "sparse" : "dense") + (m.wide ? " 16-bit" : " bytes") + ", " +
+                               std::to_string(classes) + " classes";
+      GpuOptions options;
+      options.devices.push_back(0);  // see jim_tie_tests
+      auto g = make_gpu_engine(m, layout, options);
+      for (int64_t f = 0; f < m.n_features; ++f) {
+        const Conditioning ref = Conditioning::on_feature(m, layout, f, plogp);
+        const Conditioning s = g->condition_on(f);
+        EXPECT(s.resident_feature == f && s.codes.empty() && s.levels == ref.levels &&
+                   s.class_counts == ref.class_counts && s.counts == ref.counts && s.class_terms == ref.class_terms &&
+                   s.total_term == ref.total_term,
+               "condition_on: %s, feature %lld: tables differ from the host's", what.c_str(), (long long)f);
+      }
+      const int64_t k = std::min<int64_t>(5, m.n_features);
+      for (Method method : {Method::jmi, Method::mrmr, Method::jim, Method::jmi3, Method::cmim}) {
+        CpuEngine cpu(m, layout, 2);
+        const Selection ref = select_features(cpu, options_for(method, k), nullptr);
+        auto gm = make_gpu_engine(m, layout, options);
+        same_selection(ref, select_features(*gm, options_for(method, k), nullptr),
+                       "condition_on: " + what + " " + name_of(method));
+        if (method == Method::jmi3) continue;  // its joint conditions are built on the host from the codes
+        // The engine says it no longer reads the host's code arrays: it selects the same with them freed.
+        CodeMatrix copy = m;
+        auto freed = make_gpu_engine(copy, layout, options);
+        EXPECT(!freed->reads_host_codes(), "reads_host_codes: %s", what.c_str());
+        RowVector<uint8_t>().swap(copy.codes8);
+        RowVector<uint16_t>().swap(copy.codes16);
+        std::vector<int32_t>().swap(copy.entry_row);
+        same_selection(ref, select_features(*freed, options_for(method, k), nullptr),
+                       "host codes freed: " + what + " " + name_of(method));
+      }
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   const GpuStatus gpu = gpu_status();
-  if (argc > 1 && std::string(argv[1]) == "pairs") {  // only the GPU pair kernels against the CPU
-    pair_kernel_tests(gpu);
-    std::printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures ? 1 : 0;
-  }
-  if (argc > 1 && std::string(argv[1]) == "knn") {  // only the kNN tests (CPU against brute force, GPU against CPU)
-    knn_tests(gpu);
-    std::printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures ? 1 : 0;
-  }
-  if (argc > 1 && std::string(argv[1]) == "batched") {  // only the selections on subsamples
-    batched_tests(gpu);
-    std::printf("%d passed, %d failed\n", checks - failures, failures);
-    return failures ? 1 : 0;
-  }
+  // One group of tests alone (`test_core pairs`, ...), for short runs on a GPU host.
+  const std::pair<const char*, std::function<void()>> groups[] = {
+      {"pairs", [&] { pair_kernel_tests(gpu); }},  // the GPU pair kernels against the CPU
+      {"knn", [&] { knn_tests(gpu); }},             // CPU against brute force, GPU against CPU
+      {"batched", [&] { batched_tests(gpu); }},     // the selections on subsamples
+  };
+  for (const auto& group : groups)
+    if (argc > 1 && std::string(argv[1]) == group.first) {
+      group.second();
+      std::printf("%d passed, %d failed\n", checks - failures, failures);
+      return failures ? 1 : 0;
+    }
+  // "selection": only the selection engines (the GPU's against the CPU's), not the other jobs.
+  const bool selection_only = argc > 1 && std::string(argv[1]) == "selection";
   encode_tests();
   small_category_tests();
   shrink_tests();
   collector_tests();
   jim_tie_tests(gpu);
+  condition_tests(gpu);
   std::printf("GPU: %s\n", gpu.devices.empty() ? gpu.problem.c_str() : gpu.devices[0].name.c_str());
   struct Case { uint32_t seed; int32_t n, p, classes; double zeros; int nbins; };
   const Case cases[] = {{1, 60, 40, 3, 0.3, 8}, {2, 300, 120, 12, 0.9, 16}, {3, 1000, 50, 2, 0.5, 64},
@@ -672,6 +794,10 @@ int main(int argc, char** argv) {
         }
       }
     }
+  }
+  if (selection_only) {
+    std::printf("%d passed, %d failed\n", checks - failures, failures);
+    return failures ? 1 : 0;
   }
   discretize_tests(gpu);
   knn_tests(gpu);
