@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -108,6 +109,57 @@ double mdfs_fit_alpha(const double* tail, int64_t n, PValueFit mode, bool last_o
     } while (step > 1);
   }
   return best_alpha;
+}
+
+std::vector<int32_t> ascending_order(const double* key, int64_t n) {
+  // Keys whose unsigned order is the doubles' order: -0 as 0, negatives' bits flipped, NaN last.
+  struct Entry {
+    uint64_t key;
+    int32_t index;
+  };
+  std::vector<Entry> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+  constexpr uint64_t sign = uint64_t(1) << 63;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t u = ~uint64_t(0);
+    if (!std::isnan(key[i])) {
+      const double x = key[i] + 0.0;
+      std::memcpy(&u, &x, sizeof u);
+      u = (u & sign) ? ~u : u | sign;
+    }
+    a[i] = {u, static_cast<int32_t>(i)};
+  }
+  // LSD radix, 11 bits a pass (stable: ties keep the index order); a pass where every key has
+  // the same digit is skipped.
+  constexpr int kBits = 11, kPasses = 6;
+  constexpr uint64_t kMask = (uint64_t(1) << kBits) - 1;
+  std::vector<int64_t> count(size_t(kPasses) << kBits, 0);
+  for (const Entry& e : a)
+    for (int pass = 0; pass < kPasses; ++pass) ++count[(size_t(pass) << kBits) + ((e.key >> (pass * kBits)) & kMask)];
+  for (int pass = 0; pass < kPasses; ++pass) {
+    int64_t* c = count.data() + (size_t(pass) << kBits);
+    if (n == 0 || c[(a[0].key >> (pass * kBits)) & kMask] == n) continue;
+    int64_t at = 0;
+    for (size_t d = 0; d <= kMask; ++d) {
+      const int64_t here = c[d];
+      c[d] = at;
+      at += here;
+    }
+    for (const Entry& e : a) b[size_t(c[(e.key >> (pass * kBits)) & kMask]++)] = e;
+    a.swap(b);
+  }
+  std::vector<int32_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[i] = a[i].index;
+  return order;
+}
+
+void holm_adjust(const double* p, int64_t n, double* out) {
+  // p.adjust: pmin(1, cummax((n - i + 1) * p[o]))[order(o)], o = order(p).
+  const std::vector<int32_t> o = ascending_order(p, n);
+  double running = -std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < n; ++i) {
+    running = std::max(running, static_cast<double>(n - i) * p[o[i]]);
+    out[o[i]] = std::min(1.0, running);
+  }
 }
 
 }  // namespace fsgpu

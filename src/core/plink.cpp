@@ -22,4 +22,26 @@ void decode_bed_snp(const uint8_t* snp, int64_t n_samples, int8_t* out) {
   for (int64_t s = 0; s < n_samples; ++s) out[s] = allele1_count[(snp[s >> 2] >> (2 * (s & 3))) & 3];
 }
 
+bool split_plink_table(const char* text, size_t size, int n_fields, std::vector<std::string_view>& fields) {
+  size_t i = 0;
+  while (i < size) {
+    int on_line = 0;
+    for (;;) {
+      while (i < size && (text[i] == ' ' || text[i] == '\t')) ++i;
+      if (i == size || text[i] == '\n') break;
+      const size_t start = i;
+      while (i < size && text[i] != ' ' && text[i] != '\t' && text[i] != '\n') {
+        const unsigned char ch = static_cast<unsigned char>(text[i]);
+        if (ch < 0x21 || ch > 0x7e) return false;
+        ++i;
+      }
+      if (++on_line > n_fields) return false;
+      fields.emplace_back(text + start, i - start);
+    }
+    if (on_line != 0 && on_line != n_fields) return false;
+    ++i;  // the newline
+  }
+  return true;
+}
+
 }  // namespace fsgpu
