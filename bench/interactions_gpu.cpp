@@ -3,7 +3,7 @@
 // bench/results/interactions-gpu-*.md records. Built from the C++ test build's objects:
 //   cmake -S tests/cpp -B /tmp/b -DFSGPU_WITH_CUDA=ON -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/b -j
 //   nvcc -O2 -std=c++17 -Isrc -Isrc/core -I/tmp/b bench/interactions_gpu.cpp
-//     $(find /tmp/b/CMakeFiles/test_core.dir/__/__/src -name '*.o') -Xcompiler -fopenmp -o /tmp/ibench
+//     $(find /tmp/b/CMakeFiles/test_core.dir -name '*.o' ! -name 'test_*') -Xcompiler -fopenmp -o /tmp/ibench
 //   /tmp/ibench [objects [dimensions]]
 //   /tmp/ibench pairs [objects]
 // Prints a CSV line per search: dimensions, variables, tuples, the bitmaps' build time on the
