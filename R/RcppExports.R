@@ -57,8 +57,8 @@ fsgpu_decode_bed <- function(bytes, n_samples, snps) {
     .Call(`_fsgpu_fsgpu_decode_bed`, bytes, n_samples, snps)
 }
 
-fsgpu_mdfs_alpha <- function(tail, mode, last_only, search_points) {
-    .Call(`_fsgpu_fsgpu_mdfs_alpha`, tail, mode, last_only, search_points)
+fsgpu_mdfs_alpha <- function(tail, mode, last_only, search_points, threads = 1L) {
+    .Call(`_fsgpu_fsgpu_mdfs_alpha`, tail, mode, last_only, search_points, threads)
 }
 
 fsgpu_default_names <- function(prefix, n) {
@@ -69,8 +69,8 @@ fsgpu_holm <- function(p) {
     .Call(`_fsgpu_fsgpu_holm`, p)
 }
 
-fsgpu_interaction_scores <- function(gain, n_real, scale, df, mode, fit_contrast, search_points, p_adjust, level, names, tuples, discretization) {
-    .Call(`_fsgpu_fsgpu_interaction_scores`, gain, n_real, scale, df, mode, fit_contrast, search_points, p_adjust, level, names, tuples, discretization)
+fsgpu_interaction_scores <- function(gain, n_real, scale, df, mode, fit_contrast, search_points, p_adjust, level, names, tuples, discretization, threads) {
+    .Call(`_fsgpu_fsgpu_interaction_scores`, gain, n_real, scale, df, mode, fit_contrast, search_points, p_adjust, level, names, tuples, discretization, threads)
 }
 
 fsgpu_knn <- function(x, query, k, metric, backend, threads, devices, memory_limit, progress = NULL) {

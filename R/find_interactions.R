@@ -432,7 +432,7 @@ run_interactions <- function(input, y, a) {
     "exp"
   built <- fsgpu_interaction_scores(res$gain, input$n_vars, 2 * log(2), df, mode, n_contrast > 0, 8L, a$p_adjust,
                                     a$level, input$names, if (with_tuples) res$tuples else matrix(0L, 0, 0),
-                                    res$discretization)
+                                    res$discretization, threads)
   scores <- built$scores
   if (!built$adjusted) {
     scores$p_adjusted <- stats::p.adjust(scores$p_value, a$p_adjust)

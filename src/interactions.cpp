@@ -626,10 +626,11 @@ Rcpp::IntegerMatrix fsgpu_decode_bed(Rcpp::RawVector bytes, int n_samples, Rcpp:
 
 // alpha of MDFS's p-value fit (core/interaction_pvalues.h) for tails sorted by statistic.
 // [[Rcpp::export]]
-double fsgpu_mdfs_alpha(Rcpp::NumericVector tail, std::string mode, bool last_only, int search_points) {
+double fsgpu_mdfs_alpha(Rcpp::NumericVector tail, std::string mode, bool last_only, int search_points,
+                        int threads = 1) {
   if (tail.size() < 4) Rcpp::stop("the p-value fit needs at least 4 values");
   return mdfs_fit_alpha(tail.begin(), tail.size(), mode == "exp" ? PValueFit::exp : PValueFit::lin, last_only,
-                        search_points);
+                        search_points, threads);
 }
 
 // paste0(prefix, seq_len(n)) without R's per-element conversion and concatenation: the names of
@@ -677,12 +678,12 @@ SEXP joined_names(Rcpp::CharacterVector names, const int* tuple, int k) {
 // p_adjust "holm", "bonferroni" and "none" when no p-value is NaN (`adjusted` says so; else R's
 // p.adjust() fills the column), and with `tuples` (k x variables, 1-based) the tuple columns.
 // `ranked`: the rows by decreasing gain, then index (R's order(-gain, index)), 1-based, or NULL
-// without tuples.
+// without tuples. The fit runs on `threads` threads.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_interaction_scores(Rcpp::NumericVector gain, int n_real, double scale, double df, std::string mode,
                                     bool fit_contrast, int search_points, std::string p_adjust, double level,
                                     Rcpp::CharacterVector names, Rcpp::IntegerMatrix tuples,
-                                    Rcpp::IntegerVector discretization) {
+                                    Rcpp::IntegerVector discretization, int threads) {
   FSGPU_GLUE_BEGIN
   const R_xlen_t n_vars = gain.size(), n = n_real;
   if (n > n_vars || names.size() != n) throw std::invalid_argument("the gains do not match the variables");
@@ -702,7 +703,7 @@ Rcpp::List fsgpu_interaction_scores(Rcpp::NumericVector gain, int n_real, double
     std::vector<double> tail(static_cast<size_t>(fit_n));
     for (R_xlen_t i = 0; i < fit_n; ++i) tail[i] = R::pchisq(stats[order[i]], df, 0, 0);
     alpha = mdfs_fit_alpha(tail.data(), fit_n, mode == "exp" ? PValueFit::exp : PValueFit::lin, fit_contrast,
-                           search_points);
+                           search_points, threads);
   }
   Rcpp::NumericVector p(n);
   bool any_nan = false;

@@ -1,5 +1,7 @@
 #include "interaction_pvalues.h"
 
+#include "parallel.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -43,7 +45,8 @@ struct Fit {
 
 // The fit of the values n0.. ending at window position `at` (1-based): alpha and the squared
 // deviation over the window's first `at` values.
-Fit fit_window(const FitSums& s, int64_t n0, int64_t at, PValueFit mode) {
+// Inlined: the fit calls it twice per end point, millions of times for a million variables.
+[[gnu::always_inline]] inline Fit fit_window(const FitSums& s, int64_t n0, int64_t at, PValueFit mode) {
   const int64_t end = n0 - 1 + at, base = n0 - 1;
   const double sw = s.w[end] - s.w[base], sv = s.v[end] - s.v[base], swv = s.wv[end] - s.wv[base],
                swv2 = s.wv2[end] - s.wv2[base], swl = s.wl[end] - s.wl[base], swl2 = s.wl2[end] - s.wl2[base],
@@ -63,7 +66,8 @@ Fit fit_window(const FitSums& s, int64_t n0, int64_t at, PValueFit mode) {
 
 }  // namespace
 
-double mdfs_fit_alpha(const double* tail, int64_t n, PValueFit mode, bool last_only, int search_points) {
+double mdfs_fit_alpha(const double* tail, int64_t n, PValueFit mode, bool last_only, int search_points,
+                      int threads) {
   const FitSums s(tail, n, mode);
   const int64_t min_irrelevant = std::min<int64_t>(n / 3, 30);
   const int64_t max_ignored = std::min(n - min_irrelevant, n / 3);
@@ -71,38 +75,50 @@ double mdfs_fit_alpha(const double* tail, int64_t n, PValueFit mode, bool last_o
   int64_t best_n0 = 0;
   // The best end point for the fits ignoring the n0 - 1 smallest (the shifted deviation: the
   // fit's deviation up to the end point plus the tail past it, per unit weight).
-  auto consider = [&](int64_t n0) {
+  auto evaluate = [&](int64_t n0) {
     const int64_t npt = n - n0 + 1;
     const double total_w = s.w[n] - s.w[n0 - 1];
-    double dev, alpha;
+    Fit best;
     if (last_only) {
-      dev = ((npt > 1 ? fit_window(s, n0, npt - 1, mode).dev : 0) + s.rest[n]) / total_w;
-      alpha = fit_window(s, n0, npt, mode).alpha;
+      best.dev = ((npt > 1 ? fit_window(s, n0, npt - 1, mode).dev : 0) + s.rest[n]) / total_w;
+      best.alpha = fit_window(s, n0, npt, mode).alpha;
     } else {
-      dev = std::nan("");
-      alpha = std::nan("");
+      best.dev = std::nan("");
+      best.alpha = std::nan("");
       for (int64_t at = min_irrelevant; at <= npt; ++at) {
         const double previous = at > 1 ? fit_window(s, n0, at - 1, mode).dev : 0;
         const double shifted = (previous + s.rest[n0 + at - 1]) / total_w;
-        if (!std::isnan(shifted) && (std::isnan(dev) || shifted < dev)) {
-          dev = shifted;
-          alpha = fit_window(s, n0, at, mode).alpha;
+        if (!std::isnan(shifted) && (std::isnan(best.dev) || shifted < best.dev)) {
+          best.dev = shifted;
+          best.alpha = fit_window(s, n0, at, mode).alpha;
         }
       }
     }
-    if (dev < best_dev) {
-      best_dev = dev;
-      best_alpha = alpha;
-      best_n0 = n0;
-    }
+    return best;
+  };
+  // A round's grid points are fitted on `threads` threads (each O(n)) and taken in order, so the
+  // choice is the serial one.
+  auto consider = [&](const std::vector<int64_t>& n0s) {
+    std::vector<Fit> fits(n0s.size());
+    parallel_for(static_cast<int64_t>(n0s.size()), threads, 1, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i) fits[i] = evaluate(n0s[i]);
+    });
+    for (size_t i = 0; i < n0s.size(); ++i)
+      if (fits[i].dev < best_dev) {
+        best_dev = fits[i].dev;
+        best_alpha = fits[i].alpha;
+        best_n0 = n0s[i];
+      }
   };
   if (max_ignored <= 1) {
-    consider(1);
+    consider({1});
   } else {
     int64_t lo = 1, hi = max_ignored, step = 0;
     do {
       step = std::max<int64_t>(1, static_cast<int64_t>(std::nearbyint(double(hi - lo) / search_points)));
-      for (int64_t n0 = lo; n0 <= hi - 1; n0 += step) consider(n0);
+      std::vector<int64_t> n0s;
+      for (int64_t n0 = lo; n0 <= hi - 1; n0 += step) n0s.push_back(n0);
+      consider(n0s);
       if (best_n0 == 0) break;  // no fit defined
       lo = std::max<int64_t>(1, best_n0 - step);
       hi = std::min(max_ignored, best_n0 + step);

@@ -112,3 +112,14 @@ test_that("Holm's adjustment equals p.adjust() on large inputs with ties, zeros 
   expect_identical(fsgpu:::fsgpu_holm(numeric(0)), numeric(0))
   expect_identical(fsgpu:::fsgpu_holm(rep(0.01, 7)), stats::p.adjust(rep(0.01, 7), "holm"))
 })
+
+test_that("the p-value fit gives the same alpha on any number of threads", {
+  v <- with_seed(6, stats::pchisq(sort(stats::rchisq(20000, 4) * 1.3), 4, lower.tail = FALSE))
+  for (mode in c("exp", "lin")) {
+    for (last_only in c(FALSE, TRUE)) {
+      one <- fsgpu:::fsgpu_mdfs_alpha(v, mode, last_only, 8L, 1L)
+      expect_identical(fsgpu:::fsgpu_mdfs_alpha(v, mode, last_only, 8L, 3L), one)
+      expect_identical(fsgpu:::fsgpu_mdfs_alpha(v, mode, last_only, 8L, 2L), one)
+    }
+  }
+})
