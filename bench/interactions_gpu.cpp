@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <cstdlib>
 #include <random>
 #include <vector>
@@ -24,6 +25,7 @@
 #include <cstring>
 
 #include "core/gpu_backend.h"
+#include "core/interaction_pvalues.h"
 #include "core/interactions.h"
 #include "core/parallel.h"
 
@@ -113,6 +115,26 @@ int pairs_bench(const ClassLayout& layout, const GpuOptions& options, int32_t n)
     std::printf("gpu_1way,%lld,%lld,%.4f,%.4g,%s\n", (long long)p, (long long)p, best, p / best,
                 same_best(gpu, cpu) ? "equal to cpu" : "DIFFERS from cpu");
     std::printf("cpu_1way,%lld,%lld,%.4f,%.4g,\n", (long long)p, (long long)p, cpu_s, p / cpu_s);
+  }
+  // The host's part of the results (R's pchisq() aside): MDFS's p-value fit over every
+  // variable (2-way searches without contrast variables) on 1 and 16 threads, Holm's adjustment.
+  for (const int64_t p : {int64_t(204800), int64_t(1000000)}) {
+    std::vector<double> tail(static_cast<size_t>(p));
+    std::mt19937_64 draw(7);
+    for (double& v : tail) v = std::uniform_real_distribution<double>(0, 1)(draw);
+    std::sort(tail.begin(), tail.end(), std::greater<double>());
+    double alpha[2] = {0, 0};
+    for (int t = 0; t < 2; ++t) {
+      const auto t0 = std::chrono::steady_clock::now();
+      alpha[t] = mdfs_fit_alpha(tail.data(), p, PValueFit::exp, false, 8, t ? threads : 1);
+      std::printf("pvalue_fit_%d_threads,%lld,0,%.4f,,alpha %.17g\n", t ? threads : 1, (long long)p,
+                  seconds_since(t0), alpha[t]);
+    }
+    std::vector<double> adjusted(static_cast<size_t>(p));
+    const auto t0 = std::chrono::steady_clock::now();
+    holm_adjust(tail.data(), p, adjusted.data());
+    std::printf("holm,%lld,0,%.4f,,%s\n", (long long)p, seconds_since(t0),
+                alpha[0] == alpha[1] ? "fit equal on 1 and 16 threads" : "fit DIFFERS between thread counts");
   }
   {
     const int64_t p = 204800;
