@@ -226,6 +226,10 @@ struct VariableSource {
         }
       return;
     }
+    if (rows_in_order && v < coding.n_real && missing == kMissingGenotype) {  // straight into out
+      decode_bed_snp(bed + column * bed_snp_bytes(n_rows), n_rows, out);
+      return;
+    }
     decoded.resize(size_t(n_rows));
     decode_bed_snp(bed + column * bed_snp_bytes(n_rows), n_rows, decoded.data());
     for (int32_t s = 0; s < n_samples; ++s) {

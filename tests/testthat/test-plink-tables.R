@@ -49,3 +49,20 @@ test_that("other tables go to read.table(): a short line, a carriage return, a w
   writeLines(c("1 a 0 1 A G", "1 b 0"), paste0(prefix, ".bim"))
   expect_error(read_plink(prefix), "cannot read .*\\.bim")
 })
+
+test_that("packed genotypes give the matrix's gains with and without objects left out and missing levels", {
+  g <- with_seed(8, matrix(sample(0:2, 45 * 7, replace = TRUE), 45, 7,
+                           dimnames = list(paste0("s", 1:45), paste0("rs", 1:7))))
+  g[c(5, 60, 200)] <- NA
+  prefix <- write_plink(tempfile(), g)
+  packed <- read_plink(prefix, packed = TRUE)$genotypes
+  y <- factor(rep(c("a", "b", "b"), length.out = 45))
+  y_na <- replace(y, c(2, 30), NA)
+  for (case in list(list(y = y, missing = "exclude"), list(y = y_na, missing = "exclude"),
+                    list(y = y, missing = "level"), list(y = y_na, missing = "level"))) {
+    run <- function(x, ...) suppressMessages(find_interactions(x, case$y, dimensions = 2, contrast = FALSE,
+                                                               missing = case$missing, backend = "cpu", ...))
+    expect_identical(run(packed)$scores$gain, run(g, levels = 3)$scores$gain,
+                     info = case$missing)
+  }
+})
