@@ -403,11 +403,79 @@ struct TensorPairShape {
   static constexpr int WR = kPairTile / RV, WC = 8 / WR, BJ = WC * NT * CV;  // warps 8 = WR x WC
 };
 
+// The pair gain tables in shared memory as 32-bit halves, v = hi * 2^32 + lo (lo unsigned):
+// [class][n] then the totals [n] at class NC. A warp's lookups of one cell have counts within a
+// few dozen of each other, so 32-bit words fall in distinct banks where 64-bit ones conflicted
+// (ncu: 3.7-way). The block copies them from the global tables once.
+struct SplitTables {
+  const uint32_t* lo;
+  const int32_t* hi;
+  int32_t stride;
+};
+
+template <int NC>
+__device__ inline SplitTables split_block_tables(const SearchArgs& a, uint32_t* cache, int tid, int threads) {
+  const int32_t n = a.tables.stride, entries = (NC + 1) * n;
+  uint32_t* lo = cache;
+  int32_t* hi = reinterpret_cast<int32_t*>(cache + entries);
+  for (int32_t e = tid; e < entries; e += threads) {
+    const int64_t v = e < NC * n ? a.tables.cell[e] : a.tables.cell_total[e - NC * n];
+    lo[e] = static_cast<uint32_t>(static_cast<uint64_t>(v));
+    hi[e] = static_cast<int32_t>((v - static_cast<int64_t>(lo[e])) / (int64_t(1) << 32));
+  }
+  return SplitTables{lo, hi, n};  // the caller synchronises before use
+}
+
+// pair_entropy() from the split tables: the high halves summed in 32 bits, the low ones in 64,
+// then joined. Every sum is exact (no overflow), so the result is pair_entropy()'s integer.
+template <int L, int NC, class Counts>
+__device__ FSGPU_GAIN_INLINE int64_t pair_entropy_split(const Counts& count, const int32_t (&row_levels)[NC][L],
+                                                        const int32_t (&col_levels)[NC][L], const SearchArgs& a,
+                                                        const SplitTables& t) {
+  int32_t hi = 0;
+  int64_t lo = 0;
+#pragma unroll
+  for (int la = 0; la <= L; ++la)
+#pragma unroll
+    for (int lb = 0; lb <= L; ++lb) {
+      int32_t total = 0;
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        int32_t n;
+        if (la < L && lb < L) {
+          n = static_cast<int32_t>(count(c, la, lb));
+        } else if (la < L) {
+          n = row_levels[c][la];
+#pragma unroll
+          for (int b = 0; b < L; ++b) n -= static_cast<int32_t>(count(c, la, b));
+        } else if (lb < L) {
+          n = col_levels[c][lb];
+#pragma unroll
+          for (int x = 0; x < L; ++x) n -= static_cast<int32_t>(count(c, x, lb));
+        } else {
+          n = a.class_size[c];
+#pragma unroll
+          for (int x = 0; x < L; ++x) {
+            n -= row_levels[c][x] + col_levels[c][x];
+#pragma unroll
+            for (int b = 0; b < L; ++b) n += static_cast<int32_t>(count(c, x, b));
+          }
+        }
+        total += n;
+        hi -= t.hi[c * t.stride + n];
+        lo -= t.lo[c * t.stride + n];
+      }
+      hi += t.hi[NC * t.stride + total];
+      lo += t.lo[NC * t.stride + total];
+    }
+  return static_cast<int64_t>(hi) * (int64_t(1) << 32) + lo;
+}
+
 // Tiles of kPairTile rows x BJ columns, numbered row tile by row tile (tiles_x columns each): a
 // block copies the gain tables into shared memory once and takes tiles blockIdx.x,
 // blockIdx.x + gridDim.x, ... (a launch of as many blocks as stay resident), so that neither the
 // copy nor a block's start is paid per tile; tiles wholly below the diagonal are skipped.
-template <int L, int NC>
+template <int L, int NC, bool Split>
 __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32_t tiles_x, int64_t n_tiles) {
   using Shape = TensorPairShape<L, NC>;
   constexpr int RV = Shape::RV, CV = Shape::CV, NT = Shape::NT, WR = Shape::WR, BJ = Shape::BJ;
@@ -415,7 +483,9 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
   __shared__ Key row_best[kPairTile], col_best[BJ];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int32_t col_first = a.contrast ? a.n_real : 0, col_end = a.contrast ? a.n_vars : a.n_real;
-  const GainTableView tables = block_tables(a, table_cache, false, tid, 256);
+  const GainTableView tables = Split ? a.tables : block_tables(a, table_cache, false, tid, 256);
+  SplitTables split{};
+  if constexpr (Split) split = split_block_tables<NC>(a, reinterpret_cast<uint32_t*>(table_cache), tid, 256);
   const Key identity = a.tuple_pass ? ~Key(0) : Key(0);
   for (int64_t tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
     const int32_t row0 = a.row_begin + static_cast<int32_t>(tile / tiles_x) * kPairTile;
@@ -468,9 +538,10 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
           const int32_t i = row_var[r];
           if (i >= a.row_end || j >= col_end || (!a.contrast && j <= i)) continue;
           // L = 2: d[2 la + lb]; L = 1: d[2 r + q].
-          const int64_t full = pair_entropy<L, NC>(
-              [&](int c, int la, int lb) { return acc[c][nt][L == 2 ? 2 * la + lb : 2 * r + q]; }, row_levels[r],
-              col_levels, a, tables);
+          const auto counted = [&](int c, int la, int lb) { return acc[c][nt][L == 2 ? 2 * la + lb : 2 * r + q]; };
+          int64_t full;
+          if constexpr (Split) full = pair_entropy_split<L, NC>(counted, row_levels[r], col_levels, a, split);
+          else full = pair_entropy<L, NC>(counted, row_levels[r], col_levels, a, tables);
           const Key gi = gain_key(a.alone[j] - full), gj = gain_key(a.alone[i] - full);
           if (collects(a, i, j, -1)) {
             collect_gain(a, pack_tuple(i, j), 0, a.alone[j] - full);
@@ -1558,8 +1629,14 @@ void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
       const char* per_tile = std::getenv("FSGPU_PAIR_BLOCK_PER_TILE");
       const int64_t blocks = per_tile && *per_tile == '1' ? n_tiles : std::min<int64_t>(n_tiles, a.blocks / 4);
       const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, NC, false) : 0;
-      allow_dynamic_shared(pair_tensor_kernel<L, NC>);
-      pair_tensor_kernel<L, NC><<<unsigned(blocks), 256, shared, s>>>(a, tiles_x, n_tiles);
+      const char* split = std::getenv("FSGPU_PAIR_SPLIT_TABLES");
+      if (a.shared_tables && split && *split == '1') {  // the same bytes, as 32-bit halves
+        allow_dynamic_shared(pair_tensor_kernel<L, NC, true>);
+        pair_tensor_kernel<L, NC, true><<<unsigned(blocks), 256, shared, s>>>(a, tiles_x, n_tiles);
+      } else {
+        allow_dynamic_shared(pair_tensor_kernel<L, NC, false>);
+        pair_tensor_kernel<L, NC, false><<<unsigned(blocks), 256, shared, s>>>(a, tiles_x, n_tiles);
+      }
       check_launch("pair_tensor_kernel");
       return;
     }
