@@ -57,12 +57,16 @@ fsgpu_check_bed <- function(head, size, n_samples, n_snps) {
     invisible(.Call(`_fsgpu_fsgpu_check_bed`, head, size, n_samples, n_snps))
 }
 
+fsgpu_read_plink_table <- function(path, columns, classes) {
+    .Call(`_fsgpu_fsgpu_read_plink_table`, path, columns, classes)
+}
+
 fsgpu_decode_bed <- function(bytes, n_samples, snps) {
     .Call(`_fsgpu_fsgpu_decode_bed`, bytes, n_samples, snps)
 }
 
-fsgpu_mdfs_alpha <- function(tail, mode, last_only, search_points) {
-    .Call(`_fsgpu_fsgpu_mdfs_alpha`, tail, mode, last_only, search_points)
+fsgpu_mdfs_alpha <- function(tail, mode, last_only, search_points, threads = 1L) {
+    .Call(`_fsgpu_fsgpu_mdfs_alpha`, tail, mode, last_only, search_points, threads)
 }
 
 fsgpu_default_names <- function(prefix, n) {
@@ -71,6 +75,10 @@ fsgpu_default_names <- function(prefix, n) {
 
 fsgpu_holm <- function(p) {
     .Call(`_fsgpu_fsgpu_holm`, p)
+}
+
+fsgpu_interaction_scores <- function(gain, n_real, scale, df, mode, fit_contrast, search_points, p_adjust, level, names, tuples, discretization, threads) {
+    .Call(`_fsgpu_fsgpu_interaction_scores`, gain, n_real, scale, df, mode, fit_contrast, search_points, p_adjust, level, names, tuples, discretization, threads)
 }
 
 fsgpu_knn <- function(x, query, k, metric, backend, threads, devices, memory_limit, progress = NULL) {

@@ -250,6 +250,19 @@ BEGIN_RCPP
     return R_NilValue;
 END_RCPP
 }
+// fsgpu_read_plink_table
+SEXP fsgpu_read_plink_table(std::string path, Rcpp::CharacterVector columns, Rcpp::CharacterVector classes);
+RcppExport SEXP _fsgpu_fsgpu_read_plink_table(SEXP pathSEXP, SEXP columnsSEXP, SEXP classesSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
+    Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type columns(columnsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type classes(classesSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_read_plink_table(path, columns, classes));
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_decode_bed
 Rcpp::IntegerMatrix fsgpu_decode_bed(Rcpp::RawVector bytes, int n_samples, Rcpp::IntegerVector snps);
 RcppExport SEXP _fsgpu_fsgpu_decode_bed(SEXP bytesSEXP, SEXP n_samplesSEXP, SEXP snpsSEXP) {
@@ -264,8 +277,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_mdfs_alpha
-double fsgpu_mdfs_alpha(Rcpp::NumericVector tail, std::string mode, bool last_only, int search_points);
-RcppExport SEXP _fsgpu_fsgpu_mdfs_alpha(SEXP tailSEXP, SEXP modeSEXP, SEXP last_onlySEXP, SEXP search_pointsSEXP) {
+double fsgpu_mdfs_alpha(Rcpp::NumericVector tail, std::string mode, bool last_only, int search_points, int threads);
+RcppExport SEXP _fsgpu_fsgpu_mdfs_alpha(SEXP tailSEXP, SEXP modeSEXP, SEXP last_onlySEXP, SEXP search_pointsSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -273,7 +286,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< std::string >::type mode(modeSEXP);
     Rcpp::traits::input_parameter< bool >::type last_only(last_onlySEXP);
     Rcpp::traits::input_parameter< int >::type search_points(search_pointsSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_mdfs_alpha(tail, mode, last_only, search_points));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_mdfs_alpha(tail, mode, last_only, search_points, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -297,6 +311,29 @@ BEGIN_RCPP
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< Rcpp::NumericVector >::type p(pSEXP);
     rcpp_result_gen = Rcpp::wrap(fsgpu_holm(p));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_interaction_scores
+Rcpp::List fsgpu_interaction_scores(Rcpp::NumericVector gain, int n_real, double scale, double df, std::string mode, bool fit_contrast, int search_points, std::string p_adjust, double level, Rcpp::CharacterVector names, Rcpp::IntegerMatrix tuples, Rcpp::IntegerVector discretization, int threads);
+RcppExport SEXP _fsgpu_fsgpu_interaction_scores(SEXP gainSEXP, SEXP n_realSEXP, SEXP scaleSEXP, SEXP dfSEXP, SEXP modeSEXP, SEXP fit_contrastSEXP, SEXP search_pointsSEXP, SEXP p_adjustSEXP, SEXP levelSEXP, SEXP namesSEXP, SEXP tuplesSEXP, SEXP discretizationSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< Rcpp::NumericVector >::type gain(gainSEXP);
+    Rcpp::traits::input_parameter< int >::type n_real(n_realSEXP);
+    Rcpp::traits::input_parameter< double >::type scale(scaleSEXP);
+    Rcpp::traits::input_parameter< double >::type df(dfSEXP);
+    Rcpp::traits::input_parameter< std::string >::type mode(modeSEXP);
+    Rcpp::traits::input_parameter< bool >::type fit_contrast(fit_contrastSEXP);
+    Rcpp::traits::input_parameter< int >::type search_points(search_pointsSEXP);
+    Rcpp::traits::input_parameter< std::string >::type p_adjust(p_adjustSEXP);
+    Rcpp::traits::input_parameter< double >::type level(levelSEXP);
+    Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type names(namesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerMatrix >::type tuples(tuplesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type discretization(discretizationSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_interaction_scores(gain, n_real, scale, df, mode, fit_contrast, search_points, p_adjust, level, names, tuples, discretization, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -624,10 +661,12 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_interaction_scan", (DL_FUNC) &_fsgpu_fsgpu_interaction_scan, 5},
     {"_fsgpu_fsgpu_interaction_block_codes", (DL_FUNC) &_fsgpu_fsgpu_interaction_block_codes, 11},
     {"_fsgpu_fsgpu_check_bed", (DL_FUNC) &_fsgpu_fsgpu_check_bed, 4},
+    {"_fsgpu_fsgpu_read_plink_table", (DL_FUNC) &_fsgpu_fsgpu_read_plink_table, 3},
     {"_fsgpu_fsgpu_decode_bed", (DL_FUNC) &_fsgpu_fsgpu_decode_bed, 3},
-    {"_fsgpu_fsgpu_mdfs_alpha", (DL_FUNC) &_fsgpu_fsgpu_mdfs_alpha, 4},
+    {"_fsgpu_fsgpu_mdfs_alpha", (DL_FUNC) &_fsgpu_fsgpu_mdfs_alpha, 5},
     {"_fsgpu_fsgpu_default_names", (DL_FUNC) &_fsgpu_fsgpu_default_names, 2},
     {"_fsgpu_fsgpu_holm", (DL_FUNC) &_fsgpu_fsgpu_holm, 1},
+    {"_fsgpu_fsgpu_interaction_scores", (DL_FUNC) &_fsgpu_fsgpu_interaction_scores, 13},
     {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 9},
     {"_fsgpu_fsgpu_snn_edges", (DL_FUNC) &_fsgpu_fsgpu_snn_edges, 3},
     {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 19},

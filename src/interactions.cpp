@@ -3,10 +3,14 @@
 #include <Rcpp.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -123,6 +127,38 @@ struct InputColumns {
   }
 };
 
+// An integer column's codes as int8 (NA_INTEGER: `missing`), eight values at a time where the
+// compiler has vector extensions (R's -O2 leaves the plain loop scalar, and it ran slower than
+// the bit planes' build); returns whether a value is outside 0..top.
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+bool int_codes(const int* col, int32_t n, int top, int8_t missing, int8_t* out) {
+  int32_t s = 0;
+  bool bad = false;
+#if defined(__GNUC__) && !defined(__clang__)
+  typedef int32_t Lanes __attribute__((vector_size(32)));
+  typedef int8_t Bytes __attribute__((vector_size(8)));
+  Lanes lane_bad = Lanes{};
+  for (; s + 8 <= n; s += 8) {
+    Lanes v;
+    std::memcpy(&v, col + s, sizeof v);
+    const Lanes na = v == NA_INTEGER;
+    lane_bad |= ~na & ((v < 0) | (v > top));
+    const Bytes codes = __builtin_convertvector(na ? Lanes{} + missing : v, Bytes);
+    std::memcpy(out + s, &codes, sizeof codes);
+  }
+  for (int i = 0; i < 8; ++i) bad |= lane_bad[i] != 0;
+#endif
+  for (; s < n; ++s) {
+    const int value = col[s];
+    const bool na = value == NA_INTEGER;
+    bad |= !na && static_cast<unsigned>(value) > static_cast<unsigned>(top);
+    out[s] = na ? missing : static_cast<int8_t>(value);
+  }
+  return bad;
+}
+
 // Where the variables' codes come from (InteractionCoding: real variables are x's columns,
 // contrast variables permuted copies), by x's kind: "numeric" values discretized here,
 // integer "codes", "bed" bytes, or "interaction_codes" computed before (x: int8 codes
@@ -136,6 +172,7 @@ struct VariableSource {
   InteractionCoding coding;
   int32_t n_levels;
   bool missing_level;  // a missing value is the last level instead of excluded
+  bool rows_in_order = false;  // the objects are x's rows 0, 1, ... (coding.rows)
 
   VariableCodes codes_of(int32_t d) const {
     if (kind == "interaction_codes")
@@ -167,12 +204,18 @@ struct VariableSource {
     if (kind == "codes") {
       const int* col = columns->codes_column(column, int_scratch);
       const int top = n_levels - 1 - (missing_level ? 1 : 0);
-      bool bad = false;  // without branches in the loop; the error looks for the value afterwards
-      for (int32_t s = 0; s < n_samples; ++s) {
-        const int value = col[rows[s]];
-        const bool na = value == NA_INTEGER;
-        bad |= !na && static_cast<unsigned>(value) > static_cast<unsigned>(top);
-        out[s] = na ? missing : static_cast<int8_t>(value);
+      // Without branches in the loop; the error looks for the value afterwards. Every object in
+      // x's order (no class missing, a real variable): a vectorized pass.
+      bool bad = false;
+      if (rows_in_order && v < coding.n_real) {
+        bad = int_codes(col, n_samples, top, missing, out);
+      } else {
+        for (int32_t s = 0; s < n_samples; ++s) {
+          const int value = col[rows[s]];
+          const bool na = value == NA_INTEGER;
+          bad |= !na && static_cast<unsigned>(value) > static_cast<unsigned>(top);
+          out[s] = na ? missing : static_cast<int8_t>(value);
+        }
       }
       if (bad)
         for (int32_t s = 0; s < n_samples; ++s) {
@@ -181,6 +224,10 @@ struct VariableSource {
             throw std::invalid_argument("variable " + std::to_string(column + 1) + " has the code " +
                                         std::to_string(value) + ", outside 0.." + std::to_string(top));
         }
+      return;
+    }
+    if (rows_in_order && v < coding.n_real && missing == kMissingGenotype) {  // straight into out
+      decode_bed_snp(bed + column * bed_snp_bytes(n_rows), n_rows, out);
       return;
     }
     decoded.resize(size_t(n_rows));
@@ -237,6 +284,9 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
   source.coding = coding_from_r(rows, n_real_d, contrast_source, contrast_seed, divisions, range, seed);
   source.n_levels = n_levels;
   source.missing_level = missing_level;
+  source.rows_in_order = source.coding.n_objects() == n_rows;
+  for (int32_t s = 0; s < source.coding.n_objects() && source.rows_in_order; ++s)
+    source.rows_in_order = source.coding.rows[s] == s;
   const int64_t n_vars = source.coding.n_vars();
   std::unique_ptr<InputColumns> columns;
   if (kind == "numeric" || kind == "codes") {
@@ -499,6 +549,66 @@ void fsgpu_check_bed(Rcpp::RawVector head, double size, double n_samples, double
   FSGPU_GLUE_END
 }
 
+// read_plink()'s .bim or .fam table (utils::read.table(path, colClasses = classes, col.names =
+// columns, comment.char = "", quote = "") without its passes over the text in R): a data frame,
+// or NULL when the file is not a plain table of length(columns) fields to a line (then R reads it
+// and reports the problem). classes: "character", "numeric" or "integer"; "NA" is missing.
+// [[Rcpp::export]]
+SEXP fsgpu_read_plink_table(std::string path, Rcpp::CharacterVector columns, Rcpp::CharacterVector classes) {
+  FSGPU_GLUE_BEGIN
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return R_NilValue;
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const int n_fields = columns.size();
+  std::vector<std::string_view> fields;
+  if (!split_plink_table(text.data(), text.size(), n_fields, fields) || fields.empty()) return R_NilValue;
+  const R_xlen_t n = static_cast<R_xlen_t>(fields.size() / n_fields);
+  Rcpp::List out(n_fields);
+  std::string field;
+  for (int f = 0; f < n_fields; ++f) {
+    const std::string kind = Rcpp::as<std::string>(classes[f]);
+    auto value = [&](R_xlen_t row) { return fields[size_t(row) * n_fields + f]; };
+    if (kind == "character") {
+      Rcpp::CharacterVector column(n);
+      for (R_xlen_t r = 0; r < n; ++r) {
+        const std::string_view v = value(r);
+        SET_STRING_ELT(column, r, v == "NA" ? NA_STRING : Rf_mkCharLen(v.data(), static_cast<int>(v.size())));
+      }
+      out[f] = column;
+    } else if (kind == "numeric" || kind == "integer") {
+      // As scan() reads them (R's own number parser); anything else goes back to R.
+      const bool whole = kind == "integer";
+      Rcpp::NumericVector reals(whole ? 0 : n);
+      Rcpp::IntegerVector ints(whole ? n : 0);
+      for (R_xlen_t r = 0; r < n; ++r) {
+        field.assign(value(r));
+        char* end = nullptr;
+        if (field == "NA") {
+          if (whole) ints[r] = NA_INTEGER;
+          else reals[r] = NA_REAL;
+        } else if (whole) {
+          errno = 0;
+          const long v = std::strtol(field.c_str(), &end, 10);
+          if (*end != '\0' || errno == ERANGE || v <= INT_MIN || v > INT_MAX) return R_NilValue;
+          ints[r] = static_cast<int>(v);
+        } else {
+          reals[r] = R_strtod(field.c_str(), &end);
+          if (*end != '\0') return R_NilValue;
+        }
+      }
+      if (whole) out[f] = ints;
+      else out[f] = reals;
+    } else {
+      return R_NilValue;
+    }
+  }
+  out.names() = columns;
+  out.attr("row.names") = Rcpp::IntegerVector::create(NA_INTEGER, -static_cast<int>(n));
+  out.attr("class") = "data.frame";
+  return out;
+  FSGPU_GLUE_END
+}
+
 // Allele-1 counts (NA for missing) of the SNPs `snps` (1-based) from .bed bytes without the
 // header: a samples x SNPs integer matrix.
 // [[Rcpp::export]]
@@ -520,10 +630,11 @@ Rcpp::IntegerMatrix fsgpu_decode_bed(Rcpp::RawVector bytes, int n_samples, Rcpp:
 
 // alpha of MDFS's p-value fit (core/interaction_pvalues.h) for tails sorted by statistic.
 // [[Rcpp::export]]
-double fsgpu_mdfs_alpha(Rcpp::NumericVector tail, std::string mode, bool last_only, int search_points) {
+double fsgpu_mdfs_alpha(Rcpp::NumericVector tail, std::string mode, bool last_only, int search_points,
+                        int threads = 1) {
   if (tail.size() < 4) Rcpp::stop("the p-value fit needs at least 4 values");
   return mdfs_fit_alpha(tail.begin(), tail.size(), mode == "exp" ? PValueFit::exp : PValueFit::lin, last_only,
-                        search_points);
+                        search_points, threads);
 }
 
 // paste0(prefix, seq_len(n)) without R's per-element conversion and concatenation: the names of
@@ -540,21 +651,121 @@ Rcpp::CharacterVector fsgpu_default_names(std::string prefix, int n) {
   return out;
 }
 
-// stats::p.adjust(p, "holm") for p without NA, with the same operations in the same order (ties
-// in the order of their indices, as R's radix order(), so that they get the same multipliers): bit for bit R's,
-// without R's two orders and five temporaries of the length of p.
+// stats::p.adjust(p, "holm") for p without NA, bit for bit (core/interaction_pvalues.h).
 // [[Rcpp::export]]
 Rcpp::NumericVector fsgpu_holm(Rcpp::NumericVector p) {
-  const R_xlen_t n = p.size();
-  // (value, index) pairs sorted whole: the order of a stable sort, with the values at hand.
-  std::vector<std::pair<double, R_xlen_t>> o(static_cast<size_t>(n));
-  for (R_xlen_t i = 0; i < n; ++i) o[i] = {p[i], i};
-  std::sort(o.begin(), o.end());
-  Rcpp::NumericVector out(n);
-  double running = R_NegInf;
-  for (R_xlen_t i = 0; i < n; ++i) {
-    running = std::max(running, static_cast<double>(n - i) * o[i].first);
-    out[o[i].second] = std::min(1.0, running);
-  }
+  Rcpp::NumericVector out(p.size());
+  holm_adjust(p.begin(), p.size(), out.begin());
   return out;
+}
+
+namespace {
+
+// name_a + " x " + name_b ...: paste()'s result for the names of a tuple (NA as "NA").
+SEXP joined_names(Rcpp::CharacterVector names, const int* tuple, int k) {
+  std::string out;
+  for (int i = 0; i < k; ++i) {
+    if (i) out += " x ";
+    const SEXP name = names[tuple[i] - 1];
+    out += name == NA_STRING ? "NA" : Rf_translateCharUTF8(name);
+  }
+  return Rf_mkCharLenCE(out.data(), static_cast<int>(out.size()), CE_UTF8);
+}
+
+}  // namespace
+
+// find_interactions()'s `scores` from the engine's result in one pass, each column built once
+// (R's arithmetic took several vectors of every variable's length and the garbage collections
+// they set off): the p-values as MDFS 1.5's ComputePValue (mode "raw": the chi-squared tail of
+// scale * gain, with scale = 2 log 2 from R; "exp" or "lin": the fit of core/interaction_pvalues.h
+// on the contrast variables' tails, or on every variable's without them), adjusted here for
+// p_adjust "holm", "bonferroni" and "none" when no p-value is NaN (`adjusted` says so; else R's
+// p.adjust() fills the column), and with `tuples` (k x variables, 1-based) the tuple columns.
+// `ranked`: the rows by decreasing gain, then index (R's order(-gain, index)), 1-based, or NULL
+// without tuples. The fit runs on `threads` threads.
+// [[Rcpp::export]]
+Rcpp::List fsgpu_interaction_scores(Rcpp::NumericVector gain, int n_real, double scale, double df, std::string mode,
+                                    bool fit_contrast, int search_points, std::string p_adjust, double level,
+                                    Rcpp::CharacterVector names, Rcpp::IntegerMatrix tuples,
+                                    Rcpp::IntegerVector discretization, int threads) {
+  FSGPU_GLUE_BEGIN
+  const R_xlen_t n_vars = gain.size(), n = n_real;
+  if (n > n_vars || names.size() != n) throw std::invalid_argument("the gains do not match the variables");
+  const double* g = gain.begin();
+  // pmax(scale * gain, 1e-8), NaN kept.
+  auto stat = [&](R_xlen_t i) {
+    const double s = scale * g[i];
+    return std::isnan(s) ? s : std::max(s, 1e-8);
+  };
+  const R_xlen_t fit_begin = fit_contrast ? n : 0, fit_n = n_vars - fit_begin;
+  double alpha = 1;
+  bool raw = mode == "raw" || fit_n < 4;
+  if (!raw) {
+    std::vector<double> stats(static_cast<size_t>(fit_n));
+    for (R_xlen_t i = 0; i < fit_n; ++i) stats[i] = stat(fit_begin + i);
+    const std::vector<int32_t> order = ascending_order(stats.data(), fit_n);
+    std::vector<double> tail(static_cast<size_t>(fit_n));
+    for (R_xlen_t i = 0; i < fit_n; ++i) tail[i] = R::pchisq(stats[order[i]], df, 0, 0);
+    alpha = mdfs_fit_alpha(tail.data(), fit_n, mode == "exp" ? PValueFit::exp : PValueFit::lin, fit_contrast,
+                           search_points, threads);
+  }
+  Rcpp::NumericVector p(n);
+  bool any_nan = false;
+  for (R_xlen_t i = 0; i < n; ++i) {
+    const double s = stat(i);
+    double v;
+    if (raw) {
+      v = R::pchisq(s, df, 0, 0);
+    } else {
+      v = mode == "exp" ? -std::expm1(R::pchisq(s, df, 1, 1) / alpha) : R::pchisq(s, df, 0, 0) / alpha;
+      if (v > 1) v = 1;  // pmin(1, p), NaN kept
+    }
+    any_nan |= std::isnan(v);
+    p[i] = v;
+  }
+  const bool adjusted = !any_nan && (p_adjust == "holm" || p_adjust == "bonferroni" || p_adjust == "none");
+  Rcpp::NumericVector adjusted_p = adjusted && p_adjust == "none" ? p : Rcpp::NumericVector(n, NA_REAL);
+  Rcpp::LogicalVector relevant(n, NA_LOGICAL);
+  if (adjusted) {
+    if (p_adjust == "holm") holm_adjust(p.begin(), n, adjusted_p.begin());
+    else if (p_adjust == "bonferroni")
+      for (R_xlen_t i = 0; i < n; ++i) adjusted_p[i] = std::min(1.0, static_cast<double>(n) * p[i]);
+    for (R_xlen_t i = 0; i < n; ++i) relevant[i] = adjusted_p[i] < level;
+  }
+  Rcpp::IntegerVector index(n);
+  for (R_xlen_t i = 0; i < n; ++i) index[i] = static_cast<int>(i + 1);
+  Rcpp::NumericVector real_gain = n == n_vars ? gain : Rcpp::NumericVector(g, g + n);
+  std::vector<std::string> column_names = {"variable", "index", "gain", "p_value", "p_adjusted", "relevant"};
+  Rcpp::List scores = Rcpp::List::create(names, index, real_gain, p, adjusted_p, relevant);
+  SEXP ranked = R_NilValue;
+  if (tuples.ncol() > 0) {
+    const int k = tuples.nrow();
+    if (tuples.ncol() != n_vars || discretization.size() != n_vars)
+      throw std::invalid_argument("the tuples do not match the variables");
+    Rcpp::CharacterVector joined(n);
+    for (R_xlen_t i = 0; i < n; ++i) SET_STRING_ELT(joined, i, joined_names(names, &tuples(0, i), k));
+    scores.push_back(joined);
+    column_names.push_back("tuple");
+    for (int t = 0; t < k; ++t) {
+      Rcpp::IntegerVector member(n);
+      for (R_xlen_t i = 0; i < n; ++i) member[i] = tuples(t, i);
+      scores.push_back(member);
+      column_names.push_back("tuple_" + std::to_string(t + 1));
+    }
+    scores.push_back(n == n_vars ? discretization
+                                 : Rcpp::IntegerVector(discretization.begin(), discretization.begin() + n));
+    column_names.push_back("discretization");
+    std::vector<double> minus(static_cast<size_t>(n));
+    for (R_xlen_t i = 0; i < n; ++i) minus[i] = -g[i];
+    const std::vector<int32_t> order = ascending_order(minus.data(), n);
+    Rcpp::IntegerVector rows(n);
+    for (R_xlen_t i = 0; i < n; ++i) rows[i] = order[i] + 1;
+    ranked = rows;
+  }
+  scores.names() = Rcpp::wrap(column_names);
+  scores.attr("row.names") = Rcpp::IntegerVector::create(NA_INTEGER, -static_cast<int>(n));
+  scores.attr("class") = "data.frame";
+  return Rcpp::List::create(Rcpp::Named("scores") = scores, Rcpp::Named("alpha") = alpha,
+                            Rcpp::Named("adjusted") = adjusted, Rcpp::Named("ranked") = ranked);
+  FSGPU_GLUE_END
 }

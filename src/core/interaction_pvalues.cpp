@@ -1,7 +1,10 @@
 #include "interaction_pvalues.h"
 
+#include "parallel.h"
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -42,7 +45,8 @@ struct Fit {
 
 // The fit of the values n0.. ending at window position `at` (1-based): alpha and the squared
 // deviation over the window's first `at` values.
-Fit fit_window(const FitSums& s, int64_t n0, int64_t at, PValueFit mode) {
+// Inlined: the fit calls it twice per end point, millions of times for a million variables.
+[[gnu::always_inline]] inline Fit fit_window(const FitSums& s, int64_t n0, int64_t at, PValueFit mode) {
   const int64_t end = n0 - 1 + at, base = n0 - 1;
   const double sw = s.w[end] - s.w[base], sv = s.v[end] - s.v[base], swv = s.wv[end] - s.wv[base],
                swv2 = s.wv2[end] - s.wv2[base], swl = s.wl[end] - s.wl[base], swl2 = s.wl2[end] - s.wl2[base],
@@ -62,7 +66,8 @@ Fit fit_window(const FitSums& s, int64_t n0, int64_t at, PValueFit mode) {
 
 }  // namespace
 
-double mdfs_fit_alpha(const double* tail, int64_t n, PValueFit mode, bool last_only, int search_points) {
+double mdfs_fit_alpha(const double* tail, int64_t n, PValueFit mode, bool last_only, int search_points,
+                      int threads) {
   const FitSums s(tail, n, mode);
   const int64_t min_irrelevant = std::min<int64_t>(n / 3, 30);
   const int64_t max_ignored = std::min(n - min_irrelevant, n / 3);
@@ -70,44 +75,107 @@ double mdfs_fit_alpha(const double* tail, int64_t n, PValueFit mode, bool last_o
   int64_t best_n0 = 0;
   // The best end point for the fits ignoring the n0 - 1 smallest (the shifted deviation: the
   // fit's deviation up to the end point plus the tail past it, per unit weight).
-  auto consider = [&](int64_t n0) {
+  auto evaluate = [&](int64_t n0) {
     const int64_t npt = n - n0 + 1;
     const double total_w = s.w[n] - s.w[n0 - 1];
-    double dev, alpha;
+    Fit best;
     if (last_only) {
-      dev = ((npt > 1 ? fit_window(s, n0, npt - 1, mode).dev : 0) + s.rest[n]) / total_w;
-      alpha = fit_window(s, n0, npt, mode).alpha;
+      best.dev = ((npt > 1 ? fit_window(s, n0, npt - 1, mode).dev : 0) + s.rest[n]) / total_w;
+      best.alpha = fit_window(s, n0, npt, mode).alpha;
     } else {
-      dev = std::nan("");
-      alpha = std::nan("");
+      best.dev = std::nan("");
+      best.alpha = std::nan("");
       for (int64_t at = min_irrelevant; at <= npt; ++at) {
         const double previous = at > 1 ? fit_window(s, n0, at - 1, mode).dev : 0;
         const double shifted = (previous + s.rest[n0 + at - 1]) / total_w;
-        if (!std::isnan(shifted) && (std::isnan(dev) || shifted < dev)) {
-          dev = shifted;
-          alpha = fit_window(s, n0, at, mode).alpha;
+        if (!std::isnan(shifted) && (std::isnan(best.dev) || shifted < best.dev)) {
+          best.dev = shifted;
+          best.alpha = fit_window(s, n0, at, mode).alpha;
         }
       }
     }
-    if (dev < best_dev) {
-      best_dev = dev;
-      best_alpha = alpha;
-      best_n0 = n0;
-    }
+    return best;
+  };
+  // A round's grid points are fitted on `threads` threads (each O(n)) and taken in order, so the
+  // choice is the serial one.
+  auto consider = [&](const std::vector<int64_t>& n0s) {
+    std::vector<Fit> fits(n0s.size());
+    parallel_for(static_cast<int64_t>(n0s.size()), threads, 1, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i) fits[i] = evaluate(n0s[i]);
+    });
+    for (size_t i = 0; i < n0s.size(); ++i)
+      if (fits[i].dev < best_dev) {
+        best_dev = fits[i].dev;
+        best_alpha = fits[i].alpha;
+        best_n0 = n0s[i];
+      }
   };
   if (max_ignored <= 1) {
-    consider(1);
+    consider({1});
   } else {
     int64_t lo = 1, hi = max_ignored, step = 0;
     do {
       step = std::max<int64_t>(1, static_cast<int64_t>(std::nearbyint(double(hi - lo) / search_points)));
-      for (int64_t n0 = lo; n0 <= hi - 1; n0 += step) consider(n0);
+      std::vector<int64_t> n0s;
+      for (int64_t n0 = lo; n0 <= hi - 1; n0 += step) n0s.push_back(n0);
+      consider(n0s);
       if (best_n0 == 0) break;  // no fit defined
       lo = std::max<int64_t>(1, best_n0 - step);
       hi = std::min(max_ignored, best_n0 + step);
     } while (step > 1);
   }
   return best_alpha;
+}
+
+std::vector<int32_t> ascending_order(const double* key, int64_t n) {
+  // Keys whose unsigned order is the doubles' order: -0 as 0, negatives' bits flipped, NaN last.
+  struct Entry {
+    uint64_t key;
+    int32_t index;
+  };
+  std::vector<Entry> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+  constexpr uint64_t sign = uint64_t(1) << 63;
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t u = ~uint64_t(0);
+    if (!std::isnan(key[i])) {
+      const double x = key[i] + 0.0;
+      std::memcpy(&u, &x, sizeof u);
+      u = (u & sign) ? ~u : u | sign;
+    }
+    a[i] = {u, static_cast<int32_t>(i)};
+  }
+  // LSD radix, 11 bits a pass (stable: ties keep the index order); a pass where every key has
+  // the same digit is skipped.
+  constexpr int kBits = 11, kPasses = 6;
+  constexpr uint64_t kMask = (uint64_t(1) << kBits) - 1;
+  std::vector<int64_t> count(size_t(kPasses) << kBits, 0);
+  for (const Entry& e : a)
+    for (int pass = 0; pass < kPasses; ++pass) ++count[(size_t(pass) << kBits) + ((e.key >> (pass * kBits)) & kMask)];
+  for (int pass = 0; pass < kPasses; ++pass) {
+    int64_t* c = count.data() + (size_t(pass) << kBits);
+    if (n == 0 || c[(a[0].key >> (pass * kBits)) & kMask] == n) continue;
+    int64_t at = 0;
+    for (size_t d = 0; d <= kMask; ++d) {
+      const int64_t here = c[d];
+      c[d] = at;
+      at += here;
+    }
+    for (const Entry& e : a) b[size_t(c[(e.key >> (pass * kBits)) & kMask]++)] = e;
+    a.swap(b);
+  }
+  std::vector<int32_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[i] = a[i].index;
+  return order;
+}
+
+void holm_adjust(const double* p, int64_t n, double* out) {
+  // p.adjust: pmin(1, cummax((n - i + 1) * p[o]))[order(o)], o = order(p).
+  const std::vector<int32_t> o = ascending_order(p, n);
+  double running = -std::numeric_limits<double>::infinity();
+  for (int64_t i = 0; i < n; ++i) {
+    running = std::max(running, static_cast<double>(n - i) * p[o[i]]);
+    out[o[i]] = std::min(1.0, running);
+  }
 }
 
 }  // namespace fsgpu

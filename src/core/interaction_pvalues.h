@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace fsgpu {
 
@@ -13,7 +14,17 @@ enum class PValueFit { exp, lin };
 // alpha for the tails `tail` (n >= 4 values) sorted by increasing statistic. With `last_only`
 // (every value is a contrast variable, irrelevant by construction) each fit ends at the last
 // value; else at the end point that fits best, past the min(n / 3, 30) smallest. Returns NaN
-// when no fit is defined. O(n) per grid point, `search_points` grid points per round.
-double mdfs_fit_alpha(const double* tail, int64_t n, PValueFit mode, bool last_only, int search_points);
+// when no fit is defined. O(n) per grid point, `search_points` grid points per round, fitted on
+// `threads` threads (the same alpha for any number).
+double mdfs_fit_alpha(const double* tail, int64_t n, PValueFit mode, bool last_only, int search_points,
+                      int threads = 1);
+
+// R's order(key) for n < 2^31 doubles: ascending, ties by index, NaN last (0-based). A radix sort
+// of the keys' bits, so that a million p-values cost milliseconds rather than R's two orders.
+std::vector<int32_t> ascending_order(const double* key, int64_t n);
+
+// stats::p.adjust(p, "holm") of n p-values without NaN into out, bit for bit (the same products
+// and running maxima in the same order).
+void holm_adjust(const double* p, int64_t n, double* out);
 
 }  // namespace fsgpu

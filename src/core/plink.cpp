@@ -1,5 +1,6 @@
 #include "plink.h"
 
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -17,9 +18,48 @@ void check_bed(const uint8_t* head, int64_t size, int64_t n_samples, int64_t n_s
                              " SNPs (.bim) need " + std::to_string(expected));
 }
 
+namespace {
+
+constexpr int8_t kAllele1Count[4] = {2, kMissingGenotype, 1, 0};
+
+// The four samples' counts of every byte value, so that a byte is decoded by one copy.
+struct ByteCounts {
+  int8_t counts[256][4];
+  constexpr ByteCounts() : counts() {
+    for (int b = 0; b < 256; ++b)
+      for (int k = 0; k < 4; ++k) counts[b][k] = kAllele1Count[(b >> (2 * k)) & 3];
+  }
+};
+constexpr ByteCounts kByteCounts;
+
+}  // namespace
+
 void decode_bed_snp(const uint8_t* snp, int64_t n_samples, int8_t* out) {
-  static constexpr int8_t allele1_count[4] = {2, kMissingGenotype, 1, 0};
-  for (int64_t s = 0; s < n_samples; ++s) out[s] = allele1_count[(snp[s >> 2] >> (2 * (s & 3))) & 3];
+  const int64_t whole = n_samples / 4;
+  for (int64_t i = 0; i < whole; ++i) std::memcpy(out + 4 * i, kByteCounts.counts[snp[i]], 4);
+  for (int64_t s = 4 * whole; s < n_samples; ++s) out[s] = kAllele1Count[(snp[s >> 2] >> (2 * (s & 3))) & 3];
+}
+
+bool split_plink_table(const char* text, size_t size, int n_fields, std::vector<std::string_view>& fields) {
+  size_t i = 0;
+  while (i < size) {
+    int on_line = 0;
+    for (;;) {
+      while (i < size && (text[i] == ' ' || text[i] == '\t')) ++i;
+      if (i == size || text[i] == '\n') break;
+      const size_t start = i;
+      while (i < size && text[i] != ' ' && text[i] != '\t' && text[i] != '\n') {
+        const unsigned char ch = static_cast<unsigned char>(text[i]);
+        if (ch < 0x21 || ch > 0x7e) return false;
+        ++i;
+      }
+      if (++on_line > n_fields) return false;
+      fields.emplace_back(text + start, i - start);
+    }
+    if (on_line != 0 && on_line != n_fields) return false;
+    ++i;  // the newline
+  }
+  return true;
 }
 
 }  // namespace fsgpu

@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
+#include <vector>
 
 namespace fsgpu {
 
@@ -22,5 +24,11 @@ void check_bed(const uint8_t* head, int64_t size, int64_t n_samples, int64_t n_s
 
 // The allele-1 counts (0, 1, 2, or kMissingGenotype) of one SNP's n_samples samples.
 void decode_bed_snp(const uint8_t* snp, int64_t n_samples, int8_t* out);
+
+// The fields of a .bim or .fam text (size bytes), n_fields to a line, separated by spaces or tabs,
+// appended to `fields` line by line (blank lines skipped). Returns false, for a general reader to
+// take over with its own messages, when a line has another number of fields or the text has a
+// byte other than printable ASCII, space, tab or newline (a carriage return, a compressed file).
+bool split_plink_table(const char* text, size_t size, int n_fields, std::vector<std::string_view>& fields);
 
 }  // namespace fsgpu

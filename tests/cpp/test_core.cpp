@@ -635,6 +635,7 @@ int main(int argc, char** argv) {
       {"pairs", [&] { pair_kernel_tests(gpu); }},  // the GPU pair kernels against the CPU
       {"knn", [&] { knn_tests(gpu); }},             // CPU against brute force, GPU against CPU
       {"batched", [&] { batched_tests(gpu); }},     // the selections on subsamples
+      {"interactions", [&] { interaction_tests(gpu); }},  // the interaction search, CPU and GPU
   };
   for (const auto& group : groups)
     if (argc > 1 && std::string(argv[1]) == group.first) {
