@@ -5,8 +5,13 @@
 //   nvcc -O2 -std=c++17 -Isrc -Isrc/core -I/tmp/b bench/interactions_gpu.cpp
 //     $(find /tmp/b/CMakeFiles/test_core.dir/__/__/src -name '*.o') -Xcompiler -fopenmp -o /tmp/ibench
 //   /tmp/ibench [objects [dimensions]]
+//   /tmp/ibench pairs [objects]
 // Prints a CSV line per search: dimensions, variables, tuples, the bitmaps' build time on the
 // host, the GPU search's time (best of two runs; upload and gains included) and tuples/s.
+// `pairs`: issue 18's 1-way (1,000,000 variables) and 2-way (204,800) shapes, each checked
+// bitwise against the CPU engine (the 1-way search whole, the 2-way one on the tile of the pairs
+// whose first variable is below 48), and the bitmaps' build from an integer matrix (4 bytes a
+// value, as R holds it) against the host's read bandwidth over the same matrix.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,8 +20,12 @@
 #include <random>
 #include <vector>
 
+#include <atomic>
+#include <cstring>
+
 #include "core/gpu_backend.h"
 #include "core/interactions.h"
+#include "core/parallel.h"
 
 using namespace fsgpu;
 
@@ -32,9 +41,116 @@ double choose(double n, int k) {
   return c;
 }
 
+// Genotype-like code of (variable, object) from a hash: reproducible and cheap.
+int32_t hashed_code(int64_t v, int32_t s) {
+  uint64_t x = (uint64_t(v) << 20 | uint64_t(s)) * 0x9E3779B97F4A7C15ull + 12345;
+  x ^= x >> 29;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 32;
+  return int32_t(x % 3);
+}
+
+bool same_best(const InteractionBest& a, const InteractionBest& b) {
+  return a.gain.size() == b.gain.size() &&
+         std::memcmp(a.gain.data(), b.gain.data(), a.gain.size() * sizeof(double)) == 0 && a.tuple == b.tuple;
+}
+
+// Issue 18's 1- and 2-way shapes; see the header.
+int pairs_bench(const ClassLayout& layout, const GpuOptions& options, int32_t n) {
+  const int threads = 16;
+  std::printf("what,variables,tuples,seconds,rate,check\n");
+  {
+    // An R integer matrix of 1,000,000 variables: 4 bytes a value, objects in columns' order.
+    const int64_t p = 1000000;
+    std::vector<int32_t> x(size_t(p) * n);
+    parallel_for(p, threads, 256, [&](int64_t b, int64_t e, int) {
+      for (int64_t v = b; v < e; ++v)
+        for (int32_t s = 0; s < n; ++s) x[v * n + s] = hashed_code(v, s);
+    });
+    const double gb = double(x.size()) * 4 / 1e9;
+    double read = INFINITY;
+    for (int run = 0; run < 3; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::atomic<int64_t> total{0};
+      parallel_for(p, threads, 256, [&](int64_t b, int64_t e, int) {
+        int64_t sum = 0;
+        for (const int32_t* it = x.data() + b * n; it != x.data() + e * n; ++it) sum += *it;
+        total += sum;
+      });
+      read = std::min(read, seconds_since(t0));
+      if (total.load() < 0) return 1;
+    }
+    std::printf("host_read_GBps,%lld,0,%.4f,%.4g,\n", (long long)p, read, gb / read);
+    double build_s = INFINITY;
+    InteractionBits bits;
+    for (int run = 0; run < 2; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      bits = build_interaction_bits(
+          layout, p, 3,
+          [&](int64_t v, int8_t* codes) {
+            const int32_t* col = x.data() + v * n;
+            for (int32_t s = 0; s < n; ++s) codes[s] = int8_t(col[s]);
+          },
+          threads);
+      build_s = std::min(build_s, seconds_since(t0));
+    }
+    std::printf("bitmaps_GBps,%lld,0,%.4f,%.4g,%.3f of host read\n", (long long)p, build_s, gb / build_s,
+                read / build_s);
+    const GainTables tables(bits, 0.25);
+    InteractionTask task;
+    task.dimensions = 1;
+    task.n_real = p;
+    double best = INFINITY;
+    InteractionBest gpu(0, 1, false);
+    for (int run = 0; run < 2; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      gpu = gpu_interactions(bits, tables, task, options, nullptr);
+      best = std::min(best, seconds_since(t0));
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    const InteractionBest cpu = cpu_interactions(bits, tables, task, threads, nullptr);
+    const double cpu_s = seconds_since(t0);
+    std::printf("gpu_1way,%lld,%lld,%.4f,%.4g,%s\n", (long long)p, (long long)p, best, p / best,
+                same_best(gpu, cpu) ? "equal to cpu" : "DIFFERS from cpu");
+    std::printf("cpu_1way,%lld,%lld,%.4f,%.4g,\n", (long long)p, (long long)p, cpu_s, p / cpu_s);
+  }
+  {
+    const int64_t p = 204800;
+    const InteractionBits bits = build_interaction_bits(
+        layout, p, 3,
+        [&](int64_t v, int8_t* codes) {
+          for (int32_t s = 0; s < n; ++s) codes[s] = int8_t(hashed_code(v, s));
+        },
+        threads);
+    const GainTables tables(bits, 0.25);
+    InteractionTask task;
+    task.dimensions = 2;
+    task.n_real = p;
+    task.with_tuples = true;
+    double best = INFINITY;
+    for (int run = 0; run < 2; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      const InteractionBest all = gpu_interactions(bits, tables, task, options, nullptr);
+      best = std::min(best, seconds_since(t0));
+    }
+    const double pairs = choose(double(p), 2);
+    task.first_end = 48;
+    const InteractionBest gpu = gpu_interactions(bits, tables, task, options, nullptr);
+    const InteractionBest cpu = cpu_interactions(bits, tables, task, threads, nullptr);
+    std::printf("gpu_2way,%lld,%.4g,%.4f,%.4g,tile first < 48 %s\n", (long long)p, pairs, best, pairs / best,
+                same_best(gpu, cpu) ? "equal to cpu" : "DIFFERS from cpu");
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  const bool pairs = argc > 1 && std::strcmp(argv[1], "pairs") == 0;
+  if (pairs) {
+    --argc;
+    ++argv;
+  }
   const int32_t n = argc > 1 ? std::atoi(argv[1]) : 1024;
   const int32_t only = argc > 2 ? std::atoi(argv[2]) : 0;  // one dimension (for a profiler), or all
   const GpuStatus gpu = gpu_status();
@@ -51,6 +167,7 @@ int main(int argc, char** argv) {
   GpuOptions options;
   options.devices = {gpu.devices[0].id};
   options.host_threads = 16;
+  if (pairs) return pairs_bench(layout, options, n);
   const struct {
     int32_t k;
     int64_t vars;

@@ -513,6 +513,11 @@ int main(int argc, char** argv) {
     std::printf("%d passed, %d failed\n", checks - failures, failures);
     return failures ? 1 : 0;
   }
+  if (argc > 1 && std::string(argv[1]) == "interactions") {  // only the interaction search, CPU and GPU
+    interaction_tests(gpu);
+    std::printf("%d passed, %d failed\n", checks - failures, failures);
+    return failures ? 1 : 0;
+  }
   encode_tests();
   small_category_tests();
   shrink_tests();
