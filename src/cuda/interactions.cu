@@ -661,6 +661,29 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
   }
 }
 
+// Two classes: the condH term of a voxel, cell_total[n0 + n1] - cell[0][n0] - cell[1][n1], from
+// one lookup in a flat table of small counts held in shared memory, the same integer as
+// tuple_cond_entropy's three lookups (fixed-point sums are exact in any order).
+constexpr int kFlatSide = 32;    // counts below this in both classes take the flat table
+constexpr int kFlatStride = 36;  // its rows: small counts of both classes fall in distinct banks
+
+// The block's flat table: flat[n0 + kFlatStride n1] = cell_total[n0 + n1] - cell[0][n0] - cell[1][n1],
+// a voxel's condH term (two classes) in one lookup; the caller synchronises before use.
+__device__ inline void fill_flat(const GainTableView& t, int64_t* flat, int tid, int threads) {
+  for (int e = tid; e < kFlatSide * kFlatSide; e += threads) {
+    const int n0 = e % kFlatSide, n1 = e / kFlatSide;
+    flat[n0 + kFlatStride * n1] =
+        n0 + n1 < t.stride ? t.cell_total[n0 + n1] - t.cell[n0] - t.cell[t.stride + n1] : 0;
+  }
+}
+
+// A two-class voxel's condH term, the same integer as tuple_cond_entropy's.
+__device__ FSGPU_GAIN_INLINE int64_t voxel_entropy(const int64_t* flat, const GainTableView& t, int32_t n0,
+                                                   int32_t n1) {
+  if (uint32_t(n0 | n1) < uint32_t(kFlatSide)) return flat[n0 + kFlatStride * n1];
+  return t.cell_total[n0 + n1] - t.cell[n0] - t.cell[t.stride + n1];
+}
+
 // Triples on the binary tensor cores, for L = 1 or 2. A block takes one i and BL variables l
 // (NT mma tiles of CV l's per warp) and walks the j's in groups of RV (the mma's rows, as for
 // pairs: for L = 2 row r is (j r % 8, level r / 8), for L = 1 row r is j r). Per 256 objects of a
@@ -739,6 +762,7 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
   constexpr int ROWS = L == 2 ? 1 : 2, COLS = L == 2 ? 1 : 2;  // triples per lane and tile: ROWS x COLS
   extern __shared__ int64_t table_cache[];
   __shared__ Key j_best[2][RV];
+  __shared__ int64_t flat[NC == 2 ? kFlatSide * kFlatStride : 1];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int32_t i = a.row_begin + blockIdx.x / l_tiles;
   const int32_t l_first = a.contrast ? a.n_real : 0, l_end = a.contrast ? a.n_vars : a.n_real;
@@ -747,6 +771,7 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
   const int32_t j_end = a.contrast ? a.n_real : min(a.n_real, lb0 + BL - 1);  // j < l
   if (i + 1 >= j_end) return;
   const GainTableView tables = block_tables(a, table_cache, true, tid, 256);
+  if (NC == 2) fill_flat(a.tables, flat, tid, 256);
   const Key identity = a.tuple_pass ? ~Key(0) : Key(0);
   if (tid < 2 * RV) j_best[tid / RV][tid % RV] = identity;
   // The lane's l's, their level counts and (i, l) counts, once.
@@ -770,6 +795,7 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
             for (int z = 0; z < L; ++z) il[nt][q][c][x][z] += __popcll(iw & level_row(a, w, z)[l]);
           }
     }
+  __syncthreads();  // the tables are ready (block-uniform: every early return is the block's)
   Key best_i = identity, best_l[NT][COLS];
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt)
@@ -859,7 +885,17 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
 #pragma unroll
                 for (int z = 0; z <= L; ++z) n[c][x][y][z] = triple_cell<L>(m, x, y, z);
           }
-          const int64_t full = triple_entropy<L, NC>(n, -1, tables);
+          int64_t full = 0;
+          if constexpr (NC == 2) {
+#pragma unroll
+            for (int x = 0; x <= L; ++x)
+#pragma unroll
+              for (int y = 0; y <= L; ++y)
+#pragma unroll
+                for (int z = 0; z <= L; ++z) full += voxel_entropy(flat, a.tables, n[0][x][y][z], n[1][x][y][z]);
+          } else {
+            full = triple_entropy<L, NC>(n, -1, tables);
+          }
           const int64_t gain_l = (a.sub ? a.sub[pair_rank(i, j)] : triple_entropy<L, NC>(n, 2, tables)) - full;
           const Key packed = pack_tuple(i, j, l);
           if (!a.tuple_pass) {
@@ -1250,6 +1286,7 @@ __device__ FSGPU_GAIN_INLINE void offer_tuple(const SearchArgs& a, const int32_t
 __global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32_t l_tiles) {
   constexpr int L = 2, NC = 2, CELLS = 81;
   extern __shared__ int64_t table_cache[];
+  __shared__ int64_t flat[kFlatSide * kFlatStride];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int32_t i = a.row_begin + blockIdx.y, j = blockIdx.x / l_tiles;
   const int32_t l_first = a.contrast ? a.n_real : 0, l_end = a.contrast ? a.n_vars : a.n_real;
@@ -1258,6 +1295,7 @@ __global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32
   const int32_t k_end = a.contrast ? a.n_real : min(a.n_real, lb0 + kQuadTile - 1);  // k < l
   if (j + 1 >= k_end) return;
   const GainTableView tables = block_tables(a, table_cache, true, tid, 256);
+  fill_flat(a.tables, flat, tid, 256);
   const int32_t lw0 = lb0 + warp * 4, l = lw0 + t, lv = min(l, a.n_vars - 1);
   // The pair's and the lane's l's marginals, once: (i, j), (i, l), (j, l), (i, j, l) per class.
   int32_t ij[NC][L][L] = {}, il[NC][L][L] = {}, jl[NC][L][L] = {}, ijl[NC][L][L][L] = {};
@@ -1382,7 +1420,9 @@ __global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32
       for (int cell = 0; cell < CELLS; ++cell)
         n[c * CELLS + cell] = marginal(c, cell % 3, cell / 3 % 3, cell / 9 % 3, cell / 27);
     complete_counts(n, 4, 3, NC);
-    const int64_t full = tuple_cond_entropy(n, 4, 3, NC, tables, -1);
+    int64_t full = 0;
+#pragma unroll
+    for (int cell = 0; cell < CELLS; ++cell) full += voxel_entropy(flat, a.tables, n[cell], n[CELLS + cell]);
     const int32_t q[4] = {i, j, k, l};
     offer_tuple<4>(a, q, full, [&](int p) { return entropy_without<4>(a, q, n, tables, p); });
   }
@@ -1545,26 +1585,6 @@ __global__ void __launch_bounds__(256, 1) quint_tensor_kernel(SearchArgs a, int3
 // with l at any level (popcounts, per tile); per combination and l, those with m at any level
 // (4 mma, per group). So every voxel is a complete cell, its condH term one lookup in a flat
 // table of (class 0, class 1) counts (voxel_entropy), and the sum is the CPU's integer.
-constexpr int kFlatSide = 32;    // counts below this in both classes take the flat table
-constexpr int kFlatStride = 36;  // its rows: small counts of both classes fall in distinct banks
-
-// The block's flat table: flat[n0 + kFlatStride n1] = cell_total[n0 + n1] - cell[0][n0] - cell[1][n1],
-// a voxel's condH term (two classes) in one lookup; the caller synchronises before use.
-__device__ inline void fill_flat(const GainTableView& t, int64_t* flat, int tid, int threads) {
-  for (int e = tid; e < kFlatSide * kFlatSide; e += threads) {
-    const int n0 = e % kFlatSide, n1 = e / kFlatSide;
-    flat[n0 + kFlatStride * n1] =
-        n0 + n1 < t.stride ? t.cell_total[n0 + n1] - t.cell[n0] - t.cell[t.stride + n1] : 0;
-  }
-}
-
-// A two-class voxel's condH term, the same integer as tuple_cond_entropy's.
-__device__ FSGPU_GAIN_INLINE int64_t voxel_entropy(const int64_t* flat, const GainTableView& t, int32_t n0,
-                                                   int32_t n1) {
-  if (uint32_t(n0 | n1) < uint32_t(kFlatSide)) return flat[n0 + kFlatStride * n1];
-  return t.cell_total[n0 + n1] - t.cell[n0] - t.cell[t.stride + n1];
-}
-
 // The 32 bits of P_uvw (combo = u + 3 v + 9 w, each 0..2; level 2: neither plane) from the
 // variables' two planes.
 __device__ __forceinline__ uint32_t level_bits(const uint32_t (&h)[2], int level) {
