@@ -1694,9 +1694,12 @@ __global__ void __launch_bounds__(256, 1) quint_stream_kernel(SearchArgs a, int6
           }
         }
         __syncthreads();
+        // A warp none of whose m's follows one of the group's l's leaves the multiprocessor to
+        // the others (the triangle l < m of a tile's last groups).
+        const bool busy = mw0 < m_end && (a.contrast || mw0 + 3 > lg0);
         int64_t h = 0;  // condH of the full table
 #pragma unroll 1
-        for (int kw = 0; kw < 3; ++kw) {  // k's level: combinations 9 kw .. 9 kw + 8
+        for (int kw = 0; kw < 3 && busy; ++kw) {  // k's level: combinations 9 kw .. 9 kw + 8
           int32_t acc[9][NC][4] = {};
 #pragma unroll
           for (int c = 0; c < NC; ++c) {
@@ -1758,7 +1761,7 @@ __global__ void __launch_bounds__(256, 1) quint_stream_kernel(SearchArgs a, int6
               for (int y = 0; y < 3; ++y) h += voxel_entropy(flat, a.tables, n[0][x][y], n[1][x][y]);
           }
         }
-        if (l < l_end && m < m_end && (a.contrast || m > l)) {
+        if (busy && l < l_end && m < m_end && (a.contrast || m > l)) {
           const int32_t q[5] = {i, j, k, l, m};
           offer_tuple<5>(a, q, h, [&](int p) { return sub_entropy<5>(a, q, p); });
         }
