@@ -684,6 +684,16 @@ __device__ FSGPU_GAIN_INLINE int64_t voxel_entropy(const int64_t* flat, const Ga
   return t.cell_total[n0 + n1] - t.cell[n0] - t.cell[t.stride + n1];
 }
 
+// The tables whose terms a tuple's condH sums: the cells' (pseudo-counts p_c), or in a sub-tuple
+// pass (SearchArgs::sub_out) the merged cells' (m p_c).
+__device__ inline GainTableView full_terms(const SearchArgs& a, GainTableView v) {
+  if (a.sub_out) {
+    v.cell = v.merged;
+    v.cell_total = v.merged_total;
+  }
+  return v;
+}
+
 // Triples on the binary tensor cores, for L = 1 or 2. A block takes one i and BL variables l
 // (NT mma tiles of CV l's per warp) and walks the j's in groups of RV (the mma's rows, as for
 // pairs: for L = 2 row r is (j r % 8, level r / 8), for L = 1 row r is j r). Per 256 objects of a
@@ -771,7 +781,7 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
   const int32_t j_end = a.contrast ? a.n_real : min(a.n_real, lb0 + BL - 1);  // j < l
   if (i + 1 >= j_end) return;
   const GainTableView tables = block_tables(a, table_cache, true, tid, 256);
-  if (NC == 2) fill_flat(a.tables, flat, tid, 256);
+  if (NC == 2) fill_flat(full_terms(a, a.tables), flat, tid, 256);
   const Key identity = a.tuple_pass ? ~Key(0) : Key(0);
   if (tid < 2 * RV) j_best[tid / RV][tid % RV] = identity;
   // The lane's l's, their level counts and (i, l) counts, once.
@@ -887,14 +897,19 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
           }
           int64_t full = 0;
           if constexpr (NC == 2) {
+            const GainTableView terms = full_terms(a, a.tables);
 #pragma unroll
             for (int x = 0; x <= L; ++x)
 #pragma unroll
               for (int y = 0; y <= L; ++y)
 #pragma unroll
-                for (int z = 0; z <= L; ++z) full += voxel_entropy(flat, a.tables, n[0][x][y][z], n[1][x][y][z]);
+                for (int z = 0; z <= L; ++z) full += voxel_entropy(flat, terms, n[0][x][y][z], n[1][x][y][z]);
           } else {
-            full = triple_entropy<L, NC>(n, -1, tables);
+            full = triple_entropy<L, NC>(n, -1, full_terms(a, tables));
+          }
+          if (a.sub_out) {  // a sub-tuple pass of a 4-way search
+            a.sub_out[a.binomial[i] + a.binomial[a.n_real + j] + a.binomial[2 * a.n_real + l]] = full;
+            continue;
           }
           const int64_t gain_l = (a.sub ? a.sub[pair_rank(i, j)] : triple_entropy<L, NC>(n, 2, tables)) - full;
           const Key packed = pack_tuple(i, j, l);
@@ -1223,7 +1238,9 @@ inline bool special_kernels(int32_t k, int32_t n_classes) {
 // P_ab K rows. Lane (g, t) then holds every cell of (i, j, k g, l t) with k and l counted; the
 // cells with l at any level (per k, shuffled from its four lanes) and with k at any level (per l,
 // counted once per block with popcounts) are marginals, and complete_counts() turns the whole
-// table (in registers) into cells. The gains take the sub-tuples' condH (SearchArgs::sub).
+// table (in registers) into cells. The gains take the sub-tuples' condH (SearchArgs::sub). In a
+// 5-way search's sub-tuple pass (SearchArgs::sub_out) it writes each quadruple's condH with
+// merged pseudo-counts instead, as the triple kernel does for a 4-way search.
 constexpr int kQuadTile = 32;  // l's per block
 
 __device__ inline void offer_checked(const SearchArgs& a, int32_t v, int64_t gain, Key packed) {
@@ -1295,7 +1312,8 @@ __global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32
   const int32_t k_end = a.contrast ? a.n_real : min(a.n_real, lb0 + kQuadTile - 1);  // k < l
   if (j + 1 >= k_end) return;
   const GainTableView tables = block_tables(a, table_cache, true, tid, 256);
-  fill_flat(a.tables, flat, tid, 256);
+  const GainTableView terms = full_terms(a, a.tables);
+  fill_flat(terms, flat, tid, 256);
   const int32_t lw0 = lb0 + warp * 4, l = lw0 + t, lv = min(l, a.n_vars - 1);
   // The pair's and the lane's l's marginals, once: (i, j), (i, l), (j, l), (i, j, l) per class.
   int32_t ij[NC][L][L] = {}, il[NC][L][L] = {}, jl[NC][L][L] = {}, ijl[NC][L][L][L] = {};
@@ -1422,8 +1440,15 @@ __global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32
     complete_counts(n, 4, 3, NC);
     int64_t full = 0;
 #pragma unroll
-    for (int cell = 0; cell < CELLS; ++cell) full += voxel_entropy(flat, a.tables, n[cell], n[CELLS + cell]);
+    for (int cell = 0; cell < CELLS; ++cell) full += voxel_entropy(flat, terms, n[cell], n[CELLS + cell]);
     const int32_t q[4] = {i, j, k, l};
+    if (a.sub_out) {
+      int64_t rank = 0;
+#pragma unroll
+      for (int p = 0; p < 4; ++p) rank += a.binomial[p * a.n_real + q[p]];
+      a.sub_out[rank] = full;
+      continue;
+    }
     offer_tuple<4>(a, q, full, [&](int p) { return entropy_without<4>(a, q, n, tables, p); });
   }
 }
@@ -2067,8 +2092,10 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
               pass.row_begin = static_cast<int32_t>(first_begin);
               pass.row_end = static_cast<int32_t>(task.n_real);
               if (k == 3) launch_tuples<2>(pass, s);
+              else if (k == 4 && a.tensor_cores && special_kernels(3, b.n_classes) && b.n_levels <= 3)
+                launch(3, b.n_levels, pass, s);  // the tensor-core triple kernel
               else if (k == 4) launch_tuples<3>(pass, s);
-              else launch_tuples<4>(pass, s);
+              else launch(4, b.n_levels, pass, s);  // the quadruple kernel when it applies
               a.sub = dev->sub.data();
             }
             devices.states[d] = std::move(dev);
