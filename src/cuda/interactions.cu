@@ -1613,7 +1613,7 @@ __global__ void __launch_bounds__(256, 1) quint_tensor_kernel(SearchArgs a, int3
 // The 32 bits of P_uvw (combo = u + 3 v + 9 w, each 0..2; level 2: neither plane) from the
 // variables' two planes.
 __device__ __forceinline__ uint32_t level_bits(const uint32_t (&h)[2], int level) {
-  return level < 2 ? h[level] : ~(h[0] | h[1]);
+  return level == 0 ? h[0] : level == 1 ? h[1] : ~(h[0] | h[1]);  // selects: h stays in registers
 }
 
 __global__ void __launch_bounds__(256, 1) quint_stream_kernel(SearchArgs a, int64_t n_triples) {
