@@ -1829,9 +1829,12 @@ void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
     if (a.tensor_cores) {
       constexpr int BL = TensorTripleShape<L, NC>::BL;
       const int32_t l_tiles = (n_l + BL - 1) / BL;
-      const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, NC, true) : 0;
+      // Two classes with the sub-tuples' condH: the gains read only the flat table.
+      SearchArgs ta = a;
+      ta.shared_tables = a.shared_tables && !(NC == 2 && (a.sub || a.sub_out));
+      const size_t shared = ta.shared_tables ? table_bytes(a.tables.stride, NC, true) : 0;
       allow_dynamic_shared(triple_tensor_kernel<L, NC>);
-      triple_tensor_kernel<L, NC><<<dim3((a.row_end - a.row_begin) * l_tiles), 256, shared, s>>>(a, l_tiles);
+      triple_tensor_kernel<L, NC><<<dim3((a.row_end - a.row_begin) * l_tiles), 256, shared, s>>>(ta, l_tiles);
       check_launch("triple_tensor_kernel");
       return;
     }
@@ -1857,9 +1860,13 @@ void launch(int32_t k, int32_t m, const SearchArgs& a, cudaStream_t s) {
   if (k == 4 && m == 3 && a.n_classes == 2 && a.tensor_cores) {
     const int32_t n_l = a.contrast ? a.n_vars - a.n_real : a.n_real;
     const int32_t l_tiles = (n_l + kQuadTile - 1) / kQuadTile;
-    const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, 2, true) : 0;
+    // With the sub-tuples' condH the gains read only the flat table: no copy of the tables (a
+    // block's 49 kB at 1,024 objects outweighed its own counting).
+    SearchArgs qa = a;
+    qa.shared_tables = a.shared_tables && !a.sub && !a.sub_out;
+    const size_t shared = qa.shared_tables ? table_bytes(a.tables.stride, 2, true) : 0;
     allow_dynamic_shared(quad_tensor_kernel);
-    quad_tensor_kernel<<<dim3(a.n_real * l_tiles, a.row_end - a.row_begin), 256, shared, s>>>(a, l_tiles);
+    quad_tensor_kernel<<<dim3(a.n_real * l_tiles, a.row_end - a.row_begin), 256, shared, s>>>(qa, l_tiles);
     check_launch("quad_tensor_kernel");
     return;
   }
