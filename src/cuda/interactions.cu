@@ -666,6 +666,7 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
 // tuple_cond_entropy's three lookups (fixed-point sums are exact in any order).
 constexpr int kFlatSide = 32;    // counts below this in both classes take the flat table
 constexpr int kFlatStride = 36;  // its rows: small counts of both classes fall in distinct banks
+constexpr int kPlaneWords = 32;  // quint_stream_kernel's slab of plane words in shared memory
 
 // The block's flat table: flat[n0 + kFlatStride n1] = cell_total[n0 + n1] - cell[0][n0] - cell[1][n1],
 // a voxel's condH term (two classes) in one lookup; the caller synchronises before use.
@@ -1622,6 +1623,7 @@ __global__ void __launch_bounds__(256, 1) quint_stream_kernel(SearchArgs a, int6
   __shared__ int4 m_marg[COMBOS * kQuintTile];  // [combo][m]: P AND M_y per class: {y0 c0, y1 c0, y0 c1, y1 c1}
   __shared__ int4 l_marg[NC * COMBOS * 8];      // [class][combo][l]: P AND L_x, x = 0, 1, 2
   __shared__ int32_t combo_count[NC * COMBOS];  // [class][combo]: P alone
+  __shared__ uint64_t planes[COMBOS][kPlaneWords];  // a slab of P's words
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   fill_flat(a.tables, flat, tid, 256);
   SearchArgs triples = a;  // the triples (i, j, k) are real variables
@@ -1660,21 +1662,45 @@ __global__ void __launch_bounds__(256, 1) quint_stream_kernel(SearchArgs a, int6
       combo_count[e] = n;
     }
     for (int32_t mb0 = m_begin; mb0 < m_end; mb0 += kQuintTile) {
-      __syncthreads();  // the previous tile's m marginals are read
-      for (int e = tid; e < COMBOS * kQuintTile; e += 256) {
-        const int combo = e / kQuintTile;
-        const int32_t mv = mb0 + e % kQuintTile;  // within the padding past n_vars (zero planes)
-        int32_t n[NC][2] = {};
-#pragma unroll
-        for (int c = 0; c < NC; ++c)
-          for (int32_t w = a.class_word[c]; w < a.class_word[c + 1]; ++w) {
+      // The m marginals: the combinations' planes pass through shared memory in slabs of words,
+      // each thread keeping its jobs' (combination, m) counts.
+      constexpr int JOBS = (COMBOS * kQuintTile + 255) / 256;
+      int32_t nb[JOBS][NC][2] = {};
+      for (int32_t ws = 0; ws < a.words; ws += kPlaneWords) {
+        const int32_t slab = min(a.words - ws, kPlaneWords);
+        __syncthreads();  // the previous slab's planes (and the previous tile's m marginals) are read
+        for (int e = tid; e < COMBOS * kPlaneWords; e += 256) {
+          const int combo = e / kPlaneWords, w = e % kPlaneWords;
+          if (w < slab) {
             uint64_t p[3][2];
-            load_planes(w, p);
-            const uint64_t x = combo_word(p, combo);
-            n[c][0] += __popcll(x & level_row(a, w, 0)[mv]);
-            n[c][1] += __popcll(x & level_row(a, w, 1)[mv]);
+            load_planes(ws + w, p);
+            planes[combo][w] = combo_word(p, combo);
           }
-        m_marg[e] = make_int4(n[0][0], n[0][1], n[1][0], n[1][1]);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int r = 0; r < JOBS; ++r) {
+          const int e = tid + 256 * r;
+          if (e >= COMBOS * kQuintTile) continue;
+          const int combo = e / kQuintTile;
+          const int32_t mv = mb0 + e % kQuintTile;  // within the padding past n_vars (zero planes)
+          for (int32_t w = 0; w < slab; ++w) {
+            const uint64_t x = planes[combo][w];
+            const int32_t y0 = __popcll(x & level_row(a, ws + w, 0)[mv]), y1 = __popcll(x & level_row(a, ws + w, 1)[mv]);
+            if (ws + w < a.class_word[1]) {
+              nb[r][0][0] += y0;
+              nb[r][0][1] += y1;
+            } else {
+              nb[r][1][0] += y0;
+              nb[r][1][1] += y1;
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < JOBS; ++r) {
+        const int e = tid + 256 * r;
+        if (e < COMBOS * kQuintTile) m_marg[e] = make_int4(nb[r][0][0], nb[r][0][1], nb[r][1][0], nb[r][1][1]);
       }
       __syncthreads();
       const int32_t l_end = a.contrast ? a.n_real : min(a.n_real, mb0 + kQuintTile - 1);  // l < m
