@@ -1646,7 +1646,10 @@ __global__ void __launch_bounds__(256, 1) quint_stream_kernel(SearchArgs a, int6
     auto combo_word = [](const uint64_t (&p)[3][2], int combo) {
       uint64_t x = ~0ull;
 #pragma unroll
-      for (int d = 0, rest = combo; d < 3; ++d, rest /= 3) x &= rest % 3 < 2 ? p[d][rest % 3] : ~(p[d][0] | p[d][1]);
+      for (int d = 0, rest = combo; d < 3; ++d, rest /= 3) {
+        const int level = rest % 3;  // chosen by selects: p stays in registers
+        x &= level == 0 ? p[d][0] : level == 1 ? p[d][1] : ~(p[d][0] | p[d][1]);
+      }
       return x;
     };
     __syncthreads();  // the previous triple's marginals are read
