@@ -30,21 +30,26 @@ inline void check_launch(const char* kernel) {
 }
 
 // Lets `kernel` take as much dynamic shared memory as the current device allows (its opt-in
-// maximum), set once per kernel and device. The cap is a process-wide property of the function,
-// so it is only ever raised to that maximum: setting it to each launch's own size would let one
-// host thread lower it between another thread's setting and launch. The launch's own size still
-// decides the occupancy.
+// maximum less the kernel's static shared memory), set once per kernel and device. The cap is a
+// process-wide property of the function, so it is only ever raised to that maximum: setting it to
+// each launch's own size would let one host thread lower it between another thread's setting and
+// launch. The launch's own size still decides the occupancy.
 template <class Kernel>
 void allow_dynamic_shared(Kernel kernel) {
   static std::mutex mutex;
   static std::set<std::pair<const void*, int>> done;
   int device = 0;
   FSGPU_CUDA_CHECK(cudaGetDevice(&device));
+  const std::pair<const void*, int> key(reinterpret_cast<const void*>(kernel), device);
   std::lock_guard<std::mutex> lock(mutex);
-  if (!done.insert({reinterpret_cast<const void*>(kernel), device}).second) return;
+  if (done.count(key)) return;
   int limit = 0;
   FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, limit));
+  cudaFuncAttributes attributes;
+  FSGPU_CUDA_CHECK(cudaFuncGetAttributes(&attributes, kernel));
+  FSGPU_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        limit - static_cast<int>(attributes.sharedSizeBytes)));
+  done.insert(key);
 }
 
 // Makes `device` current for a scope and restores the previous one.
