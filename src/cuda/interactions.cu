@@ -663,7 +663,10 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
 
 // Two classes: the condH term of a voxel, cell_total[n0 + n1] - cell[0][n0] - cell[1][n1], from
 // one lookup in a flat table of small counts held in shared memory, the same integer as
-// tuple_cond_entropy's three lookups (fixed-point sums are exact in any order).
+// tuple_cond_entropy's three lookups (fixed-point sums are exact in any order). Only the 5-way
+// kernel takes it: its voxels hold about 2 objects a class at 1,024 objects; the 3- and 4-way
+// ones hold about 19 and 6, spread over the flat table's two dimensions, and there bank conflicts
+// cost more than the two lookups saved (H100, 2026-11-25: 3-way 7.5e9 instead of 1.0e10 triples/s).
 constexpr int kFlatSide = 32;    // counts below this in both classes take the flat table
 constexpr int kFlatStride = 36;  // its rows: small counts of both classes fall in distinct banks
 constexpr int kPlaneWords = 32;  // quint_stream_kernel's slab of plane words in shared memory
@@ -773,7 +776,6 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
   constexpr int ROWS = L == 2 ? 1 : 2, COLS = L == 2 ? 1 : 2;  // triples per lane and tile: ROWS x COLS
   extern __shared__ int64_t table_cache[];
   __shared__ Key j_best[2][RV];
-  __shared__ int64_t flat[NC == 2 ? kFlatSide * kFlatStride : 1];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int32_t i = a.row_begin + blockIdx.x / l_tiles;
   const int32_t l_first = a.contrast ? a.n_real : 0, l_end = a.contrast ? a.n_vars : a.n_real;
@@ -782,7 +784,6 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
   const int32_t j_end = a.contrast ? a.n_real : min(a.n_real, lb0 + BL - 1);  // j < l
   if (i + 1 >= j_end) return;
   const GainTableView tables = block_tables(a, table_cache, true, tid, 256);
-  if (NC == 2) fill_flat(full_terms(a, a.tables), flat, tid, 256);
   const Key identity = a.tuple_pass ? ~Key(0) : Key(0);
   if (tid < 2 * RV) j_best[tid / RV][tid % RV] = identity;
   // The lane's l's, their level counts and (i, l) counts, once.
@@ -896,18 +897,7 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
 #pragma unroll
                 for (int z = 0; z <= L; ++z) n[c][x][y][z] = triple_cell<L>(m, x, y, z);
           }
-          int64_t full = 0;
-          if constexpr (NC == 2) {
-            const GainTableView terms = full_terms(a, a.tables);
-#pragma unroll
-            for (int x = 0; x <= L; ++x)
-#pragma unroll
-              for (int y = 0; y <= L; ++y)
-#pragma unroll
-                for (int z = 0; z <= L; ++z) full += voxel_entropy(flat, terms, n[0][x][y][z], n[1][x][y][z]);
-          } else {
-            full = triple_entropy<L, NC>(n, -1, full_terms(a, tables));
-          }
+          const int64_t full = triple_entropy<L, NC>(n, -1, full_terms(a, tables));
           if (a.sub_out) {  // a sub-tuple pass of a 4-way search
             a.sub_out[a.binomial[i] + a.binomial[a.n_real + j] + a.binomial[2 * a.n_real + l]] = full;
             continue;
@@ -1304,7 +1294,6 @@ __device__ FSGPU_GAIN_INLINE void offer_tuple(const SearchArgs& a, const int32_t
 __global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32_t l_tiles) {
   constexpr int L = 2, NC = 2, CELLS = 81;
   extern __shared__ int64_t table_cache[];
-  __shared__ int64_t flat[kFlatSide * kFlatStride];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int32_t i = a.row_begin + blockIdx.y, j = blockIdx.x / l_tiles;
   const int32_t l_first = a.contrast ? a.n_real : 0, l_end = a.contrast ? a.n_vars : a.n_real;
@@ -1313,8 +1302,7 @@ __global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32
   const int32_t k_end = a.contrast ? a.n_real : min(a.n_real, lb0 + kQuadTile - 1);  // k < l
   if (j + 1 >= k_end) return;
   const GainTableView tables = block_tables(a, table_cache, true, tid, 256);
-  const GainTableView terms = full_terms(a, a.tables);
-  fill_flat(terms, flat, tid, 256);
+  const GainTableView terms = full_terms(a, tables);
   const int32_t lw0 = lb0 + warp * 4, l = lw0 + t, lv = min(l, a.n_vars - 1);
   // The pair's and the lane's l's marginals, once: (i, j), (i, l), (j, l), (i, j, l) per class.
   int32_t ij[NC][L][L] = {}, il[NC][L][L] = {}, jl[NC][L][L] = {}, ijl[NC][L][L][L] = {};
@@ -1439,9 +1427,7 @@ __global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32
       for (int cell = 0; cell < CELLS; ++cell)
         n[c * CELLS + cell] = marginal(c, cell % 3, cell / 3 % 3, cell / 9 % 3, cell / 27);
     complete_counts(n, 4, 3, NC);
-    int64_t full = 0;
-#pragma unroll
-    for (int cell = 0; cell < CELLS; ++cell) full += voxel_entropy(flat, terms, n[cell], n[CELLS + cell]);
+    const int64_t full = tuple_cond_entropy(n, 4, 3, NC, terms, -1);
     const int32_t q[4] = {i, j, k, l};
     if (a.sub_out) {
       int64_t rank = 0;
@@ -1858,12 +1844,9 @@ void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
     if (a.tensor_cores) {
       constexpr int BL = TensorTripleShape<L, NC>::BL;
       const int32_t l_tiles = (n_l + BL - 1) / BL;
-      // Two classes with the sub-tuples' condH: the gains read only the flat table.
-      SearchArgs ta = a;
-      ta.shared_tables = a.shared_tables && !(NC == 2 && (a.sub || a.sub_out));
-      const size_t shared = ta.shared_tables ? table_bytes(a.tables.stride, NC, true) : 0;
+      const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, NC, true) : 0;
       allow_dynamic_shared(triple_tensor_kernel<L, NC>);
-      triple_tensor_kernel<L, NC><<<dim3((a.row_end - a.row_begin) * l_tiles), 256, shared, s>>>(ta, l_tiles);
+      triple_tensor_kernel<L, NC><<<dim3((a.row_end - a.row_begin) * l_tiles), 256, shared, s>>>(a, l_tiles);
       check_launch("triple_tensor_kernel");
       return;
     }
@@ -1889,13 +1872,9 @@ void launch(int32_t k, int32_t m, const SearchArgs& a, cudaStream_t s) {
   if (k == 4 && m == 3 && a.n_classes == 2 && a.tensor_cores) {
     const int32_t n_l = a.contrast ? a.n_vars - a.n_real : a.n_real;
     const int32_t l_tiles = (n_l + kQuadTile - 1) / kQuadTile;
-    // With the sub-tuples' condH the gains read only the flat table: no copy of the tables (a
-    // block's 49 kB at 1,024 objects outweighed its own counting).
-    SearchArgs qa = a;
-    qa.shared_tables = a.shared_tables && !a.sub && !a.sub_out;
-    const size_t shared = qa.shared_tables ? table_bytes(a.tables.stride, 2, true) : 0;
+    const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, 2, true) : 0;
     allow_dynamic_shared(quad_tensor_kernel);
-    quad_tensor_kernel<<<dim3(a.n_real * l_tiles, a.row_end - a.row_begin), 256, shared, s>>>(qa, l_tiles);
+    quad_tensor_kernel<<<dim3(a.n_real * l_tiles, a.row_end - a.row_begin), 256, shared, s>>>(a, l_tiles);
     check_launch("quad_tensor_kernel");
     return;
   }

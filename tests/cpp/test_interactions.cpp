@@ -534,6 +534,8 @@ void gpu_every_dimension(const GpuStatus& gpu) {
              "GPU k=%d m=%d classes=%d contrast=%d: collected gains differ (%zu on the CPU, %zu on the GPU, %zu in "
              "tiles)", sh.k, c.n_levels, c.n_classes, with_contrast, cpu.hits.size(), dev.hits.size(),
              tiled.hits.size());
+      std::printf("interactions GPU: k=%d m=%d classes=%d objects=%d contrast=%d compared\n", sh.k, c.n_levels,
+                  c.n_classes, c.n_objects, with_contrast);
       // (Tables of more cells than objects hold small gains: nothing may pass there.)
       if (tuple_cells(sh.k, c.n_levels) * c.n_classes < c.n_objects)
         EXPECT(!cpu.hits.empty(), "k=%d m=%d classes=%d: the threshold collects nothing", sh.k, c.n_levels,
