@@ -1696,40 +1696,37 @@ __global__ void __launch_bounds__(256, 1) quint_stream_kernel(SearchArgs a, int6
       const int32_t mw0 = mb0 + warp * 4, m = mw0 + t;
       for (int32_t lg0 = k + 1; lg0 < l_end; lg0 += 8) {
         const int32_t l = lg0 + g;
-        if (warp < 4) {
-          // Warp h: the l rows against combinations 8 h .. 8 h + 7 as columns; lane (g, s) gets
-          // combinations 8 h + 2 s + p at l's levels 0 and 1 in d[p] and d[2 + p].
-          const int combo_col = 8 * warp + g;
+        {
+          // Warp h + 4 c: class c's l rows against combinations 8 h .. 8 h + 7 as columns; lane
+          // (g, s) gets combinations 8 h + 2 s + p at l's levels 0 and 1 in d[p] and d[2 + p].
+          const int h = warp % 4, c = warp / 4, combo_col = 8 * h + g;
+          int32_t d[4] = {};
+          const int32_t w_end = a.class_word[c + 1];
+          for (int32_t w0 = a.class_word[c]; w0 < w_end; w0 += kTensorWords) {
+            uint32_t lx[4], py[2] = {0u, 0u};
+            row_fragment(a, w0, w_end, {0, 1}, {l, l}, t, lx);
+            if (combo_col < COMBOS) {
 #pragma unroll
-          for (int c = 0; c < NC; ++c) {
-            int32_t d[4] = {};
-            const int32_t w_end = a.class_word[c + 1];
-            for (int32_t w0 = a.class_word[c]; w0 < w_end; w0 += kTensorWords) {
-              uint32_t lx[4], py[2] = {0u, 0u};
-              row_fragment(a, w0, w_end, {0, 1}, {l, l}, t, lx);
-              if (combo_col < COMBOS) {
+              for (int hf = 0; hf < 2; ++hf) {
+                const int32_t w = w0 + 2 * hf + t / 2;
+                uint32_t x = ~0u;
 #pragma unroll
-                for (int hf = 0; hf < 2; ++hf) {
-                  const int32_t w = w0 + 2 * hf + t / 2;
-                  uint32_t x = ~0u;
-#pragma unroll
-                  for (int dv = 0, rest = combo_col; dv < 3; ++dv, rest /= 3) {
-                    const int32_t v = dv == 0 ? i : dv == 1 ? j : k;
-                    const uint32_t h[2] = {bitmap_half(a, w, w_end, 0, v, t % 2), bitmap_half(a, w, w_end, 1, v, t % 2)};
-                    x &= level_bits(h, rest % 3);
-                  }
-                  py[hf] = x;
+                for (int dv = 0, rest = combo_col; dv < 3; ++dv, rest /= 3) {
+                  const int32_t v = dv == 0 ? i : dv == 1 ? j : k;
+                  const uint32_t hv[2] = {bitmap_half(a, w, w_end, 0, v, t % 2), bitmap_half(a, w, w_end, 1, v, t % 2)};
+                  x &= level_bits(hv, rest % 3);
                 }
+                py[hf] = x;
               }
-              b1_mma_and_popc(d, lx, py);
             }
+            b1_mma_and_popc(d, lx, py);
+          }
 #pragma unroll
-            for (int p = 0; p < 2; ++p) {
-              const int combo = 8 * warp + 2 * t + p;
-              if (combo < COMBOS) {
-                const int32_t all = combo_count[c * COMBOS + combo];
-                l_marg[(c * COMBOS + combo) * 8 + g] = make_int4(d[p], d[2 + p], all - d[p] - d[2 + p], 0);
-              }
+          for (int p = 0; p < 2; ++p) {
+            const int combo = 8 * h + 2 * t + p;
+            if (combo < COMBOS) {
+              const int32_t all = combo_count[c * COMBOS + combo];
+              l_marg[(c * COMBOS + combo) * 8 + g] = make_int4(d[p], d[2 + p], all - d[p] - d[2 + p], 0);
             }
           }
         }
