@@ -6,12 +6,16 @@
 //     $(find /tmp/b/CMakeFiles/test_core.dir -name '*.o' ! -name 'test_*') -Xcompiler -fopenmp -o /tmp/ibench
 //   /tmp/ibench [objects [dimensions]]
 //   /tmp/ibench pairs [objects]
+//   /tmp/ibench tuples [objects [dimensions]]
 // Prints a CSV line per search: dimensions, variables, tuples, the bitmaps' build time on the
 // host, the GPU search's time (best of two runs; upload and gains included) and tuples/s.
 // `pairs`: issue 18's 1-way (1,000,000 variables) and 2-way (204,800) shapes, each checked
 // bitwise against the CPU engine (the 1-way search whole, the 2-way one on the tile of the pairs
 // whose first variable is below 48), and the bitmaps' build from an integer matrix (4 bytes a
 // value, as R holds it) against the host's read bandwidth over the same matrix.
+// `tuples`: issue 18's 3-, 4- and 5-way shapes (2,000, 300 and 120 variables; and 5-way of 60),
+// each also checked bitwise against the CPU engine on a smaller search of the same codes (150, 60
+// and 30 real variables and 6 contrast ones), best gains and tuples.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -167,9 +171,58 @@ int pairs_bench(const ClassLayout& layout, const GpuOptions& options, int32_t n)
 
 }  // namespace
 
+// Issue 18's 3- to 5-way shapes; see the header.
+int tuples_bench(const ClassLayout& layout, const GpuOptions& options, int32_t n, int32_t only) {
+  std::printf("dimensions,variables,tuples,search_s,tuples_per_s,check_vars,equals_cpu\n");
+  const struct {
+    int32_t k;
+    int64_t vars, check_vars;
+  } shapes[] = {{3, 2000, 150}, {4, 300, 60}, {5, 60, 0}, {5, 120, 30}};
+  int failed = 0;
+  auto bits_of = [&](int64_t vars) {
+    return build_interaction_bits(
+        layout, vars, 3, [&](int64_t v, int8_t* codes) {
+          for (int32_t s = 0; s < n; ++s) codes[s] = int8_t(hashed_code(v, s));
+        },
+        16);
+  };
+  for (const auto& sh : shapes) {
+    if (only && sh.k != only) continue;
+    const InteractionBits bits = bits_of(sh.vars);
+    const GainTables tables(bits, 0.25);
+    InteractionTask task;
+    task.dimensions = sh.k;
+    task.n_real = sh.vars;
+    double best = INFINITY;
+    for (int run = 0; run < 3; ++run) {
+      const auto t0 = std::chrono::steady_clock::now();
+      gpu_interactions(bits, tables, task, options, nullptr);
+      best = std::min(best, seconds_since(t0));
+    }
+    bool same = true;
+    if (sh.check_vars > 0) {
+      // The CPU's check: a smaller search of the same codes, check_vars real and 6 contrast variables.
+      const InteractionBits small = bits_of(sh.check_vars + 6);
+      const GainTables small_tables(small, 0.25);
+      InteractionTask check = task;
+      check.n_real = sh.check_vars;
+      check.with_tuples = true;
+      same = same_best(cpu_interactions(small, small_tables, check, 16, nullptr),
+                       gpu_interactions(small, small_tables, check, options, nullptr));
+      failed += !same;
+    }
+    const double tuples = choose(double(sh.vars), sh.k);
+    std::printf("%d,%lld,%.4g,%.4f,%.4g,%lld,%s\n", sh.k, (long long)sh.vars, tuples, best, tuples / best,
+                (long long)sh.check_vars, sh.check_vars > 0 ? (same ? "yes" : "NO") : "-");
+    std::fflush(stdout);
+  }
+  return failed ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
   const bool pairs = argc > 1 && std::strcmp(argv[1], "pairs") == 0;
-  if (pairs) {
+  const bool tuples = argc > 1 && std::strcmp(argv[1], "tuples") == 0;
+  if (pairs || tuples) {
     --argc;
     ++argv;
   }
@@ -190,6 +243,7 @@ int main(int argc, char** argv) {
   options.devices = {gpu.devices[0].id};
   options.host_threads = 16;
   if (pairs) return pairs_bench(layout, options, n);
+  if (tuples) return tuples_bench(layout, options, n, only);
   const struct {
     int32_t k;
     int64_t vars;

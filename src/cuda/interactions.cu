@@ -740,6 +740,43 @@ __global__ void __launch_bounds__(kTripleThreads) triple_kernel(SearchArgs a, in
   }
 }
 
+// Two classes: the condH term of a voxel, cell_total[n0 + n1] - cell[0][n0] - cell[1][n1], from
+// one lookup in a flat table of small counts held in shared memory, the same integer as
+// tuple_cond_entropy's three lookups (fixed-point sums are exact in any order). Only the 5-way
+// kernel takes it: its voxels hold about 2 objects a class at 1,024 objects; the 3- and 4-way
+// ones hold about 19 and 6, spread over the flat table's two dimensions, and there bank conflicts
+// cost more than the two lookups saved (H100, 2026-11-25: 3-way 7.5e9 instead of 1.0e10 triples/s).
+constexpr int kFlatSide = 32;    // counts below this in both classes take the flat table
+constexpr int kFlatStride = 36;  // its rows: small counts of both classes fall in distinct banks
+constexpr int kPlaneWords = 32;  // quint_stream_kernel's slab of plane words in shared memory
+
+// The block's flat table: flat[n0 + kFlatStride n1] = cell_total[n0 + n1] - cell[0][n0] - cell[1][n1],
+// a voxel's condH term (two classes) in one lookup; the caller synchronises before use.
+__device__ inline void fill_flat(const GainTableView& t, int64_t* flat, int tid, int threads) {
+  for (int e = tid; e < kFlatSide * kFlatSide; e += threads) {
+    const int n0 = e % kFlatSide, n1 = e / kFlatSide;
+    flat[n0 + kFlatStride * n1] =
+        n0 + n1 < t.stride ? t.cell_total[n0 + n1] - t.cell[n0] - t.cell[t.stride + n1] : 0;
+  }
+}
+
+// A two-class voxel's condH term, the same integer as tuple_cond_entropy's.
+__device__ FSGPU_GAIN_INLINE int64_t voxel_entropy(const int64_t* flat, const GainTableView& t, int32_t n0,
+                                                   int32_t n1) {
+  if (uint32_t(n0 | n1) < uint32_t(kFlatSide)) return flat[n0 + kFlatStride * n1];
+  return t.cell_total[n0 + n1] - t.cell[n0] - t.cell[t.stride + n1];
+}
+
+// The tables whose terms a tuple's condH sums: the cells' (pseudo-counts p_c), or in a sub-tuple
+// pass (SearchArgs::sub_out) the merged cells' (m p_c).
+__device__ inline GainTableView full_terms(const SearchArgs& a, GainTableView v) {
+  if (a.sub_out) {
+    v.cell = v.merged;
+    v.cell_total = v.merged_total;
+  }
+  return v;
+}
+
 // Triples on the binary tensor cores, for L = 1 or 2. A block takes one i and BL variables l
 // (NT mma tiles of CV l's per warp) and walks the j's in groups of RV (the mma's rows, as for
 // pairs: for L = 2 row r is (j r % 8, level r / 8), for L = 1 row r is j r). Per 256 objects of a
@@ -849,6 +886,7 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
             for (int z = 0; z < L; ++z) il[nt][q][c][x][z] += __popcll(iw & level_row(a, w, z)[l]);
           }
     }
+  __syncthreads();  // the tables are ready (block-uniform: every early return is the block's)
   Key best_i = identity, best_l[NT][COLS];
 #pragma unroll
   for (int nt = 0; nt < NT; ++nt)
@@ -938,7 +976,11 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
 #pragma unroll
                 for (int z = 0; z <= L; ++z) n[c][x][y][z] = triple_cell<L>(m, x, y, z);
           }
-          const int64_t full = triple_entropy<L, NC>(n, -1, tables);
+          const int64_t full = triple_entropy<L, NC>(n, -1, full_terms(a, tables));
+          if (a.sub_out) {  // a sub-tuple pass of a 4-way search
+            a.sub_out[a.binomial[i] + a.binomial[a.n_real + j] + a.binomial[2 * a.n_real + l]] = full;
+            continue;
+          }
           const int64_t gain_l = (a.sub ? a.sub[pair_rank(i, j)] : triple_entropy<L, NC>(n, 2, tables)) - full;
           const Key packed = pack_tuple(i, j, l);
           if (!a.tuple_pass) {
@@ -1266,7 +1308,9 @@ inline bool special_kernels(int32_t k, int32_t n_classes) {
 // P_ab K rows. Lane (g, t) then holds every cell of (i, j, k g, l t) with k and l counted; the
 // cells with l at any level (per k, shuffled from its four lanes) and with k at any level (per l,
 // counted once per block with popcounts) are marginals, and complete_counts() turns the whole
-// table (in registers) into cells. The gains take the sub-tuples' condH (SearchArgs::sub).
+// table (in registers) into cells. The gains take the sub-tuples' condH (SearchArgs::sub). In a
+// 5-way search's sub-tuple pass (SearchArgs::sub_out) it writes each quadruple's condH with
+// merged pseudo-counts instead, as the triple kernel does for a 4-way search.
 constexpr int kQuadTile = 32;  // l's per block
 
 __device__ inline void offer_checked(const SearchArgs& a, int32_t v, int64_t gain, Key packed) {
@@ -1276,6 +1320,54 @@ __device__ inline void offer_checked(const SearchArgs& a, int32_t v, int64_t gai
   } else if (key == a.best[v]) {
     atomicMin(a.best_tuple + v, packed);
   }
+}
+
+// condH of tuple q's table without position p: the real sub-tuple's (SearchArgs::sub), by its
+// colexicographic rank.
+template <int K>
+__device__ FSGPU_GAIN_INLINE int64_t sub_entropy(const SearchArgs& a, const int32_t (&q)[K], int p) {
+  int64_t rank = 0;
+#pragma unroll
+  for (int r = 0; r < K; ++r)
+    if (r != p) rank += a.binomial[(r < p ? r : r - 1) * a.n_real + q[r]];
+  return a.sub[rank];
+}
+
+// condH without position p of a tuple of 3-level variables and two classes whose full counts
+// are n: the sub-tuple's when known, else summed here.
+template <int K>
+__device__ FSGPU_GAIN_INLINE int64_t entropy_without(const SearchArgs& a, const int32_t (&q)[K], const int32_t* n,
+                                                     const GainTableView& tables, int p) {
+  return a.sub ? sub_entropy<K>(a, q, p) : tuple_cond_entropy(n, K, 3, 2, tables, p);
+}
+
+// Offers the gains of tuple q (full: the condH of its table; without(p): of the table without
+// position p) to its variables, only the last when that is a contrast variable, and collects them.
+template <int K, class Without>
+__device__ FSGPU_GAIN_INLINE void offer_tuple(const SearchArgs& a, const int32_t (&q)[K], int64_t full,
+                                              const Without& without) {
+  Key packed = 0;
+#pragma unroll
+  for (int p = 0; p < K; ++p) packed |= Key(q[p]) << pack_shift(K, p);
+  const int64_t gain_last = without(K - 1) - full;
+  offer_checked(a, q[K - 1], gain_last, packed);
+  if (a.contrast) return;
+  int64_t gains[K - 1];
+#pragma unroll
+  for (int p = 0; p < K - 1; ++p) gains[p] = without(p) - full;
+  bool collected = a.collect;
+  if (collected && a.interesting) {
+    int in = 0;
+#pragma unroll
+    for (int p = 0; p < K; ++p) in += a.interesting[q[p]];
+    collected = a.require_all ? in == K : in > 0;
+  }
+  if (collected) {
+    for (int p = 0; p < K - 1; ++p) collect_gain(a, packed, p, gains[p]);
+    collect_gain(a, packed, K - 1, gain_last);
+  }
+#pragma unroll
+  for (int p = 0; p < K - 1; ++p) offer_checked(a, q[p], gains[p], packed);
 }
 
 __global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32_t l_tiles) {
@@ -1289,6 +1381,7 @@ __global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32
   const int32_t k_end = a.contrast ? a.n_real : min(a.n_real, lb0 + kQuadTile - 1);  // k < l
   if (j + 1 >= k_end) return;
   const GainTableView tables = block_tables(a, table_cache, true, tid, 256);
+  const GainTableView terms = full_terms(a, tables);
   const int32_t lw0 = lb0 + warp * 4, l = lw0 + t, lv = min(l, a.n_vars - 1);
   // The pair's and the lane's l's marginals, once: (i, j), (i, l), (j, l), (i, j, l) per class.
   int32_t ij[NC][L][L] = {}, il[NC][L][L] = {}, jl[NC][L][L] = {}, ijl[NC][L][L][L] = {};
@@ -1413,33 +1506,16 @@ __global__ void __launch_bounds__(256, 1) quad_tensor_kernel(SearchArgs a, int32
       for (int cell = 0; cell < CELLS; ++cell)
         n[c * CELLS + cell] = marginal(c, cell % 3, cell / 3 % 3, cell / 9 % 3, cell / 27);
     complete_counts(n, 4, 3, NC);
-    const int64_t full = tuple_cond_entropy(n, 4, 3, NC, tables, -1);
+    const int64_t full = tuple_cond_entropy(n, 4, 3, NC, terms, -1);
     const int32_t q[4] = {i, j, k, l};
-    const Key packed = (Key(i) << 48) | (Key(j) << 32) | (Key(k) << 16) | Key(l);
-    // condH of the table without position p: the sub-tuple's, by rank, or summed here.
-    auto without = [&](int p) -> int64_t {
-      if (!a.sub) return tuple_cond_entropy(n, 4, 3, NC, tables, p);
+    if (a.sub_out) {
       int64_t rank = 0;
 #pragma unroll
-      for (int r = 0; r < 4; ++r)
-        if (r != p) rank += a.binomial[(r < p ? r : r - 1) * a.n_real + q[r]];
-      return a.sub[rank];
-    };
-    const int64_t gain_l = without(3) - full;
-    offer_checked(a, l, gain_l, packed);
-    if (a.contrast) continue;
-    const int64_t gains[3] = {without(0) - full, without(1) - full, without(2) - full};
-    bool collected = a.collect;
-    if (collected && a.interesting) {
-      const int in = a.interesting[i] + a.interesting[j] + a.interesting[k] + a.interesting[l];
-      collected = a.require_all ? in == 4 : in > 0;
+      for (int p = 0; p < 4; ++p) rank += a.binomial[p * a.n_real + q[p]];
+      a.sub_out[rank] = full;
+      continue;
     }
-    if (collected) {
-      for (int p = 0; p < 3; ++p) collect_gain(a, packed, p, gains[p]);
-      collect_gain(a, packed, 3, gain_l);
-    }
-#pragma unroll
-    for (int p = 0; p < 3; ++p) offer_checked(a, q[p], gains[p], packed);
+    offer_tuple<4>(a, q, full, [&](int p) { return entropy_without<4>(a, q, n, tables, p); });
   }
 }
 
@@ -1585,34 +1661,229 @@ __global__ void __launch_bounds__(256, 1) quint_tensor_kernel(SearchArgs a, int3
     complete_counts(n, 5, 3, NC);
     const int64_t full = tuple_cond_entropy(n, 5, 3, NC, tables, -1);
     const int32_t q[5] = {i, j, k, l, m};
-    const Key packed = (Key(i) << 48) | (Key(j) << 36) | (Key(k) << 24) | (Key(l) << 12) | Key(m);
-    auto without = [&](int p) -> int64_t {
-      if (!a.sub) return tuple_cond_entropy(n, 5, 3, NC, tables, p);
-      int64_t rank = 0;
+    offer_tuple<5>(a, q, full, [&](int p) { return entropy_without<5>(a, q, n, tables, p); });
+  }
+}
+
+// Quintuples of 3-level variables and two classes when the sub-tuples' condH are known
+// (SearchArgs::sub), with each tuple's table reduced as it is counted: nothing of it is stored.
+// A block takes triples (i, j, k) in turn (a grid-stride loop) and, per triple, tiles of 32 m's
+// (4 per warp) and groups of 8 l's (as in quint_tensor_kernel). Every plane combination
+// P_uvw = I_u AND J_v AND K_w with u, v, w at a level (level 2 = neither plane 0 nor 1, derived
+// on the CUDA cores) is counted against the rows of l and the columns of m on the tensor cores,
+// 9 combinations (one level of k) at a time, and the 9 voxels (l, m at levels 0-2) of each
+// combination follow at once from marginals the block shares: per combination and m, the counts
+// with l at any level (popcounts, per tile); per combination and l, those with m at any level
+// (4 mma, per group). So every voxel is a complete cell, its condH term one lookup in a flat
+// table of (class 0, class 1) counts (voxel_entropy), and the sum is the CPU's integer.
+// The 32 bits of P_uvw (combo = u + 3 v + 9 w, each 0..2; level 2: neither plane) from the
+// variables' two planes.
+__device__ __forceinline__ uint32_t level_bits(const uint32_t (&h)[2], int level) {
+  return level == 0 ? h[0] : level == 1 ? h[1] : ~(h[0] | h[1]);  // selects: h stays in registers
+}
+
+__global__ void __launch_bounds__(256, 1) quint_stream_kernel(SearchArgs a, int64_t n_triples) {
+  constexpr int NC = 2, COMBOS = 27;
+  __shared__ int64_t flat[kFlatSide * kFlatStride];
+  __shared__ int4 m_marg[COMBOS * kQuintTile];  // [combo][m]: P AND M_y per class: {y0 c0, y1 c0, y0 c1, y1 c1}
+  __shared__ int4 l_marg[NC * COMBOS * 8];      // [class][combo][l]: P AND L_x, x = 0, 1, 2
+  __shared__ int32_t combo_count[NC * COMBOS];  // [class][combo]: P alone
+  __shared__ uint64_t planes[COMBOS][kPlaneWords];  // a slab of P's words
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+  fill_flat(a.tables, flat, tid, 256);
+  SearchArgs triples = a;  // the triples (i, j, k) are real variables
+  triples.contrast = false;
+  for (int64_t item = blockIdx.x; item < n_triples; item += gridDim.x) {
+    int32_t ijk[3];
+    tuple_at<3>(triples, item, ijk);
+    const int32_t i = ijk[0], j = ijk[1], k = ijk[2];
+    const int32_t m_begin = a.contrast ? a.n_real : k + 2, m_end = a.contrast ? a.n_vars : a.n_real;
+    if (m_begin >= m_end || k + 1 >= a.n_real) continue;  // (block-uniform)
+    // The planes of (i, j, k) at word w: [variable][level 0, 1].
+    auto load_planes = [&](int32_t w, uint64_t (&p)[3][2]) {
 #pragma unroll
-      for (int r = 0; r < 5; ++r)
-        if (r != p) rank += a.binomial[(r < p ? r : r - 1) * a.n_real + q[r]];
-      return a.sub[rank];
+      for (int x = 0; x < 2; ++x) {
+        p[0][x] = level_row(a, w, x)[i];
+        p[1][x] = level_row(a, w, x)[j];
+        p[2][x] = level_row(a, w, x)[k];
+      }
     };
-    const int64_t gain_m = without(4) - full;
-    offer_checked(a, m, gain_m, packed);
-    if (a.contrast) continue;
-    int64_t gains[4];
+    auto combo_word = [](const uint64_t (&p)[3][2], int combo) {
+      uint64_t x = ~0ull;
 #pragma unroll
-    for (int p = 0; p < 4; ++p) gains[p] = without(p) - full;
-    bool collected = a.collect;
-    if (collected && a.interesting) {
-      int in = 0;
-#pragma unroll
-      for (int p = 0; p < 5; ++p) in += a.interesting[q[p]];
-      collected = a.require_all ? in == 5 : in > 0;
+      for (int d = 0, rest = combo; d < 3; ++d, rest /= 3) {
+        const int level = rest % 3;  // chosen by selects: p stays in registers
+        x &= level == 0 ? p[d][0] : level == 1 ? p[d][1] : ~(p[d][0] | p[d][1]);
+      }
+      return x;
+    };
+    __syncthreads();  // the previous triple's marginals are read
+    for (int e = tid; e < NC * COMBOS; e += 256) {
+      const int c = e / COMBOS, combo = e % COMBOS;
+      int32_t n = 0;
+      for (int32_t w = a.class_word[c], left = a.class_size[c]; w < a.class_word[c + 1]; ++w, left -= 64) {
+        uint64_t p[3][2];
+        load_planes(w, p);
+        const uint64_t valid = left >= 64 ? ~0ull : (1ull << left) - 1;  // level 2 stops at the class's end
+        n += __popcll(combo_word(p, combo) & valid);
+      }
+      combo_count[e] = n;
     }
-    if (collected) {
-      for (int p = 0; p < 4; ++p) collect_gain(a, packed, p, gains[p]);
-      collect_gain(a, packed, 4, gain_m);
-    }
+    for (int32_t mb0 = m_begin; mb0 < m_end; mb0 += kQuintTile) {
+      // The m marginals: the combinations' planes pass through shared memory in slabs of words,
+      // each thread keeping its jobs' (combination, m) counts.
+      constexpr int JOBS = (COMBOS * kQuintTile + 255) / 256;
+      int32_t nb[JOBS][NC][2] = {};
+      for (int32_t ws = 0; ws < a.words; ws += kPlaneWords) {
+        const int32_t slab = min(a.words - ws, kPlaneWords);
+        __syncthreads();  // the previous slab's planes (and the previous tile's m marginals) are read
+        for (int e = tid; e < COMBOS * kPlaneWords; e += 256) {
+          const int combo = e / kPlaneWords, w = e % kPlaneWords;
+          if (w < slab) {
+            uint64_t p[3][2];
+            load_planes(ws + w, p);
+            planes[combo][w] = combo_word(p, combo);
+          }
+        }
+        __syncthreads();
 #pragma unroll
-    for (int p = 0; p < 4; ++p) offer_checked(a, q[p], gains[p], packed);
+        for (int r = 0; r < JOBS; ++r) {
+          const int e = tid + 256 * r;
+          if (e >= COMBOS * kQuintTile) continue;
+          const int combo = e / kQuintTile;
+          const int32_t mv = mb0 + e % kQuintTile;  // within the padding past n_vars (zero planes)
+          for (int32_t w = 0; w < slab; ++w) {
+            const uint64_t x = planes[combo][w];
+            const int32_t y0 = __popcll(x & level_row(a, ws + w, 0)[mv]), y1 = __popcll(x & level_row(a, ws + w, 1)[mv]);
+            if (ws + w < a.class_word[1]) {
+              nb[r][0][0] += y0;
+              nb[r][0][1] += y1;
+            } else {
+              nb[r][1][0] += y0;
+              nb[r][1][1] += y1;
+            }
+          }
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < JOBS; ++r) {
+        const int e = tid + 256 * r;
+        if (e < COMBOS * kQuintTile) m_marg[e] = make_int4(nb[r][0][0], nb[r][0][1], nb[r][1][0], nb[r][1][1]);
+      }
+      __syncthreads();
+      const int32_t l_end = a.contrast ? a.n_real : min(a.n_real, mb0 + kQuintTile - 1);  // l < m
+      const int32_t mw0 = mb0 + warp * 4, m = mw0 + t;
+      for (int32_t lg0 = k + 1; lg0 < l_end; lg0 += 8) {
+        const int32_t l = lg0 + g;
+        {
+          // Warp h + 4 c: class c's l rows against combinations 8 h .. 8 h + 7 as columns; lane
+          // (g, s) gets combinations 8 h + 2 s + p at l's levels 0 and 1 in d[p] and d[2 + p].
+          const int h = warp % 4, c = warp / 4, combo_col = 8 * h + g;
+          int32_t d[4] = {};
+          const int32_t w_end = a.class_word[c + 1];
+          for (int32_t w0 = a.class_word[c]; w0 < w_end; w0 += kTensorWords) {
+            uint32_t lx[4], py[2] = {0u, 0u};
+            row_fragment(a, w0, w_end, {0, 1}, {l, l}, t, lx);
+            if (combo_col < COMBOS) {
+#pragma unroll
+              for (int hf = 0; hf < 2; ++hf) {
+                const int32_t w = w0 + 2 * hf + t / 2;
+                uint32_t x = ~0u;
+#pragma unroll
+                for (int dv = 0, rest = combo_col; dv < 3; ++dv, rest /= 3) {
+                  const int32_t v = dv == 0 ? i : dv == 1 ? j : k;
+                  const uint32_t hv[2] = {bitmap_half(a, w, w_end, 0, v, t % 2), bitmap_half(a, w, w_end, 1, v, t % 2)};
+                  x &= level_bits(hv, rest % 3);
+                }
+                py[hf] = x;
+              }
+            }
+            b1_mma_and_popc(d, lx, py);
+          }
+#pragma unroll
+          for (int p = 0; p < 2; ++p) {
+            const int combo = 8 * h + 2 * t + p;
+            if (combo < COMBOS) {
+              const int32_t all = combo_count[c * COMBOS + combo];
+              l_marg[(c * COMBOS + combo) * 8 + g] = make_int4(d[p], d[2 + p], all - d[p] - d[2 + p], 0);
+            }
+          }
+        }
+        __syncthreads();
+        // A warp none of whose m's follows one of the group's l's leaves the multiprocessor to
+        // the others (the triangle l < m of a tile's last groups).
+        const bool busy = mw0 < m_end && (a.contrast || mw0 + 3 > lg0);
+        int64_t h = 0;  // condH of the full table
+#pragma unroll 1
+        for (int kw = 0; kw < 3 && busy; ++kw) {  // k's level: combinations 9 kw .. 9 kw + 8
+          int32_t acc[9][NC][4] = {};
+#pragma unroll
+          for (int c = 0; c < NC; ++c) {
+            const int32_t w_end = a.class_word[c + 1];
+            for (int32_t w0 = a.class_word[c]; w0 < w_end; w0 += kTensorWords) {
+              uint32_t ih[2][2], jh[2][2], kh[2];  // [half][level]; k at its level kw
+#pragma unroll
+              for (int hf = 0; hf < 2; ++hf) {
+                const int32_t w = w0 + 2 * hf + t / 2;
+                uint32_t kk[2];
+#pragma unroll
+                for (int x = 0; x < 2; ++x) {
+                  ih[hf][x] = bitmap_half(a, w, w_end, x, i, t % 2);
+                  jh[hf][x] = bitmap_half(a, w, w_end, x, j, t % 2);
+                  kk[x] = bitmap_half(a, w, w_end, x, k, t % 2);
+                }
+                kh[hf] = level_bits(kk, kw);
+              }
+              uint32_t lx[4], my[2];
+              row_fragment(a, w0, w_end, {0, 1}, {l, l}, t, lx);
+              column_fragment(a, w0, w_end, g % 2, mw0 + g / 2, t, my);
+#pragma unroll
+              for (int q = 0; q < 9; ++q) {
+                uint32_t px[2], rx[4];
+#pragma unroll
+                for (int hf = 0; hf < 2; ++hf) px[hf] = level_bits(ih[hf], q % 3) & level_bits(jh[hf], q / 3) & kh[hf];
+                rx[0] = px[0] & lx[0];
+                rx[1] = px[0] & lx[1];
+                rx[2] = px[1] & lx[2];
+                rx[3] = px[1] & lx[3];
+                b1_mma_and_popc(acc[q][c], rx, my);
+              }
+            }
+          }
+          // Lane (g, t) holds (l g, m t) at l's level x and m's level y in acc[q][c][2 x + y].
+#pragma unroll
+          for (int q = 0; q < 9; ++q) {
+            const int combo = q + 9 * kw;
+            const int4 mm = m_marg[combo * kQuintTile + warp * 4 + t];
+            int32_t n[NC][3][3];
+#pragma unroll
+            for (int c = 0; c < NC; ++c) {
+              const int4 lm = l_marg[(c * COMBOS + combo) * 8 + g];
+              const int32_t(&d)[4] = acc[q][c];
+              const int32_t m0 = c == 0 ? mm.x : mm.z, m1 = c == 0 ? mm.y : mm.w;
+              n[c][0][0] = d[0];
+              n[c][0][1] = d[1];
+              n[c][1][0] = d[2];
+              n[c][1][1] = d[3];
+              n[c][0][2] = lm.x - d[0] - d[1];
+              n[c][1][2] = lm.y - d[2] - d[3];
+              n[c][2][0] = m0 - d[0] - d[2];
+              n[c][2][1] = m1 - d[1] - d[3];
+              n[c][2][2] = lm.z - n[c][2][0] - n[c][2][1];
+            }
+#pragma unroll
+            for (int x = 0; x < 3; ++x)
+#pragma unroll
+              for (int y = 0; y < 3; ++y) h += voxel_entropy(flat, a.tables, n[0][x][y], n[1][x][y]);
+          }
+        }
+        if (busy && l < l_end && m < m_end && (a.contrast || m > l)) {
+          const int32_t q[5] = {i, j, k, l, m};
+          offer_tuple<5>(a, q, h, [&](int p) { return sub_entropy<5>(a, q, p); });
+        }
+        __syncthreads();  // the l marginals are read before the next group's
+      }
+    }
   }
 }
 
@@ -1691,6 +1962,15 @@ void launch(int32_t k, int32_t m, const SearchArgs& a, cudaStream_t s) {
     allow_dynamic_shared(quad_tensor_kernel);
     quad_tensor_kernel<<<dim3(a.n_real * l_tiles, a.row_end - a.row_begin), 256, shared, s>>>(a, l_tiles);
     check_launch("quad_tensor_kernel");
+    return;
+  }
+  if (k == 5 && m == 3 && a.n_classes == 2 && a.tensor_cores && a.sub) {
+    SearchArgs triples = a;
+    triples.contrast = false;
+    const int64_t n_triples = tuples_from(triples, 3, a.row_begin) - tuples_from(triples, 3, a.row_end);
+    if (n_triples <= 0) return;
+    quint_stream_kernel<<<unsigned(std::min<int64_t>(n_triples, a.blocks)), 256, 0, s>>>(a, n_triples);
+    check_launch("quint_stream_kernel");
     return;
   }
   if (k == 5 && m == 3 && a.n_classes == 2 && a.tensor_cores) {
@@ -1913,8 +2193,10 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
               pass.row_begin = static_cast<int32_t>(first_begin);
               pass.row_end = static_cast<int32_t>(task.n_real);
               if (k == 3) launch_tuples<2>(pass, s);
+              else if (k == 4 && a.tensor_cores && special_kernels(3, b.n_classes) && b.n_levels <= 3)
+                launch(3, b.n_levels, pass, s);  // the tensor-core triple kernel
               else if (k == 4) launch_tuples<3>(pass, s);
-              else launch_tuples<4>(pass, s);
+              else launch(4, b.n_levels, pass, s);  // the quadruple kernel when it applies
               a.sub = dev->sub.data();
             }
             devices.states[d] = std::move(dev);

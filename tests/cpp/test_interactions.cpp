@@ -473,7 +473,11 @@ void gpu_every_dimension(const GpuStatus& gpu) {
                           {3, 200, 5, 3, 60},    {4, 1024, 2, 3, 36},  {4, 333, 3, 2, 40},
                           {4, 200, 4, 4, 18},    {4, 150, 6, 3, 20},   {5, 1024, 2, 3, 22},  {5, 300, 2, 2, 30},
                           {5, 130, 3, 4, 14},    {5, 100, 5, 3, 14},   {4, 200, 2, 2, 30},   {4, 190, 2, 4, 16},
-                          {4, 333, 2, 3, 45},    {5, 333, 2, 3, 26}};
+                          {4, 333, 2, 3, 45},    {5, 333, 2, 3, 26},
+                          // 5-way, 3 levels, 2 classes (quint_stream_kernel): several tiles of m's
+                          // and an odd object count; counts past the flat table's (32) in every
+                          // voxel, over many words a class
+                          {5, 150, 2, 3, 48},    {5, 20000, 2, 3, 16}};
   uint32_t seed = 100;
   for (const Shape& sh : shapes) {
     const Case c = {sh.n_objects, sh.n_classes, sh.n_levels, sh.n_vars, 0, ++seed};
@@ -530,6 +534,8 @@ void gpu_every_dimension(const GpuStatus& gpu) {
              "GPU k=%d m=%d classes=%d contrast=%d: collected gains differ (%zu on the CPU, %zu on the GPU, %zu in "
              "tiles)", sh.k, c.n_levels, c.n_classes, with_contrast, cpu.hits.size(), dev.hits.size(),
              tiled.hits.size());
+      std::printf("interactions GPU: k=%d m=%d classes=%d objects=%d contrast=%d compared\n", sh.k, c.n_levels,
+                  c.n_classes, c.n_objects, with_contrast);
       // (Tables of more cells than objects hold small gains: nothing may pass there.)
       if (tuple_cells(sh.k, c.n_levels) * c.n_classes < c.n_objects)
         EXPECT(!cpu.hits.empty(), "k=%d m=%d classes=%d: the threshold collects nothing", sh.k, c.n_levels,
