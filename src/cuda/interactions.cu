@@ -193,10 +193,40 @@ __host__ __device__ inline size_t table_bytes(int32_t stride, int32_t classes, b
   return size_t(classes + 1) * stride * sizeof(int64_t) * (merged ? 2 : 1);
 }
 
-// condH (fixed point) of the pair (i, j) from its counts at levels below L, count(c, la, lb);
-// the cells with level L follow from the row's and column's level counts and the class sizes
-// (complete_counts' differences written out, so that the table lives in registers: the generic
-// loops over a local array put it in local memory). Integer sums: the same as the CPU's.
+// The count of class c in cell (la, lb) of the pair (i, j) from its counts at levels below L,
+// count(c, la, lb): the cells with level L follow from the row's and column's level counts and
+// the class sizes (complete_counts' differences written out, so that the table lives in
+// registers: the generic loops over a local array put it in local memory). Called in fully
+// unrolled loops, so the branch is chosen at compile time.
+template <int L, int NC, class Counts>
+__device__ __forceinline__ int32_t pair_cell(const Counts& count, const int32_t (&row_levels)[NC][L],
+                                             const int32_t (&col_levels)[NC][L], const SearchArgs& a, int c, int la,
+                                             int lb) {
+  int32_t n;
+  if (la < L && lb < L) {
+    n = static_cast<int32_t>(count(c, la, lb));
+  } else if (la < L) {  // (la, last level of j)
+    n = row_levels[c][la];
+#pragma unroll
+    for (int b = 0; b < L; ++b) n -= static_cast<int32_t>(count(c, la, b));
+  } else if (lb < L) {  // (last level of i, lb)
+    n = col_levels[c][lb];
+#pragma unroll
+    for (int x = 0; x < L; ++x) n -= static_cast<int32_t>(count(c, x, lb));
+  } else {  // both last
+    n = a.class_size[c];
+#pragma unroll
+    for (int x = 0; x < L; ++x) {
+      n -= row_levels[c][x] + col_levels[c][x];
+#pragma unroll
+      for (int b = 0; b < L; ++b) n += static_cast<int32_t>(count(c, x, b));
+    }
+  }
+  return n;
+}
+
+// condH (fixed point) of the pair (i, j) from its counts (pair_cell). Integer sums: the same as
+// the CPU's.
 template <int L, int NC, class Counts>
 __device__ FSGPU_GAIN_INLINE int64_t pair_entropy(const Counts& count, const int32_t (&row_levels)[NC][L],
                                                   const int32_t (&col_levels)[NC][L], const SearchArgs& a,
@@ -210,26 +240,7 @@ __device__ FSGPU_GAIN_INLINE int64_t pair_entropy(const Counts& count, const int
       int64_t classes = 0;
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
-        int32_t n;
-        if (la < L && lb < L) {
-          n = static_cast<int32_t>(count(c, la, lb));
-        } else if (la < L) {  // (la, last level of j)
-          n = row_levels[c][la];
-#pragma unroll
-          for (int b = 0; b < L; ++b) n -= static_cast<int32_t>(count(c, la, b));
-        } else if (lb < L) {  // (last level of i, lb)
-          n = col_levels[c][lb];
-#pragma unroll
-          for (int x = 0; x < L; ++x) n -= static_cast<int32_t>(count(c, x, lb));
-        } else {  // both last
-          n = a.class_size[c];
-#pragma unroll
-          for (int x = 0; x < L; ++x) {
-            n -= row_levels[c][x] + col_levels[c][x];
-#pragma unroll
-            for (int b = 0; b < L; ++b) n += static_cast<int32_t>(count(c, x, b));
-          }
-        }
+        const int32_t n = pair_cell<L, NC>(count, row_levels, col_levels, a, c, la, lb);
         total += n;
         classes += tables.cell[c * tables.stride + n];
       }
@@ -441,26 +452,7 @@ __device__ FSGPU_GAIN_INLINE int64_t pair_entropy_split(const Counts& count, con
       int32_t total = 0;
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
-        int32_t n;
-        if (la < L && lb < L) {
-          n = static_cast<int32_t>(count(c, la, lb));
-        } else if (la < L) {
-          n = row_levels[c][la];
-#pragma unroll
-          for (int b = 0; b < L; ++b) n -= static_cast<int32_t>(count(c, la, b));
-        } else if (lb < L) {
-          n = col_levels[c][lb];
-#pragma unroll
-          for (int x = 0; x < L; ++x) n -= static_cast<int32_t>(count(c, x, lb));
-        } else {
-          n = a.class_size[c];
-#pragma unroll
-          for (int x = 0; x < L; ++x) {
-            n -= row_levels[c][x] + col_levels[c][x];
-#pragma unroll
-            for (int b = 0; b < L; ++b) n += static_cast<int32_t>(count(c, x, b));
-          }
-        }
+        const int32_t n = pair_cell<L, NC>(count, row_levels, col_levels, a, c, la, lb);
         total += n;
         hi -= t.hi[c * t.stride + n];
         lo -= t.lo[c * t.stride + n];
