@@ -1,7 +1,8 @@
 // kNN without R: the host blocks kept from call to call; the CPU engine against every pair's
 // knn_key() sorted, thread counts, ties and duplicates, k = n - 1, queries, and (on a GPU) the
 // GPU engine against the CPU bitwise, resident, streamed and kept on the device (gpu_knn_keep),
-// on one device and on two; the range search the same way. Distances against R's are checked in tests/testthat/test-knn-graph.R.
+// on one device and on two, from pageable and page-locked host memory; the range search the same
+// way. Distances against R's are checked in tests/testthat/test-knn-graph.R.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -328,7 +329,10 @@ void knn_tests(const GpuStatus& gpu) {
   }
   // Enough points that the GPU stages its uploads through page-locked buffers (26 MB of double
   // rows: more 8 MB chunks than the ring has slots, the last one partial): rows spread over the
-  // points against brute force (the CPU engine on all of them would take too long here).
+  // points against brute force (the CPU engine on all of them would take too long here). Then
+  // the same with the kept host blocks page-locked, as knn_graph() asks before a GPU search: the
+  // rows go up and the neighbour lists come down directly; and a search repeated on the device
+  // buffers that the last one left gives the same.
   if (!gpu.devices.empty()) {
     const int64_t n = 40000;
     const int32_t dim = 81, k = 10;
@@ -336,23 +340,34 @@ void knn_tests(const GpuStatus& gpu) {
     GpuOptions options;
     options.devices.push_back(0);
     options.host_threads = 2;
-    for (KnnMetric m : {KnnMetric::pearson, KnnMetric::euclidean}) {
-      const KnnPoints p = prepare_points(x.data(), n, dim, m, 2);
-      const KnnResult gpu_result = gpu_knn(p, nullptr, k, options, nullptr, nullptr);
+    auto wrong_of_sample = [&](const KnnPoints& p, const KnnResult& r) {
       int wrong = 0;
       for (int64_t i = 0; i < n; i += 997) {
         std::vector<std::pair<double, int32_t>> all;
         for (int64_t j = 0; j < n; ++j)
           if (j != i)
-            all.emplace_back(knn_key(m, p.rows.data() + i * p.stride, p.rows.data() + j * p.stride, p.stride, p.norm(i),
-                                     p.norm(j)), int32_t(j));
+            all.emplace_back(knn_key(p.metric, p.rows.data() + i * p.stride, p.rows.data() + j * p.stride, p.stride,
+                                     p.norm(i), p.norm(j)), int32_t(j));
         std::partial_sort(all.begin(), all.begin() + k, all.end());
         for (int32_t c = 0; c < k; ++c)
-          wrong += gpu_result.index[i * k + c] != all[c].second ||
-                   gpu_result.distance[i * k + c] != knn_key_distance(m, all[c].first);
+          wrong += r.index[i * k + c] != all[c].second || r.distance[i * k + c] != knn_key_distance(p.metric, all[c].first);
       }
-      EXPECT(wrong == 0, "40,000 points %s: %d neighbours of sampled rows differ from brute force", names[int(m)], wrong);
+      return wrong;
+    };
+    for (bool locked : {false, true}) {
+      if (locked) gpu_lock_host_blocks();
+      for (KnnMetric m : {KnnMetric::pearson, KnnMetric::euclidean}) {
+        const KnnPoints p = prepare_points(x.data(), n, dim, m, 2);
+        const KnnResult gpu_result = gpu_knn(p, nullptr, k, options, nullptr, nullptr);
+        const int wrong = wrong_of_sample(p, gpu_result);
+        EXPECT(wrong == 0, "40,000 points %s%s: %d neighbours of sampled rows differ from brute force", names[int(m)],
+               locked ? " (page-locked)" : "", wrong);
+        if (locked)
+          EXPECT(same(gpu_result, gpu_knn(p, nullptr, k, options, nullptr, nullptr)),
+                 "40,000 points %s: again, on the kept device buffers", names[int(m)]);
+      }
     }
+    EXPECT(kept_host_blocks().locked > 0, "40,000 points: the kept host blocks page-locked");
   }
   // Range search: CPU against every pair's knn_key(), thread counts, queries, a threshold per
   // query (some of them exactly a pair's distance), and on a GPU the GPU against the CPU bitwise.
