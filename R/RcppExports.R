@@ -81,8 +81,8 @@ fsgpu_interaction_scores <- function(gain, n_real, scale, df, mode, fit_contrast
     .Call(`_fsgpu_fsgpu_interaction_scores`, gain, n_real, scale, df, mode, fit_contrast, search_points, p_adjust, level, names, tuples, discretization, threads)
 }
 
-fsgpu_knn <- function(x, query, k, metric, backend, threads, devices, memory_limit, progress = NULL) {
-    .Call(`_fsgpu_fsgpu_knn`, x, query, k, metric, backend, threads, devices, memory_limit, progress)
+fsgpu_knn <- function(x, query, k, metric, backend, threads, devices, memory_limit, progress = NULL, row_names = NULL) {
+    .Call(`_fsgpu_fsgpu_knn`, x, query, k, metric, backend, threads, devices, memory_limit, progress, row_names)
 }
 
 fsgpu_snn_edges <- function(index, type, threads) {

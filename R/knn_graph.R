@@ -63,9 +63,13 @@ knn_metrics <- c("pearson", "spearman", "cosine", "euclidean", "manhattan")
 #' @param ... Passed on by methods.
 #' @return For `output = "index"`, a list of class `fsgpu_knn` with `index` and `distance`
 #'   (rows named as the points) and attributes `metric`, `k`, `self` (`FALSE` with `query`),
-#'   `backend`, `elapsed`,
-#'   `timings` and `run` (where the job ran and why, as in [select_features()]); it has `print`
-#'   and `plot` methods. For `"edges"`, a data frame `from`, `to`, `rank`, `distance`, `similarity`
+#'   `backend`, `elapsed` (seconds in the engine's call), `timings` and `run` (where the job ran
+#'   and why, as in [select_features()]); it has `print` and `plot` methods. `timings` holds
+#'   seconds: `prepare` (the points made ready for the metric), `search`, `results` (the result
+#'   matrices), on the GPU the search's phases (`gpu_upload`, `gpu_candidates`, `gpu_rerank`,
+#'   `gpu_download`) and counts, and, without `BPPARAM`, `total` (the whole call) and `r_side`
+#'   (what of it `prepare`, `search` and `results` leave: R's checks, the calls into the engine
+#'   and back, garbage collection). For `"edges"`, a data frame `from`, `to`, `rank`, `distance`, `similarity`
 #'   (kNN: one row per point and neighbour, in order; mutual: each pair once, `from` before `to`),
 #'   or `from`, `to`, `weight` for an SNN graph. For `"igraph"`, a graph whose vertices are
 #'   the points, with edge attributes `weight` (and `distance` unless SNN).
@@ -158,6 +162,7 @@ knn_work <- function(n_queries, n, p) as.numeric(n_queries) * n * p / 64
 
 run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, devices, BPPARAM = NULL,
                     quiet = FALSE, x_arg = "x") {
+  started <- unclass(Sys.time())  # proc.time() counts milliseconds: too coarse for a small search
   bp <- bp_setup(BPPARAM, devices, threads)
   if (!is.character(metric) || length(metric) != 1 || !metric %in% knn_metrics)
     stop("metric must be one of ", quote_list(knn_metrics), call. = FALSE)
@@ -190,27 +195,33 @@ run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, 
   # Progress from the engine; blocks on workers report none.
   progress <- if (is.null(bp)) job_progress(sprintf("Finding %d nearest neighbours of %s points", k,
                                                      format(n_queries, big.mark = ",")), quiet)
-  # On an error, bad values are the likely cause: their rows are named (found only then).
-  search <- function() if (is.null(bp)) do.call(fsgpu_knn, c(args, list(progress = progress))) else bp_knn(bp, args)
-  start <- proc.time()[["elapsed"]]
+  names <- rownames(x)
+  query_names <- if (is.null(query)) names else rownames(query)
+  # On an error, bad values are the likely cause: their rows are named (found only then). The
+  # glue names the rows of the matrices it makes: R's rownames<- would copy them.
+  search <- function() {
+    if (is.null(bp)) return(do.call(fsgpu_knn, c(args, list(progress = progress, row_names = query_names))))
+    res <- bp_knn(bp, args)
+    if (!is.null(query_names)) rownames(res$index) <- rownames(res$distance) <- query_names
+    res
+  }
+  start <- unclass(Sys.time())
   res <- tryCatch(search(), error = function(e) {
     stop_if_nonfinite(x, x_arg)
     stop_if_nonfinite(query, "query")
     stop(e)
   })
-  elapsed <- proc.time()[["elapsed"]] - start
+  elapsed <- unclass(Sys.time()) - start
   progress_done(progress)
   if (res$constant_rows > 0 && metric != "euclidean" && metric != "manhattan")
     message(sprintf("%d constant row%s: %s correlation with any row is taken as 0 (distance 1)", res$constant_rows,
                     if (res$constant_rows > 1) "s" else "", if (res$constant_rows > 1) "their" else "its"))
-  names <- rownames(x)
-  query_names <- if (is.null(query)) names else rownames(query)
-  rownames(res$index) <- rownames(res$distance) <- query_names
   similarity <- function(d) if (metric %in% c("euclidean", "manhattan")) 1 / (1 + d) else 1 - d
   label <- function(i, nm) if (is.null(nm)) i else nm[i]
   if (output == "index" && !mutual && is.null(snn)) {
     return(structure(list(index = res$index, distance = res$distance), class = "fsgpu_knn", metric = metric, k = k,
-                     backend = res$backend, elapsed = elapsed, timings = res$timings, self = is.null(query),
+                     backend = res$backend, elapsed = elapsed, timings = if (is.null(bp)) with_r_side(res$timings, started) else res$timings,
+                     self = is.null(query),
                      run = backend_used(res$backend, bp_threads(bp, threads), devices, elapsed, chosen$why_cpu,
                                         bp_workers(bp))))
   }
@@ -242,6 +253,15 @@ run_knn <- function(x, k, metric, output, mutual, snn, query, backend, threads, 
   g <- igraph::graph_from_data_frame(data.frame(from = edges$from, to = edges$to, weight = edges$similarity,
                                                 distance = edges$distance), directed = FALSE, vertices = vertices)
   igraph::simplify(g, edge.attr.comb = "first")  # i->j and j->i are one edge
+}
+
+# A search's timings with `total`, the seconds since `started` (run_knn's start), and `r_side`,
+# what of them the engine's own (prepare, search and results) leave: R's checks, its calls into
+# the glue and out of it, and the garbage collections they set off.
+with_r_side <- function(timings, started) {
+  total <- unclass(Sys.time()) - started
+  engine <- sum(timings[intersect(c("prepare", "search", "results"), names(timings))])
+  c(timings, r_side = total - engine, total = total)
 }
 
 #' @exportS3Method print fsgpu_knn

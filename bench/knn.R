@@ -5,6 +5,12 @@
 #                       [--others] [--reps 3] [--devices 0] [--out DIR] [--tag TAG] [--seed 1]
 #                       [--fp32-tflops 66.9] [--tf32-tflops 494.7]
 #
+# Each GPU run follows a warm-up call (the same call, or for shapes past 100,000 points one on
+# 2,000 of their rows) and, as system.time() does by default, a garbage collection: a collection
+# that the session's earlier allocations make due would otherwise fall into whichever run comes
+# next (a full one takes 0.1-0.6 s with fsgpu's imports loaded). The R side of a run (its
+# timings' r_side: R's checks, the calls into the engine and back) is reported with its share.
+#
 # Shapes (rows x 295 columns, the GPU-FS-kNN paper's sizes): base (24,158: synthetic gene
 # profiles from 20 latent factors plus noise), expanded_A (384,126) and expanded_B (1,533,876):
 # averages of pairs of base rows, as the paper built its expanded sets from pairs of probes.
@@ -86,6 +92,8 @@ add_row <- function(shape, n, tool, backend, threads, device, seconds, runs, tim
     fp32_bound_seconds = bound, bound_fraction = if (is.na(bound)) NA else bound / seconds,
     tf32_bound_seconds = tensor_bound, tf32_fraction = if (is.na(tensor_bound)) NA else tensor_bound / seconds,
     target_seconds = unname(target), target_met = if (is.na(target)) NA else seconds <= target,
+    r_side_seconds = if (is.null(timings)) NA else timings[["r_side"]],
+    r_side_share = if (is.null(timings)) NA else timings[["r_side"]] / timings[["total"]],
     identical_to_gpu = agrees,
     timings = if (is.null(timings)) "" else paste(sprintf("%s=%.4g", names(timings), timings), collapse = " "),
     stringsAsFactors = FALSE)
@@ -103,15 +111,17 @@ for (shape in opts$shapes) {
     args <- list(x, k = opts$k, metric = "pearson", backend = backend)
     if (backend == "gpu") args$devices <- devices else args$threads <- opts$threads
     reps <- if (backend == "cpu") 1L else opts$reps
-    if (backend == "gpu") invisible(do.call(knn_graph, c(list(x[1:2000, ]), args[-1])))  # warm-up
+    if (backend == "gpu") invisible(do.call(knn_graph, c(list(if (n > 100000) x[1:2000, ] else x), args[-1])))
     runs <- numeric(reps)
-    for (r in seq_len(reps)) runs[r] <- system.time(res <- do.call(knn_graph, args), gcFirst = FALSE)[["elapsed"]]
+    for (r in seq_len(reps)) runs[r] <- system.time(res <- do.call(knn_graph, args))[["elapsed"]]
     if (backend == "gpu") gpu_result <- res
     agrees <- if (backend == "cpu" && !is.null(gpu_result)) identical(unclass(res)[1:2], unclass(gpu_result)[1:2]) else NA
     device <- if (backend == "gpu") backend_info()$devices$name[1] else cpu_model()
     add_row(shape, n, "fsgpu", backend, if (backend == "cpu") opts$threads else NA, device, stats::median(runs),
             paste(sprintf("%.3f", runs), collapse = " "), attr(res, "timings"), agrees)
-    say("  fsgpu %s: %.3f s (runs %s)%s%s", backend, stats::median(runs), paste(sprintf("%.3f", runs), collapse = " "),
+    say("  fsgpu %s: %.3f s (runs %s; R side of the last %.4f s, %.1f%%)%s%s", backend, stats::median(runs),
+        paste(sprintf("%.3f", runs), collapse = " "), rows[[length(rows)]]$r_side_seconds,
+        100 * rows[[length(rows)]]$r_side_share,
         if (!is.na(agrees)) sprintf(", identical to the GPU: %s", agrees) else "",
         if (backend == "gpu") sprintf(", %.2f of the FP32 bound, %.3f of the TF32 tensor bound; %s",
                                       rows[[length(rows)]]$bound_fraction, rows[[length(rows)]]$tf32_fraction,
@@ -141,17 +151,21 @@ utils::write.csv(results, paste0(stem, ".csv"), row.names = FALSE)
 fmt <- function(v) ifelse(is.na(v), "-", ifelse(v >= 1, sprintf("%.2f", v), sprintf("%.3g", v)))
 md <- c(sprintf("# kNN benchmark: %s", basename(stem)), "",
         sprintf("Written by `bench/knn.R`: exact k = %d Pearson neighbours of every row (295 columns), seconds end to end", opts$k),
-        "from R (median of the runs; the GPU after a warm-up). FP32 bound: 2 n^2 d flops at the GPU's FP32 rate",
+        "from R (median of the runs, each after a gc(); the GPU after a warm-up). R side: the last run's",
+        "seconds outside the engine's prepare, search and results (R's checks, the calls in and out), and their share.",
+        "FP32 bound: 2 n^2 d flops at the GPU's FP32 rate",
         sprintf("(%g TFLOP/s), TF32 bound: at its TF32 tensor rate (%g TFLOP/s); \"of\" is bound / seconds. For other tools,",
                 opts$fp32_tflops, opts$tf32_tflops),
         "\"identical\" is the share of neighbours equal to fsgpu's.", "",
-        "| shape | points | tool | backend | threads | device | seconds | FP32 bound s | of FP32 | of TF32 | target s | met | identical |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+        "| shape | points | tool | backend | threads | device | seconds | R side s | R share | FP32 bound s | of FP32 | of TF32 | target s | met | identical |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 for (i in seq_len(nrow(results))) {
   r <- results[i, ]
-  md <- c(md, sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", r$shape,
+  md <- c(md, sprintf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", r$shape,
                       format(r$points, big.mark = ","), r$tool, r$backend, ifelse(is.na(r$threads), "-", r$threads),
-                      r$device, fmt(r$seconds), fmt(r$fp32_bound_seconds), fmt(r$bound_fraction), fmt(r$tf32_fraction),
+                      r$device, fmt(r$seconds), fmt(r$r_side_seconds),
+                      ifelse(is.na(r$r_side_share), "-", sprintf("%.1f%%", 100 * r$r_side_share)),
+                      fmt(r$fp32_bound_seconds), fmt(r$bound_fraction), fmt(r$tf32_fraction),
                       ifelse(is.na(r$target_seconds), "-", r$target_seconds),
                       ifelse(is.na(r$target_met), "-", ifelse(r$target_met, "yes", "**no**")),
                       ifelse(is.na(r$identical_to_gpu), "-", as.character(r$identical_to_gpu))))

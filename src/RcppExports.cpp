@@ -338,8 +338,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_knn
-Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> query, int k, std::string metric, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
-RcppExport SEXP _fsgpu_fsgpu_knn(SEXP xSEXP, SEXP querySEXP, SEXP kSEXP, SEXP metricSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
+Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> query, int k, std::string metric, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, SEXP row_names);
+RcppExport SEXP _fsgpu_fsgpu_knn(SEXP xSEXP, SEXP querySEXP, SEXP kSEXP, SEXP metricSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP row_namesSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -352,7 +352,8 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type devices(devicesSEXP);
     Rcpp::traits::input_parameter< double >::type memory_limit(memory_limitSEXP);
     Rcpp::traits::input_parameter< SEXP >::type progress(progressSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_knn(x, query, k, metric, backend, threads, devices, memory_limit, progress));
+    Rcpp::traits::input_parameter< SEXP >::type row_names(row_namesSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_knn(x, query, k, metric, backend, threads, devices, memory_limit, progress, row_names));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -667,7 +668,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_default_names", (DL_FUNC) &_fsgpu_fsgpu_default_names, 2},
     {"_fsgpu_fsgpu_holm", (DL_FUNC) &_fsgpu_fsgpu_holm, 1},
     {"_fsgpu_fsgpu_interaction_scores", (DL_FUNC) &_fsgpu_fsgpu_interaction_scores, 13},
-    {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 9},
+    {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 10},
     {"_fsgpu_fsgpu_snn_edges", (DL_FUNC) &_fsgpu_fsgpu_snn_edges, 3},
     {"_fsgpu_fsgpu_mi_pairs", (DL_FUNC) &_fsgpu_fsgpu_mi_pairs, 19},
     {"_fsgpu_fsgpu_mi_matrix", (DL_FUNC) &_fsgpu_fsgpu_mi_matrix, 12},

@@ -27,15 +27,18 @@ KnnMetric metric_of(const std::string& name) {
 // The k nearest rows of x (a double matrix, points in rows) of every row of x (query NULL: each
 // row excluding itself) or of query: index (1-based) and distance matrices, queries x k, the
 // backend that ran, the number of rows a correlation metric found constant (of both, and of x
-// alone), and timings.
+// alone), and timings: prepare (the points), search (the engine), results (R's matrices, whose
+// rows are named row_names: NULL or the queries' names) and the GPU's phases.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> query, int k, std::string metric,
                      std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit,
-                     SEXP progress = R_NilValue) {
+                     SEXP progress = R_NilValue, SEXP row_names = R_NilValue) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
-  const Clock::time_point start = Clock::now();
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  Clock::time_point start = Clock::now();
   const KnnMetric m = metric_of(metric);
+  if (backend == "gpu") gpu_lock_host_blocks();  // the points' rows and the results, copied directly
   const KnnPoints reference = prepare_points(x.begin(), x.nrow(), x.ncol(), m, threads);
   KnnPoints queries;
   const bool self = query.isNull();
@@ -43,7 +46,8 @@ Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> 
     Rcpp::NumericMatrix qx(query.get());
     queries = prepare_points(qx.begin(), qx.nrow(), qx.ncol(), m, threads);
   }
-  const double prepare_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double prepare_seconds = seconds_since(start);
+  start = Clock::now();
   JobProgress job(progress);
   KnnResult r;
   GpuKnnPhases phases;
@@ -56,10 +60,12 @@ Rcpp::List fsgpu_knn(Rcpp::NumericMatrix x, Rcpp::Nullable<Rcpp::NumericMatrix> 
   } else {
     r = cpu_knn(reference, self ? nullptr : &queries, k, threads, job.whole());
   }
-  const Rcpp::List matrices = knn_result_matrices(r, threads);
-  Rcpp::NumericVector timings = Rcpp::NumericVector::create(
-      Rcpp::Named("prepare") = prepare_seconds,
-      Rcpp::Named("search") = std::chrono::duration<double>(Clock::now() - start).count() - prepare_seconds);
+  const double search_seconds = seconds_since(start);
+  start = Clock::now();
+  const Rcpp::List matrices = knn_result_matrices(r, threads, row_names);
+  Rcpp::NumericVector timings = Rcpp::NumericVector::create(Rcpp::Named("prepare") = prepare_seconds,
+                                                            Rcpp::Named("search") = search_seconds,
+                                                            Rcpp::Named("results") = seconds_since(start));
   if (backend == "gpu") {
     timings.push_back(phases.upload, "gpu_upload");
     timings.push_back(phases.candidates, "gpu_candidates");

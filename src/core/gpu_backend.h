@@ -118,6 +118,11 @@ struct GpuKnnPhases {
   }
 };
 
+// Lets the host blocks that searches keep from call to call (host_blocks.h: the kNN search's
+// prepared rows and neighbour lists) be page-locked from now on, so that devices copy them
+// directly, without a staging copy. Called before a GPU search (nothing here runs at load).
+void gpu_lock_host_blocks();
+
 // Reference points kept on the devices between searches (an index's device copy, freed with
 // it): gpu_knn() and gpu_knn_range() given it for the same points upload none of them to those
 // devices. gpu_knn_keep() copies `reference` to every device of options (the pointer must not

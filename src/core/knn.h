@@ -11,53 +11,17 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
 #include <functional>
-#include <new>
-#include <memory>
 #include <utility>
 #include <vector>
 
 #include "checkpoint.h"
+#include "host_blocks.h"
 #include "row_vector.h"
-
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
 
 namespace fsgpu {
 
 enum class KnnMetric : int32_t { pearson, spearman, cosine, euclidean, manhattan };
-
-// The prepared rows' allocator: uninitialised (as RowVector, for the same reason), and on Linux
-// big arrays in 2 MB pages where the kernel gives them (madvise): the preparing threads' first
-// touch of fresh 4 KB pages, a fault each, was much of the preparation of a small search.
-template <class T>
-struct PointRowsAllocator : UninitialisedAllocator<T> {
-  template <class U>
-  struct rebind {
-    using other = PointRowsAllocator<U>;
-  };
-  PointRowsAllocator() = default;
-  template <class U>
-  PointRowsAllocator(const PointRowsAllocator<U>&) noexcept {}
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  static constexpr size_t kPage = size_t(2) << 20;
-  static bool big(size_t n) { return n * sizeof(T) >= 4 * kPage; }
-  T* allocate(size_t n) {
-    if (!big(n)) return std::allocator<T>::allocate(n);
-    const size_t bytes = (n * sizeof(T) + kPage - 1) / kPage * kPage;
-    void* p = std::aligned_alloc(kPage, bytes);
-    if (!p) throw std::bad_alloc();
-    madvise(p, bytes, MADV_HUGEPAGE);  // a refusal leaves 4 KB pages: only slower
-    return static_cast<T*>(p);
-  }
-  void deallocate(T* p, size_t n) {
-    if (big(n)) std::free(p);
-    else std::allocator<T>::deallocate(p, n);
-  }
-#endif
-};
 
 // Points prepared for a metric: rows of `dim` values (padded with zeros to `stride`, a multiple
 // of 4, which changes no distance). pearson: centred and scaled to unit length (a constant row
@@ -69,7 +33,7 @@ struct KnnPoints {
   KnnMetric metric = KnnMetric::euclidean;
   int64_t n = 0;
   int32_t dim = 0, stride = 0;
-  std::vector<double, PointRowsAllocator<double>> rows;  // n x stride, row-major
+  HostArray<double> rows;       // n x stride, row-major (host_blocks.h: kept from call to call)
   std::vector<double> norms;    // spearman: each row's length (0 for a constant row); empty otherwise
   int64_t constant_rows = 0;    // pearson, spearman, cosine: rows without variation (or length)
 
@@ -85,8 +49,8 @@ KnnPoints prepare_points(const double* x, int64_t n, int32_t dim, KnnMetric metr
 struct KnnResult {
   int64_t n_queries = 0;
   int32_t k = 0;
-  RowVector<int32_t> index;   // uninitialised when sized: the searches write every entry
-  RowVector<double> distance;
+  HostArray<int32_t> index;   // uninitialised when sized: the searches write every entry
+  HostArray<double> distance;
 };
 
 // Throws when queries (null: the reference points themselves) and reference points do not fit

@@ -33,6 +33,8 @@ std::vector<FeatureCuts> gpu_discretize(const DiscretizeTask&, const GpuOptions&
   throw std::runtime_error(gpu_status().problem);
 }
 
+void gpu_lock_host_blocks() {}  // no device copies from them
+
 std::shared_ptr<GpuKnnKept> gpu_knn_keep(const KnnPoints&, const GpuOptions&) {
   throw std::runtime_error(gpu_status().problem);
 }

@@ -1,8 +1,8 @@
-// kNN without R: the CPU engine against every pair's knn_key() sorted, thread counts, ties
-// and duplicates, k = n - 1, queries, and (on a GPU) the GPU engine against the CPU bitwise,
-// resident, streamed and kept on the device (gpu_knn_keep), on one device and on two; the
-// range search the same way. Distances against R's are checked in
-// tests/testthat/test-knn-graph.R.
+// kNN without R: the host blocks kept from call to call; the CPU engine against every pair's
+// knn_key() sorted, thread counts, ties and duplicates, k = n - 1, queries, and (on a GPU) the
+// GPU engine against the CPU bitwise, resident, streamed and kept on the device (gpu_knn_keep),
+// on one device and on two, from pageable and page-locked host memory; the range search the same
+// way. Distances against R's are checked in tests/testthat/test-knn-graph.R.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -83,9 +83,97 @@ bool same(const KnnResult& a, const KnnResult& b) {
          !std::memcmp(a.distance.data(), b.distance.data(), a.distance.size() * sizeof(double));
 }
 
+// A stand-in for the GPU backend's page-locking: counts the blocks it holds locked.
+int fake_locked = 0;
+bool fake_lock(void*, size_t) { return ++fake_locked > 0; }
+void fake_unlock(void*) { --fake_locked; }
+const PageLocking kFakeLocking{fake_lock, fake_unlock};
+
+// The host blocks kept from call to call (host_blocks.h): a block given back serves the next
+// request of its size (up to twice the size asked for), those kept stay within kKeptHostBytes,
+// the longest idle freed first, locking happens once a block can be kept and undoes itself
+// when it is freed; and points prepared into a reused block (holding another search's rows)
+// equal points prepared into a fresh one, and search the same.
+void host_block_tests() {
+  free_kept_host_blocks();
+  const size_t mb = size_t(1) << 20;
+  void* a = take_host_block(3 * mb);  // 4 MB: whole 2 MB pages
+  give_back_host_block(a);
+  EXPECT(kept_host_blocks().blocks == 1 && kept_host_blocks().bytes == 4 * mb, "host blocks: one of 4 MB kept");
+  EXPECT(take_host_block(4 * mb) == a, "host blocks: the kept block serves a request of its size");
+  void* b = take_host_block(mb);
+  EXPECT(b != a && kept_host_blocks().blocks == 0, "host blocks: none kept while in use");
+  give_back_host_block(b);
+  give_back_host_block(a);
+  void* c = take_host_block(10 * mb);
+  give_back_host_block(c);
+  EXPECT(take_host_block(4 * mb) == a, "host blocks: the smallest that fits");
+  EXPECT(take_host_block(2 * mb) == b, "host blocks: the smallest that fits, again");
+  void* d = take_host_block(2 * mb);
+  EXPECT(d != c, "host blocks: not one more than twice the size");
+  give_back_host_block(d);
+  give_back_host_block(a);
+  give_back_host_block(b);
+  EXPECT(take_host_block(5 * mb) == c, "host blocks: one up to twice the size");
+  give_back_host_block(c);
+  void* big = take_host_block(kKeptHostBytes + mb);
+  give_back_host_block(big);
+  EXPECT(kept_host_blocks().bytes == 18 * mb, "host blocks: one bigger than kKeptHostBytes is not kept");
+  // Three of 40% of kKeptHostBytes: the first given back goes when the third comes.
+  free_kept_host_blocks();
+  void* third[3];
+  for (void*& p : third) p = take_host_block(kKeptHostBytes / 5 * 2);
+  for (void* p : third) give_back_host_block(p);
+  const KeptHostBlocks k3 = kept_host_blocks();
+  EXPECT(k3.bytes <= kKeptHostBytes && k3.blocks == 2, "host blocks: kept %zu bytes in %d blocks", k3.bytes, k3.blocks);
+  void* again = take_host_block(kKeptHostBytes / 5 * 2);
+  EXPECT(again == third[1] || again == third[2], "host blocks: the longest idle was freed");
+  give_back_host_block(again);
+  free_kept_host_blocks();
+  EXPECT(kept_host_blocks().blocks == 0, "host blocks: all freed");
+
+  set_page_locking(&kFakeLocking);
+  void* locked = take_host_block(2 * mb);
+  EXPECT(fake_locked == 1, "host blocks: locked when taken");
+  give_back_host_block(locked);
+  EXPECT(take_host_block(2 * mb) == locked && fake_locked == 1, "host blocks: a kept block is locked once");
+  void* unlocked = take_host_block(kKeptHostBytes + mb);
+  EXPECT(fake_locked == 1, "host blocks: one that cannot be kept is not locked");
+  give_back_host_block(unlocked);
+  give_back_host_block(locked);
+  set_page_locking(nullptr);
+  EXPECT(kept_host_blocks().locked == 1, "host blocks: stays locked while kept");
+  free_kept_host_blocks();
+  EXPECT(fake_locked == 0, "host blocks: unlocked when freed");
+
+  // 4,000 points of 70 values: 2.3 MB of rows, in a block that the next preparation reuses.
+  const int64_t n = 4000;
+  const int32_t dim = 70;
+  const std::vector<double> x = make_points(80, n, dim), other = make_points(81, n, dim);
+  for (KnnMetric m : {KnnMetric::pearson, KnnMetric::spearman, KnnMetric::euclidean}) {
+    KnnResult first;
+    std::vector<double> fresh_rows;
+    const double* fresh_block = nullptr;
+    {
+      const KnnPoints fresh = prepare_points(x.data(), n, dim, m, 2);
+      fresh_rows.assign(fresh.rows.begin(), fresh.rows.end());
+      fresh_block = fresh.rows.data();
+      first = cpu_knn(fresh, nullptr, 15, 2, nullptr);
+    }
+    { const KnnPoints overwritten = prepare_points(other.data(), n, dim, m, 2); }  // the block holds other rows
+    const KnnPoints reused = prepare_points(x.data(), n, dim, m, 2);
+    EXPECT(reused.rows.data() == fresh_block, "host blocks %d: the rows' block reused", int(m));
+    EXPECT(reused.rows.size() == fresh_rows.size() &&
+               !std::memcmp(reused.rows.data(), fresh_rows.data(), fresh_rows.size() * sizeof(double)),
+           "host blocks %d: rows prepared into a reused block", int(m));
+    EXPECT(same(first, cpu_knn(reused, nullptr, 15, 2, nullptr)), "host blocks %d: search on a reused block", int(m));
+  }
+}
+
 }  // namespace
 
 void knn_tests(const GpuStatus& gpu) {
+  host_block_tests();
   const KnnMetric metrics[] = {KnnMetric::pearson, KnnMetric::spearman, KnnMetric::cosine, KnnMetric::euclidean,
                                KnnMetric::manhattan};
   const char* names[] = {"pearson", "spearman", "cosine", "euclidean", "manhattan"};
@@ -241,7 +329,10 @@ void knn_tests(const GpuStatus& gpu) {
   }
   // Enough points that the GPU stages its uploads through page-locked buffers (26 MB of double
   // rows: more 8 MB chunks than the ring has slots, the last one partial): rows spread over the
-  // points against brute force (the CPU engine on all of them would take too long here).
+  // points against brute force (the CPU engine on all of them would take too long here). Then
+  // the same with the kept host blocks page-locked, as knn_graph() asks before a GPU search: the
+  // rows go up and the neighbour lists come down directly; and a search repeated on the device
+  // buffers that the last one left gives the same.
   if (!gpu.devices.empty()) {
     const int64_t n = 40000;
     const int32_t dim = 81, k = 10;
@@ -249,23 +340,34 @@ void knn_tests(const GpuStatus& gpu) {
     GpuOptions options;
     options.devices.push_back(0);
     options.host_threads = 2;
-    for (KnnMetric m : {KnnMetric::pearson, KnnMetric::euclidean}) {
-      const KnnPoints p = prepare_points(x.data(), n, dim, m, 2);
-      const KnnResult gpu_result = gpu_knn(p, nullptr, k, options, nullptr, nullptr);
+    auto wrong_of_sample = [&](const KnnPoints& p, const KnnResult& r) {
       int wrong = 0;
       for (int64_t i = 0; i < n; i += 997) {
         std::vector<std::pair<double, int32_t>> all;
         for (int64_t j = 0; j < n; ++j)
           if (j != i)
-            all.emplace_back(knn_key(m, p.rows.data() + i * p.stride, p.rows.data() + j * p.stride, p.stride, p.norm(i),
-                                     p.norm(j)), int32_t(j));
+            all.emplace_back(knn_key(p.metric, p.rows.data() + i * p.stride, p.rows.data() + j * p.stride, p.stride,
+                                     p.norm(i), p.norm(j)), int32_t(j));
         std::partial_sort(all.begin(), all.begin() + k, all.end());
         for (int32_t c = 0; c < k; ++c)
-          wrong += gpu_result.index[i * k + c] != all[c].second ||
-                   gpu_result.distance[i * k + c] != knn_key_distance(m, all[c].first);
+          wrong += r.index[i * k + c] != all[c].second || r.distance[i * k + c] != knn_key_distance(p.metric, all[c].first);
       }
-      EXPECT(wrong == 0, "40,000 points %s: %d neighbours of sampled rows differ from brute force", names[int(m)], wrong);
+      return wrong;
+    };
+    for (bool locked : {false, true}) {
+      if (locked) gpu_lock_host_blocks();
+      for (KnnMetric m : {KnnMetric::pearson, KnnMetric::euclidean}) {
+        const KnnPoints p = prepare_points(x.data(), n, dim, m, 2);
+        const KnnResult gpu_result = gpu_knn(p, nullptr, k, options, nullptr, nullptr);
+        const int wrong = wrong_of_sample(p, gpu_result);
+        EXPECT(wrong == 0, "40,000 points %s%s: %d neighbours of sampled rows differ from brute force", names[int(m)],
+               locked ? " (page-locked)" : "", wrong);
+        if (locked)
+          EXPECT(same(gpu_result, gpu_knn(p, nullptr, k, options, nullptr, nullptr)),
+                 "40,000 points %s: again, on the kept device buffers", names[int(m)]);
+      }
     }
+    EXPECT(kept_host_blocks().locked > 0, "40,000 points: the kept host blocks page-locked");
   }
   // Range search: CPU against every pair's knn_key(), thread counts, queries, a threshold per
   // query (some of them exactly a pair's distance), and on a GPU the GPU against the CPU bitwise.

@@ -13,6 +13,20 @@ test_that("neighbours and distances match a brute-force reference for every metr
   }
 })
 
+test_that("the result names its rows when the points are named, and times the call's parts", {
+  x <- data_knn(n = 120)
+  nn <- knn_graph(x, k = 5, backend = "cpu")
+  expect_identical(dimnames(nn$distance), list(rownames(x), NULL))
+  expect_identical(dimnames(nn$index), list(rownames(x), NULL))
+  bare <- knn_graph(unname(x), k = 5, backend = "cpu")
+  expect_null(dimnames(bare$index))
+  expect_null(dimnames(bare$distance))
+  expect_identical(unclass(bare)[1:2], lapply(unclass(nn)[1:2], unname))
+  t <- attr(nn, "timings")
+  expect_true(all(c("prepare", "search", "results", "r_side", "total") %in% names(t)))
+  expect_equal(t[["total"]], sum(t[c("prepare", "search", "results", "r_side")]))
+})
+
 test_that("a row is never its own neighbour; duplicates are each other's; k = n - 1 lists everyone", {
   x <- data_knn(n = 30)
   nn <- knn_graph(x, k = 29, metric = "euclidean", backend = "cpu")
