@@ -682,7 +682,7 @@ SEXP joined_names(Rcpp::CharacterVector names, const int* tuple, int k) {
 // p_adjust "holm", "bonferroni" and "none" when no p-value is NaN (`adjusted` says so; else R's
 // p.adjust() fills the column), and with `tuples` (k x variables, 1-based) the tuple columns.
 // `ranked`: the rows by decreasing gain, then index (R's order(-gain, index)), 1-based, or NULL
-// without tuples. The fit runs on `threads` threads.
+// without tuples. The p-values and the fit run on `threads` threads.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_interaction_scores(Rcpp::NumericVector gain, int n_real, double scale, double df, std::string mode,
                                     bool fit_contrast, int search_points, std::string p_adjust, double level,
@@ -699,30 +699,39 @@ Rcpp::List fsgpu_interaction_scores(Rcpp::NumericVector gain, int n_real, double
   };
   const R_xlen_t fit_begin = fit_contrast ? n : 0, fit_n = n_vars - fit_begin;
   double alpha = 1;
-  bool raw = mode == "raw" || fit_n < 4;
+  const bool raw = mode == "raw" || fit_n < 4, exp_fit = mode == "exp";
+  // R's pchisq() runs on the threads: its chi-squared and gamma code (nmath) calls nothing of R's
+  // for df > 0 and any statistic (only a continued fraction that fails to converge would warn,
+  // which R's comment there says should not happen), and each value goes to its own index, so
+  // the values are R's whatever the threads.
+  constexpr int64_t kGrain = 4096;
   if (!raw) {
     std::vector<double> stats(static_cast<size_t>(fit_n));
     for (R_xlen_t i = 0; i < fit_n; ++i) stats[i] = stat(fit_begin + i);
     const std::vector<int32_t> order = ascending_order(stats.data(), fit_n);
     std::vector<double> tail(static_cast<size_t>(fit_n));
-    for (R_xlen_t i = 0; i < fit_n; ++i) tail[i] = R::pchisq(stats[order[i]], df, 0, 0);
-    alpha = mdfs_fit_alpha(tail.data(), fit_n, mode == "exp" ? PValueFit::exp : PValueFit::lin, fit_contrast,
+    parallel_for(fit_n, threads, kGrain, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i) tail[i] = R::pchisq(stats[order[i]], df, 0, 0);
+    });
+    alpha = mdfs_fit_alpha(tail.data(), fit_n, exp_fit ? PValueFit::exp : PValueFit::lin, fit_contrast,
                            search_points, threads);
   }
   Rcpp::NumericVector p(n);
-  bool any_nan = false;
-  for (R_xlen_t i = 0; i < n; ++i) {
-    const double s = stat(i);
-    double v;
-    if (raw) {
-      v = R::pchisq(s, df, 0, 0);
-    } else {
-      v = mode == "exp" ? -std::expm1(R::pchisq(s, df, 1, 1) / alpha) : R::pchisq(s, df, 0, 0) / alpha;
-      if (v > 1) v = 1;  // pmin(1, p), NaN kept
+  double* const p_of = p.begin();
+  parallel_for(n, threads, kGrain, [&](int64_t begin, int64_t end, int) {
+    for (int64_t i = begin; i < end; ++i) {
+      const double s = stat(i);
+      double v;
+      if (raw) {
+        v = R::pchisq(s, df, 0, 0);
+      } else {
+        v = exp_fit ? -std::expm1(R::pchisq(s, df, 1, 1) / alpha) : R::pchisq(s, df, 0, 0) / alpha;
+        if (v > 1) v = 1;  // pmin(1, p), NaN kept
+      }
+      p_of[i] = v;
     }
-    any_nan |= std::isnan(v);
-    p[i] = v;
-  }
+  });
+  const bool any_nan = std::any_of(p_of, p_of + n, [](double v) { return std::isnan(v); });
   const bool adjusted = !any_nan && (p_adjust == "holm" || p_adjust == "bonferroni" || p_adjust == "none");
   Rcpp::NumericVector adjusted_p = adjusted && p_adjust == "none" ? p : Rcpp::NumericVector(n, NA_REAL);
   Rcpp::LogicalVector relevant(n, NA_LOGICAL);
