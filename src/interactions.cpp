@@ -357,8 +357,8 @@ struct VariableSource {
       const ColumnScan scan = check_column(*columns, column, true, &to);
       if (checked) checks->record(column, scan);
       else if (!checks && (scan.problem != Problem::none || scan.top > top_code))  // x was checked before: never
-        throw std::invalid_argument("variable " + std::to_string(column + 1) + " has a value that is not a code of 0.." +
-                                    std::to_string(top_code));
+        throw std::invalid_argument("variable " + std::to_string(column + 1) +
+                                    " has a value that is not a code of 0.." + std::to_string(top_code));
       return;
     }
     if (rows_in_order && v < coding.n_real && missing == kMissingGenotype) {  // straight into out
@@ -450,8 +450,9 @@ bool take_prepared(SEXP prepared, const VariableSource& source, InteractionBits&
 // (InteractionTask), at most max_hits of them: `hits`, with per (tuple, variable) the largest gain
 // over the discretizations and the first discretization reaching it, in MDFS's order (tuple, then
 // variable; 1-based).
-// prepared: fsgpu_interaction_prepare()'s `bits` (or NULL), the first discretization's bit planes
-// when they have this search's levels; else (and for the other discretizations) they are built here.
+// prepared: fsgpu_interaction_prepare()'s `bits` (or NULL), the first discretization's bit
+// planes when they have this search's levels; else (and for the other discretizations) they are
+// built here.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d,
                                    Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source,
@@ -465,9 +466,9 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
   std::unique_ptr<InputColumns> columns;
-  VariableSource source =
-      variable_source(x, kind, n_rows, coding_from_r(rows, n_real_d, contrast_source, contrast_seed, divisions, range, seed),
-                      discretizations, transposed, columns);
+  VariableSource source = variable_source(
+      x, kind, n_rows, coding_from_r(rows, n_real_d, contrast_source, contrast_seed, divisions, range, seed),
+      discretizations, transposed, columns);
   source.n_levels = n_levels;
   source.missing_level = missing_level;
   const int64_t n_vars = source.coding.n_vars();
@@ -592,13 +593,13 @@ ColumnScan probe_columns(const InputColumns& columns) {
 // missing), whether any is missing, `bits` (a handle for fsgpu_find_interactions(), or NULL) and
 // `seconds`. A problem (an infinite value; for codes a fraction or a negative number) is an error
 // naming the first variable, in column order, that has one, and its first object; every object
-// of x is checked, whether it has a class or not. The other arguments are fsgpu_find_interactions()'s, but:
-// integer codes need their levels before their planes are built, and R decides them from what the
-// check finds. So the planes are built with `levels` (NA: the largest code, plus one) and with
-// `missing_level` (missing = "level") a last level for missing values when there are some, as
-// far as up to 64 columns spread over x tell (genotypes: any column tells); when the whole of x
-// says otherwise, `bits` is NULL and the search builds its own. build = FALSE (tiles searched on
-// workers, which build their own) only checks.
+// of x is checked, whether it has a class or not. The other arguments are
+// fsgpu_find_interactions()'s, but: integer codes need their levels before their planes are
+// built, and R decides them from what the check finds. So the planes are built with `levels` (NA:
+// the largest code, plus one) and with `missing_level` (missing = "level") a last level for
+// missing values when there are some, as far as up to 64 columns spread over x tell (genotypes:
+// any column tells); when the whole of x says otherwise, `bits` is NULL and the search builds its
+// own. build = FALSE (tiles searched on workers, which build their own) only checks.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_interaction_prepare(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d,
                                      Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source,
@@ -609,9 +610,9 @@ Rcpp::List fsgpu_interaction_prepare(SEXP x, std::string kind, int n_rows, Rcpp:
   const auto started = std::chrono::steady_clock::now();
   if (kind != "numeric" && kind != "codes") throw std::invalid_argument("only numbers and codes are checked");
   std::unique_ptr<InputColumns> columns;
-  VariableSource source =
-      variable_source(x, kind, n_rows, coding_from_r(rows, n_real_d, contrast_source, contrast_seed, divisions, range, seed),
-                      1, transposed, columns);
+  VariableSource source = variable_source(
+      x, kind, n_rows, coding_from_r(rows, n_real_d, contrast_source, contrast_seed, divisions, range, seed), 1,
+      transposed, columns);
   if (names.size() != columns->n_cols || source.coding.n_real != columns->n_cols)
     throw std::invalid_argument("the names do not match x's variables");
   ValueChecks checks;
@@ -659,7 +660,8 @@ Rcpp::List fsgpu_interaction_scan(SEXP x, bool codes, Rcpp::CharacterVector name
   checks.codes = codes;
   check_every_column(columns, checks, threads);
   checks.throw_first_problem(columns, names);
-  return Rcpp::List::create(Rcpp::Named("top") = checks.largest(), Rcpp::Named("any_missing") = checks.missing.load());
+  return Rcpp::List::create(Rcpp::Named("top") = checks.largest(),
+                            Rcpp::Named("any_missing") = checks.missing.load());
   FSGPU_GLUE_END
 }
 
