@@ -41,12 +41,16 @@ fsgpu_more_values_than <- function(x, columns, limit, threads) {
     .Call(`_fsgpu_fsgpu_more_values_than`, x, columns, limit, threads)
 }
 
-fsgpu_find_interactions <- function(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress = NULL, first_begin = 0, first_end = -1, collect = FALSE, threshold = 0, interesting = NULL, require_all = FALSE, max_hits = 1e7, transposed = FALSE) {
-    .Call(`_fsgpu_fsgpu_find_interactions`, x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress, first_begin, first_end, collect, threshold, interesting, require_all, max_hits, transposed)
+fsgpu_find_interactions <- function(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress = NULL, first_begin = 0, first_end = -1, collect = FALSE, threshold = 0, interesting = NULL, require_all = FALSE, max_hits = 1e7, transposed = FALSE, prepared = NULL) {
+    .Call(`_fsgpu_fsgpu_find_interactions`, x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress, first_begin, first_end, collect, threshold, interesting, require_all, max_hits, transposed, prepared)
 }
 
-fsgpu_interaction_scan <- function(x, codes, transposed, names, threads) {
-    .Call(`_fsgpu_fsgpu_interaction_scan`, x, codes, transposed, names, threads)
+fsgpu_interaction_prepare <- function(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, divisions, range, seed, levels, missing_level, transposed, names, build, threads) {
+    .Call(`_fsgpu_fsgpu_interaction_prepare`, x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, divisions, range, seed, levels, missing_level, transposed, names, build, threads)
+}
+
+fsgpu_interaction_scan <- function(x, codes, names, threads) {
+    .Call(`_fsgpu_fsgpu_interaction_scan`, x, codes, names, threads)
 }
 
 fsgpu_interaction_block_codes <- function(values, first, rows, n_real, contrast_source, contrast_seed, divisions, discretizations, range, seed, threads) {

@@ -64,8 +64,8 @@
 #'   (genotypes 0/1/2), the result of [read_plink()], or a `SummarizedExperiment` (variables are
 #'   the rows of `assay`; a `DelayedArray` assay, such as an `HDF5Array`, is discretized block by
 #'   block and never realised whole: see [fsgpu_bioconductor]). The engine reads x where it lies
-#'   (no copy in R); one multithreaded pass checks it first, and an error names the variable and
-#'   object with a bad value.
+#'   (no copy in R) and checks it in the multithreaded pass that builds its bit planes; an error
+#'   names the variable and object with a bad value.
 #' @param y The class, one per object (two or more classes); objects with `NA` are left out
 #'   (with a message).
 #' @param dimensions The size \eqn{k} of the tuples, 1 to 5.
@@ -113,8 +113,9 @@
 #'   `discretization`: MDFS's `Var`, `Tuple.1`.., `IG`); `relevant`, the relevant variables' names;
 #'   `contrast_gain`;
 #'   `df`, `alpha` (the fitted exponent), `params`, `backend`, `why_cpu`, `elapsed`, `timings`
-#'   (seconds: `prepare`, the bit planes; `search`; `input`, the check of `x`; `engine`, the whole
-#'   engine call; `results`, the p-values and data frames) and `run` (where the job ran and why, as
+#'   (seconds: `prepare`, the bit planes, with the check of `x` made in the same pass; `search`;
+#'   `input`, the look at `x` before (its kind, size and names); `engine`, the whole engine calls;
+#'   `results`, the p-values and data frames) and `run` (where the job ran and why, as
 #'   in [select_features()]); `map`, the variables'
 #'   chromosomes and positions when `x` comes from [read_plink()] (or `map` is given). It has
 #'   `print`, `as.data.frame` and `plot` methods.
@@ -154,7 +155,7 @@ find_interactions.default <- function(x, y, dimensions = 2, divisions = 1, discr
                                       require_all_vars = FALSE, ...) {
   check_dots_empty(...)
   started <- proc.time()[["elapsed"]]  # not system.time(): it prints on the errors that name bad values
-  input <- interaction_input(x, levels, threads)
+  input <- interaction_input(x, levels)
   quiet_if(quiet, run_interactions(c(input, list(seconds = proc.time()[["elapsed"]] - started)), y,
                                    mget(setdiff(names(formals()), c("x", "y", "levels", "...")))))
 }
@@ -182,7 +183,7 @@ find_interactions.SummarizedExperiment <- function(x, class, dimensions = 2, div
   assay <- check_assay(x, assay)
   a <- SummarizedExperiment::assay(x, assay, withDimnames = TRUE)
   input <- if (is_delayed(a)) delayed_interaction_input(a, levels, check_quiet(quiet), threads)
-           else se_interaction_input(a, levels, threads)
+           else se_interaction_input(a, levels)
   y <- SummarizedExperiment::colData(x)[[class]]
   args <- mget(setdiff(names(formals()), c("x", "class", "levels", "assay", "...")))
   with_notes(quiet_if(quiet, run_interactions(input, y, args)), assay_label(assay))
@@ -206,10 +207,10 @@ find_interactions.fsgpu_genotypes <- function(x, y, dimensions = 2, contrast = T
 
 # The engine's view of x: kind "numeric" (numbers, discretized) or "codes" (integer codes). x
 # stays as it is (a matrix, a data frame's columns or a dgCMatrix; with `transposed`, a matrix
-# with the variables in rows): one multithreaded pass in C++ checks it and finds its largest
-# code, and the engine reads the values where they lie.
-interaction_input <- function(x, levels, threads = NULL, transposed = FALSE) {
-  sample_names <- NULL
+# with the variables in rows) and the engine reads the values where they lie. Its values are
+# checked later (`unchecked`), in the engine's pass that builds the bit planes
+# (check_interaction_input()), which also finds the codes' levels when `levels` is NULL.
+interaction_input <- function(x, levels, transposed = FALSE) {
   if (is.data.frame(x)) {
     bad <- !vapply(x, function(col) is.numeric(col) || is.logical(col), logical(1))
     if (any(bad)) stop("x has non-numeric columns: ", quote_list(names(x)[bad]), call. = FALSE)
@@ -244,19 +245,18 @@ interaction_input <- function(x, levels, threads = NULL, transposed = FALSE) {
   }
   codes <- codes || !is.null(levels)
   check_interaction_size(dims[1], dims[2])
-  names <- interaction_names(dim_names[[2]], dims[2])
-  scan <- fsgpu_interaction_scan(x, codes, transposed, names, fsgpu_threads(threads))
-  if (codes) return(codes_input(x, scan$top, scan$any_missing, levels, names, dim_names[[1]], dims, transposed))
-  list(kind = "numeric", x = x, transposed = transposed, n_samples = dims[1], n_vars = dims[2], names = names,
-       sample_names = dim_names[[1]], levels = NA_integer_, any_missing = scan$any_missing)
+  if (!is.null(levels)) levels <- check_count(levels, "levels", max = 16)
+  list(kind = if (codes) "codes" else "numeric", x = x, transposed = transposed, n_samples = dims[1],
+       n_vars = dims[2], names = interaction_names(dim_names[[2]], dims[2]), sample_names = dim_names[[1]],
+       levels = NA_integer_, levels_given = levels, any_missing = NA, unchecked = TRUE)
 }
 
 # interaction_input() for a SummarizedExperiment's in-memory assay a (variables in rows): a
 # dense matrix is read in place, a dgCMatrix transposed as a sparse matrix.
-se_interaction_input <- function(a, levels, threads) {
-  if (is.matrix(a)) return(interaction_input(a, levels, threads, transposed = TRUE))
-  if (methods::is(a, "dgCMatrix")) return(interaction_input(Matrix::t(a), levels, threads))
-  interaction_input(t(as.matrix(a)), levels, threads)
+se_interaction_input <- function(a, levels) {
+  if (is.matrix(a)) return(interaction_input(a, levels, transposed = TRUE))
+  if (methods::is(a, "dgCMatrix")) return(interaction_input(Matrix::t(a), levels))
+  interaction_input(t(as.matrix(a)), levels)
 }
 
 # interaction_input() for a DelayedArray assay (variables in rows). Numbers stay on disk, kind
@@ -276,7 +276,7 @@ delayed_interaction_input <- function(a, levels, quiet, threads) {
   any_missing <- FALSE
   for_each_feature_block(blocks, "Reading", quiet, function(block) {
     x <- block$input$x
-    scan <- fsgpu_interaction_scan(x, TRUE, FALSE, names[block$rows], fsgpu_threads(threads))
+    scan <- fsgpu_interaction_scan(x, TRUE, names[block$rows], fsgpu_threads(threads))
     if (!is.integer(x)) storage.mode(x) <- "integer"  # whole numbers, checked by the scan
     codes[, block$rows] <<- x
     top <<- max(top, scan$top)
@@ -292,13 +292,40 @@ check_interaction_size <- function(n_objects, n_vars) {
 # paste0("V", seq_len(n_vars)) built in C++ (R takes a second for a million).
 interaction_names <- function(names, n_vars) if (is.null(names)) fsgpu_default_names("V", n_vars) else names
 
-# The input of integer codes x (dims: objects, variables) whose largest code is top.
-codes_input <- function(x, top, any_missing, levels, names, sample_names, dims, transposed) {
+# The levels of integer codes whose largest is top: `levels` as given, or the largest code plus one.
+code_levels <- function(top, levels) {
   if (is.null(levels)) levels <- max(2, top + 1)
   levels <- check_count(levels, "levels", max = 16)
   if (top >= levels) stop(sprintf("x has the code %s, but levels = %d", format(top), levels), call. = FALSE)
+  as.integer(levels)
+}
+
+# The input of integer codes x (dims: objects, variables) whose largest code is top.
+codes_input <- function(x, top, any_missing, levels, names, sample_names, dims, transposed) {
   list(kind = "codes", x = x, transposed = transposed, n_samples = dims[1], n_vars = dims[2], names = names,
-       sample_names = sample_names, levels = as.integer(levels), any_missing = any_missing)
+       sample_names = sample_names, levels = code_levels(top, levels), any_missing = any_missing)
+}
+
+# An in-memory input's values checked in C++ in the multithreaded pass that builds the search's
+# first bit planes (fsgpu_interaction_prepare()), so that x is read once. The input learns x's
+# largest value and whether any is missing (integer codes: their levels), and `prepared` holds
+# the planes for the engine; without `build` (tiles searched on workers, which build their own) x
+# is only checked. Inputs checked before (delayed, packed) are returned as they are.
+check_interaction_input <- function(input, rows, classes, source, contrast_seed, divisions, range, seed, missing,
+                                    threads, build) {
+  if (!isTRUE(input$unchecked)) return(input)
+  numeric_input <- input$kind == "numeric"
+  levels <- if (is.null(input$levels_given)) NA_integer_ else input$levels_given
+  prepared <- fsgpu_interaction_prepare(input$x, input$kind, input$n_samples, rows, input$n_vars, classes$y,
+                                        length(classes$classes), source, contrast_seed,
+                                        if (numeric_input) divisions else 1L, if (numeric_input) range else 0, seed,
+                                        levels, missing == "level", input$transposed, input$names, build, threads)
+  if (!numeric_input) input$levels <- code_levels(prepared$top, input$levels_given)
+  input$any_missing <- prepared$any_missing
+  input$prepared <- prepared$bits
+  input$prepare_seconds <- prepared$seconds
+  input$unchecked <- FALSE
+  input
 }
 
 # The codes that the search takes of a delayed numeric input, one block of variables at a time:
@@ -313,7 +340,7 @@ delayed_interaction_codes <- function(input, rows, source, contrast_seed, divisi
     return(delayed_interaction_values(input, rows, threads, quiet))
   codes <- array(as.raw(0), c(length(rows), input$n_vars + length(source), discretizations))
   for_each_feature_block(input$blocks, "Discretizing", quiet, function(block) {
-    fsgpu_interaction_scan(block$input$x, FALSE, FALSE, input$names[block$rows], fsgpu_threads(threads))
+    fsgpu_interaction_scan(block$input$x, FALSE, input$names[block$rows], fsgpu_threads(threads))
     coded <- fsgpu_interaction_block_codes(block$input$x, block$rows[1], rows, input$n_vars, source, contrast_seed,
                                            divisions, discretizations, range, seed, threads)
     codes[, coded$vars, ] <<- coded$codes
@@ -324,7 +351,7 @@ delayed_interaction_codes <- function(input, rows, source, contrast_seed, divisi
 delayed_interaction_values <- function(input, rows, threads, quiet) {
   values <- matrix(0, length(rows), input$n_vars)
   for_each_feature_block(input$blocks, "Reading", quiet, function(block) {
-    fsgpu_interaction_scan(block$input$x, FALSE, FALSE, input$names[block$rows], fsgpu_threads(threads))
+    fsgpu_interaction_scan(block$input$x, FALSE, input$names[block$rows], fsgpu_threads(threads))
     values[, block$rows] <<- block$input$x[rows, , drop = FALSE]
   })
   list(x = values, kind = "numeric", n_rows = length(rows), rows = seq_along(rows))
@@ -335,23 +362,22 @@ run_interactions <- function(input, y, a) {
   k <- check_count(a$dimensions, "dimensions", max = 5)
   missing <- match.arg(a$missing, c("exclude", "level"))
   numeric_input <- input$kind == "numeric"
-  divisions <- if (numeric_input) check_count(a$divisions, "divisions", max = 15) else input$levels - 1L
   discretizations <- if (numeric_input) check_count(a$discretizations, "discretizations") else 1L
   if (!numeric_input && !identical(as.numeric(a$discretizations), 1))
     stop("integer codes keep their own levels: discretizations must be 1", call. = FALSE)
   if (missing == "level" && numeric_input)
     stop("missing = \"level\" is for integer codes; numeric data exclude missing values", call. = FALSE)
-  # A level for missing values only where there are some (packed genotypes: always).
-  missing_level <- missing == "level" && !isFALSE(input$any_missing)
-  n_levels <- divisions + 1L + missing_level
   if (!is.numeric(a$pseudo_count) || length(a$pseudo_count) != 1 || !(a$pseudo_count > 0))
     stop("pseudo_count must be a positive number", call. = FALSE)
-  range <- a$range
-  if (is.null(range)) range <- mdfs_default_range(sum(!is.na(y)), k, divisions)
-  if (!is.numeric(range) || length(range) != 1 || is.na(range) || range < 0 || range > 1)
-    stop("range must be a number between 0 and 1", call. = FALSE)
-  if (numeric_input && range == 0 && discretizations > 1)
-    stop("range = 0 makes every discretization the same: use discretizations = 1", call. = FALSE)
+  # Numbers are cut into divisions + 1 levels, integer codes keep theirs: known, for codes in
+  # memory, once their check has found the largest (below), and with them their default range.
+  divisions <- range <- NULL
+  if (numeric_input) {
+    divisions <- check_count(a$divisions, "divisions", max = 15)
+    range <- interaction_range(a$range, y, k, divisions)
+    if (range == 0 && discretizations > 1)
+      stop("range = 0 makes every discretization the same: use discretizations = 1", call. = FALSE)
+  }
   seed <- a$seed
   if (is.null(seed)) seed <- round(stats::runif(1, 0, 2^31 - 1))
   if (!is.numeric(seed) || length(seed) != 1 || is.na(seed) || seed < 0 || seed >= 2^31 || seed != round(seed))
@@ -381,6 +407,21 @@ run_interactions <- function(input, y, a) {
   if (with_tuples && k == 1) stop("tuples are for dimensions of 2 or more", call. = FALSE)
   top <- if (is.null(a$top)) NULL else check_count(a$top, "top")
   collecting <- interesting_setup(a, k, input)
+  threads <- fsgpu_threads(a$threads)
+  # x read once before the search, for its check and the first bit planes (after the arguments'
+  # checks, so that a wrong argument costs no pass over x); not system.time(), which prints on
+  # the errors that name bad values.
+  checking <- proc.time()[["elapsed"]]
+  input <- check_interaction_input(input, rows, classes, source, contrast_seed, divisions, range, seed, missing,
+                                   threads, build = is.null(bp))
+  checking <- proc.time()[["elapsed"]] - checking
+  if (!numeric_input) {
+    divisions <- input$levels - 1L
+    range <- interaction_range(a$range, y, k, divisions)
+  }
+  # A level for missing values only where there are some (packed genotypes: always).
+  missing_level <- missing == "level" && !isFALSE(input$any_missing)
+  n_levels <- divisions + 1L + missing_level
   words <- ceiling(length(rows) / 64)
   # Work in pair-equivalents: the CPU's time per tuple and word grows with the table (n_levels^k
   # cells, k gains), the GPU's much less (2 CPU threads against an H100, 3 levels: a 4-way tuple
@@ -391,7 +432,6 @@ run_interactions <- function(input, y, a) {
   work <- (choose(input$n_vars, k) + n_contrast * choose(input$n_vars, k - 1)) * words * discretizations * per_tuple
   chosen <- choose_backend(a$backend, work, isTRUE(bp$forked))
   backend <- chosen$backend
-  threads <- fsgpu_threads(a$threads)
   devices <- if (backend == "gpu") resolve_devices(bp_all_devices(a$devices)) else integer(0)
   if (backend != "cpu" && length(devices) == 0) backend <- "cpu"
   engine <- engine_mode(a$backend, backend)
@@ -413,13 +453,16 @@ run_interactions <- function(input, y, a) {
   # Progress from the engine; tiles on workers report none.
   progress <- if (is.null(bp)) job_progress(sprintf("Searching %s %d-tuples of variables",
                                                      format(choose(input$n_vars, k), big.mark = ","), k), a$quiet)
-  elapsed <- coding + system.time(
-    res <- if (is.null(bp)) do.call(fsgpu_find_interactions, c(args, list(progress = progress))) else
+  elapsed <- coding + checking + system.time(
+    res <- if (is.null(bp)) do.call(fsgpu_find_interactions,
+                                    c(args, list(progress = progress, prepared = input$prepared))) else
       bp_find_interactions(bp, args, input$n_vars + n_contrast),
     gcFirst = FALSE
   )[["elapsed"]]
   progress_done(progress)
-  res$timings[["prepare"]] <- res$timings[["prepare"]] + coding  # the delayed assay's coding
+  # The bit planes: the engine's, the check's (with the first planes) and a delayed assay's coding.
+  res$timings[["prepare"]] <- res$timings[["prepare"]] + coding +
+    if (is.null(input$prepare_seconds)) 0 else input$prepare_seconds
   results_started <- proc.time()[["elapsed"]]
   df <- (length(classes$classes) - 1) * (n_levels - 1) * n_levels^(k - 1)
   # p-values as MDFS 1.5's ComputePValue: the chi-squared tail of 2 ln2 IG, and for the maximum
@@ -443,8 +486,9 @@ run_interactions <- function(input, y, a) {
     ranked <- scores[if (is.null(top)) built$ranked else utils::head(built$ranked, top), , drop = FALSE]
     rownames(ranked) <- NULL
   }
-  # The R side's parts: the input's check (in memory), the engine call beyond its bitmaps and
-  # search, and the p-values and data frames.
+  # The R side's parts: the look at x before the search (its kind, size and names), the engine's
+  # calls (the check with the first bit planes, the search) beyond bitmaps and search, and the
+  # p-values and data frames.
   timings <- c(res$timings, input = if (is.null(input$seconds)) 0 else input$seconds, engine = elapsed - coding,
                results = proc.time()[["elapsed"]] - results_started)
   result <- structure(list(
@@ -532,6 +576,14 @@ variable_map <- function(map, names) {
            call. = FALSE)
   column <- function(values) if (is.null(rows)) values else values[rows]
   data.frame(chr = as.character(column(map$chr)), bp = as.numeric(column(map$bp)), stringsAsFactors = FALSE)
+}
+
+# The thresholds' jitter: `range` as given, or MDFS's default for the objects with a class.
+interaction_range <- function(range, y, k, divisions) {
+  if (is.null(range)) range <- mdfs_default_range(sum(!is.na(y)), k, divisions)
+  if (!is.numeric(range) || length(range) != 1 || is.na(range) || range < 0 || range > 1)
+    stop("range must be a number between 0 and 1", call. = FALSE)
+  range
 }
 
 # MDFS 1.5's default jitter of the thresholds (GetRange with k = 3).

@@ -161,8 +161,8 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_find_interactions
-Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source, double contrast_seed, int dimensions, int divisions, int discretizations, double range, double seed, double pseudo_count, int n_levels, bool missing_level, bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double first_begin, double first_end, bool collect, double threshold, SEXP interesting, bool require_all, double max_hits, bool transposed);
-RcppExport SEXP _fsgpu_fsgpu_find_interactions(SEXP xSEXP, SEXP kindSEXP, SEXP n_rowsSEXP, SEXP rowsSEXP, SEXP n_real_dSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP contrast_sourceSEXP, SEXP contrast_seedSEXP, SEXP dimensionsSEXP, SEXP divisionsSEXP, SEXP discretizationsSEXP, SEXP rangeSEXP, SEXP seedSEXP, SEXP pseudo_countSEXP, SEXP n_levelsSEXP, SEXP missing_levelSEXP, SEXP with_tuplesSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP first_beginSEXP, SEXP first_endSEXP, SEXP collectSEXP, SEXP thresholdSEXP, SEXP interestingSEXP, SEXP require_allSEXP, SEXP max_hitsSEXP, SEXP transposedSEXP) {
+Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source, double contrast_seed, int dimensions, int divisions, int discretizations, double range, double seed, double pseudo_count, int n_levels, bool missing_level, bool with_tuples, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress, double first_begin, double first_end, bool collect, double threshold, SEXP interesting, bool require_all, double max_hits, bool transposed, SEXP prepared);
+RcppExport SEXP _fsgpu_fsgpu_find_interactions(SEXP xSEXP, SEXP kindSEXP, SEXP n_rowsSEXP, SEXP rowsSEXP, SEXP n_real_dSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP contrast_sourceSEXP, SEXP contrast_seedSEXP, SEXP dimensionsSEXP, SEXP divisionsSEXP, SEXP discretizationsSEXP, SEXP rangeSEXP, SEXP seedSEXP, SEXP pseudo_countSEXP, SEXP n_levelsSEXP, SEXP missing_levelSEXP, SEXP with_tuplesSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP, SEXP first_beginSEXP, SEXP first_endSEXP, SEXP collectSEXP, SEXP thresholdSEXP, SEXP interestingSEXP, SEXP require_allSEXP, SEXP max_hitsSEXP, SEXP transposedSEXP, SEXP preparedSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
@@ -197,22 +197,50 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< bool >::type require_all(require_allSEXP);
     Rcpp::traits::input_parameter< double >::type max_hits(max_hitsSEXP);
     Rcpp::traits::input_parameter< bool >::type transposed(transposedSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_find_interactions(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress, first_begin, first_end, collect, threshold, interesting, require_all, max_hits, transposed));
+    Rcpp::traits::input_parameter< SEXP >::type prepared(preparedSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_find_interactions(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, dimensions, divisions, discretizations, range, seed, pseudo_count, n_levels, missing_level, with_tuples, backend, threads, devices, memory_limit, progress, first_begin, first_end, collect, threshold, interesting, require_all, max_hits, transposed, prepared));
+    return rcpp_result_gen;
+END_RCPP
+}
+// fsgpu_interaction_prepare
+Rcpp::List fsgpu_interaction_prepare(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d, Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source, double contrast_seed, int divisions, double range, double seed, int levels, bool missing_level, bool transposed, Rcpp::CharacterVector names, bool build, int threads);
+RcppExport SEXP _fsgpu_fsgpu_interaction_prepare(SEXP xSEXP, SEXP kindSEXP, SEXP n_rowsSEXP, SEXP rowsSEXP, SEXP n_real_dSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP contrast_sourceSEXP, SEXP contrast_seedSEXP, SEXP divisionsSEXP, SEXP rangeSEXP, SEXP seedSEXP, SEXP levelsSEXP, SEXP missing_levelSEXP, SEXP transposedSEXP, SEXP namesSEXP, SEXP buildSEXP, SEXP threadsSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
+    Rcpp::traits::input_parameter< std::string >::type kind(kindSEXP);
+    Rcpp::traits::input_parameter< int >::type n_rows(n_rowsSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type rows(rowsSEXP);
+    Rcpp::traits::input_parameter< double >::type n_real_d(n_real_dSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type y(ySEXP);
+    Rcpp::traits::input_parameter< int >::type n_classes(n_classesSEXP);
+    Rcpp::traits::input_parameter< Rcpp::IntegerVector >::type contrast_source(contrast_sourceSEXP);
+    Rcpp::traits::input_parameter< double >::type contrast_seed(contrast_seedSEXP);
+    Rcpp::traits::input_parameter< int >::type divisions(divisionsSEXP);
+    Rcpp::traits::input_parameter< double >::type range(rangeSEXP);
+    Rcpp::traits::input_parameter< double >::type seed(seedSEXP);
+    Rcpp::traits::input_parameter< int >::type levels(levelsSEXP);
+    Rcpp::traits::input_parameter< bool >::type missing_level(missing_levelSEXP);
+    Rcpp::traits::input_parameter< bool >::type transposed(transposedSEXP);
+    Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type names(namesSEXP);
+    Rcpp::traits::input_parameter< bool >::type build(buildSEXP);
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_interaction_prepare(x, kind, n_rows, rows, n_real_d, y, n_classes, contrast_source, contrast_seed, divisions, range, seed, levels, missing_level, transposed, names, build, threads));
     return rcpp_result_gen;
 END_RCPP
 }
 // fsgpu_interaction_scan
-Rcpp::List fsgpu_interaction_scan(SEXP x, bool codes, bool transposed, Rcpp::CharacterVector names, int threads);
-RcppExport SEXP _fsgpu_fsgpu_interaction_scan(SEXP xSEXP, SEXP codesSEXP, SEXP transposedSEXP, SEXP namesSEXP, SEXP threadsSEXP) {
+Rcpp::List fsgpu_interaction_scan(SEXP x, bool codes, Rcpp::CharacterVector names, int threads);
+RcppExport SEXP _fsgpu_fsgpu_interaction_scan(SEXP xSEXP, SEXP codesSEXP, SEXP namesSEXP, SEXP threadsSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< SEXP >::type x(xSEXP);
     Rcpp::traits::input_parameter< bool >::type codes(codesSEXP);
-    Rcpp::traits::input_parameter< bool >::type transposed(transposedSEXP);
     Rcpp::traits::input_parameter< Rcpp::CharacterVector >::type names(namesSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_interaction_scan(x, codes, transposed, names, threads));
+    rcpp_result_gen = Rcpp::wrap(fsgpu_interaction_scan(x, codes, names, threads));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -658,8 +686,9 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_bn_range", (DL_FUNC) &_fsgpu_fsgpu_bn_range, 11},
     {"_fsgpu_fsgpu_bad_values", (DL_FUNC) &_fsgpu_fsgpu_bad_values, 3},
     {"_fsgpu_fsgpu_more_values_than", (DL_FUNC) &_fsgpu_fsgpu_more_values_than, 4},
-    {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 31},
-    {"_fsgpu_fsgpu_interaction_scan", (DL_FUNC) &_fsgpu_fsgpu_interaction_scan, 5},
+    {"_fsgpu_fsgpu_find_interactions", (DL_FUNC) &_fsgpu_fsgpu_find_interactions, 32},
+    {"_fsgpu_fsgpu_interaction_prepare", (DL_FUNC) &_fsgpu_fsgpu_interaction_prepare, 18},
+    {"_fsgpu_fsgpu_interaction_scan", (DL_FUNC) &_fsgpu_fsgpu_interaction_scan, 4},
     {"_fsgpu_fsgpu_interaction_block_codes", (DL_FUNC) &_fsgpu_fsgpu_interaction_block_codes, 11},
     {"_fsgpu_fsgpu_check_bed", (DL_FUNC) &_fsgpu_fsgpu_check_bed, 4},
     {"_fsgpu_fsgpu_read_plink_table", (DL_FUNC) &_fsgpu_fsgpu_read_plink_table, 3},

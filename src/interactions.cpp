@@ -3,6 +3,7 @@
 #include <Rcpp.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <climits>
@@ -85,18 +86,14 @@ struct InputColumns {
     }
   }
 
-  // Column j's values as integers (NA_INTEGER: missing; whole-number doubles converted, as the
-  // scan allows for codes): x's own storage where it holds them so, else buf.
-  const int* codes_column(int64_t j, std::vector<int>& buf) const {
+  // Column j's values when x stores them as integers (NA_INTEGER: missing): x's own storage where
+  // they lie in order, else a copy in buf; nullptr when x stores doubles.
+  const int* int_column(int64_t j, std::vector<int>& buf) const {
     if (dense_int && row_step == 1) return dense_int + j * col_step;
-    if (!list_int.empty() && list_int[j]) return list_int[j];
+    if (!list_int.empty()) return list_int[j];
+    if (!dense_int) return nullptr;
     buf.resize(size_t(n_rows));
-    if (dense_int) {
-      for (int64_t r = 0; r < n_rows; ++r) buf[r] = dense_int[r * row_step + j * col_step];
-      return buf.data();
-    }
-    const double* values = real_column(j, real_buf());
-    for (int64_t r = 0; r < n_rows; ++r) buf[r] = std::isnan(values[r]) ? NA_INTEGER : static_cast<int>(values[r]);
+    for (int64_t r = 0; r < n_rows; ++r) buf[r] = dense_int[r * row_step + j * col_step];
     return buf.data();
   }
 
@@ -119,45 +116,189 @@ struct InputColumns {
     }
     return buf.data();
   }
-
- private:
-  static std::vector<double>& real_buf() {
-    thread_local std::vector<double> buf;
-    return buf;
-  }
 };
 
-// An integer column's codes as int8 (NA_INTEGER: `missing`), eight values at a time where the
-// compiler has vector extensions (R's -O2 leaves the plain loop scalar, and it ran slower than
-// the bit planes' build); returns whether a value is outside 0..top.
+// A value's code as the search takes it: NA (NaN) as `missing`, a whole number of 0..top_code as
+// itself, anything else as -1 (a value the column's check reports).
+inline int8_t int_code(int value, int top_code, int8_t missing) {
+  if (value == NA_INTEGER) return missing;
+  return static_cast<unsigned>(value) <= static_cast<unsigned>(top_code) ? static_cast<int8_t>(value) : int8_t(-1);
+}
+inline int8_t real_code(double value, int top_code, int8_t missing) {
+  if (std::isnan(value)) return missing;
+  return value >= 0 && value <= top_code && value == std::floor(value) ? static_cast<int8_t>(value) : int8_t(-1);
+}
+
+// An integer column's largest and smallest value, NA aside (top NA_INTEGER, the smallest int, when
+// every value is missing; low INT_MAX), whether any is missing, and its codes (int_code()) into
+// out, in one pass: the check and the codes read x once. Eight values at a time where the compiler
+// has vector extensions (R's -O2 leaves the plain loop scalar, and it ran slower than the bit
+// planes' build).
+struct IntRange {
+  int top = NA_INTEGER, low = INT_MAX;
+  bool missing = false;
+};
 #if defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("avx2", "default")))
 #endif
-bool int_codes(const int* col, int32_t n, int top, int8_t missing, int8_t* out) {
-  int32_t s = 0;
-  bool bad = false;
+IntRange int_column_codes(const int* values, int64_t n, int top_code, int8_t missing, int8_t* out) {
+  IntRange range;
+  int64_t r = 0;
 #if defined(__GNUC__) && !defined(__clang__)
   typedef int32_t Lanes __attribute__((vector_size(32)));
   typedef int8_t Bytes __attribute__((vector_size(8)));
-  Lanes lane_bad = Lanes{};
-  for (; s + 8 <= n; s += 8) {
+  Lanes lane_top = Lanes{} + NA_INTEGER, lane_low = Lanes{} + INT_MAX, lane_missing = Lanes{};
+  for (; r + 8 <= n; r += 8) {
     Lanes v;
-    std::memcpy(&v, col + s, sizeof v);
+    std::memcpy(&v, values + r, sizeof v);
     const Lanes na = v == NA_INTEGER;
-    lane_bad |= ~na & ((v < 0) | (v > top));
-    const Bytes codes = __builtin_convertvector(na ? Lanes{} + missing : v, Bytes);
-    std::memcpy(out + s, &codes, sizeof codes);
+    lane_missing |= na;
+    lane_top = v > lane_top ? v : lane_top;
+    const Lanes present = na ? INT_MAX : v;
+    lane_low = present < lane_low ? present : lane_low;
+    const Lanes code = na ? Lanes{} + missing : ((v >= 0) & (v <= top_code)) ? v : Lanes{} - 1;
+    const Bytes codes = __builtin_convertvector(code, Bytes);
+    std::memcpy(out + r, &codes, sizeof codes);
   }
-  for (int i = 0; i < 8; ++i) bad |= lane_bad[i] != 0;
+  for (int i = 0; i < 8; ++i) {
+    range.top = std::max(range.top, int(lane_top[i]));
+    range.low = std::min(range.low, int(lane_low[i]));
+    range.missing |= lane_missing[i] != 0;
+  }
 #endif
-  for (; s < n; ++s) {
-    const int value = col[s];
-    const bool na = value == NA_INTEGER;
-    bad |= !na && static_cast<unsigned>(value) > static_cast<unsigned>(top);
-    out[s] = na ? missing : static_cast<int8_t>(value);
+  for (; r < n; ++r) {
+    const int v = values[r];
+    range.missing |= v == NA_INTEGER;
+    range.top = std::max(range.top, v);
+    range.low = std::min(range.low, v == NA_INTEGER ? INT_MAX : v);
+    out[r] = int_code(v, top_code, missing);
   }
-  return bad;
+  return range;
 }
+
+// One column of x checked over all its objects: its largest value (-inf when every value is
+// missing), whether one is missing, and its first problem in object order: an infinite value, or
+// for codes a fraction or a negative number.
+enum class Problem : int8_t { none, infinite, fraction, negative };
+struct ColumnScan {
+  double top = -INFINITY;
+  bool missing = false;
+  Problem problem = Problem::none;
+  int64_t row = 0;
+  double value = 0;
+
+  void flag(Problem p, int64_t r, double v) {
+    if (problem != Problem::none) return;
+    problem = p;
+    row = r;
+    value = v;
+  }
+};
+
+// The error for a column's problem, naming the variable and the object.
+std::string problem_message(const ColumnScan& c, const std::string& name) {
+  std::ostringstream where;
+  where << " (variable '" << name << "', object " << c.row + 1;
+  if (c.problem == Problem::infinite) return "x has infinite values" + where.str() + ")";
+  where << ": " << c.value << ")";
+  if (c.problem == Problem::fraction) return "levels is for whole-number codes; x has fractions" + where.str();
+  return "codes must be 0 or more" + where.str();
+}
+
+// Where a column's codes go (kind "codes"): out[s] is the code of row rows[s] (rows null: row s)
+// for the n_objects objects searched.
+struct CodesTarget {
+  int8_t* out;
+  const int32_t* rows;
+  int32_t n_objects;
+  int top_code;
+  int8_t missing;
+};
+
+// Column j of x checked (ColumnScan; codes: whole numbers of 0 or more expected) and, with a
+// target, coded in the same visit: integer storage in one pass that checks and codes, doubles
+// coded from the values just checked. The one check of x's values: the search's build, its
+// scans and fsgpu_interaction_scan() all go through here. Runs on worker threads.
+ColumnScan check_column(const InputColumns& columns, int64_t j, bool codes, const CodesTarget* to) {
+  thread_local std::vector<int> int_buf;
+  thread_local std::vector<double> real_buf;
+  thread_local std::vector<int8_t> discarded;
+  const int64_t n = columns.n_rows;
+  ColumnScan scan;
+  if (const int* ints = columns.int_column(j, int_buf)) {
+    // Straight into the target when it takes every row in order; else the codes are gathered.
+    int8_t* direct = to && !to->rows ? to->out : nullptr;
+    if (!direct) discarded.resize(size_t(n));
+    const IntRange range =
+        int_column_codes(ints, n, to ? to->top_code : 0, to ? to->missing : 0, direct ? direct : discarded.data());
+    scan.missing = range.missing;
+    if (range.top != NA_INTEGER) scan.top = range.top;
+    if (codes && range.low < 0)
+      for (int64_t r = 0; r < n && scan.problem == Problem::none; ++r)
+        if (ints[r] != NA_INTEGER && ints[r] < 0) scan.flag(Problem::negative, r, ints[r]);
+    if (to && to->rows)
+      for (int32_t s = 0; s < to->n_objects; ++s) to->out[s] = int_code(ints[to->rows[s]], to->top_code, to->missing);
+    return scan;
+  }
+  auto check = [&](double v, int64_t r) {
+    if (std::isnan(v)) scan.missing = true;
+    else if (std::isinf(v)) scan.flag(Problem::infinite, r, v);
+    else if (codes && v != std::floor(v)) scan.flag(Problem::fraction, r, v);
+    else if (codes && v < 0) scan.flag(Problem::negative, r, v);
+    else scan.top = std::max(scan.top, v);
+  };
+  const double* values = nullptr;
+  if (columns.sparse_x) {  // the values stored; the others are zeros
+    const int from = columns.sparse_p[j], to_entry = columns.sparse_p[j + 1];
+    if (to_entry - from < n) scan.top = 0;
+    for (int e = from; e < to_entry; ++e) check(columns.sparse_x[e], columns.sparse_i[e]);
+  } else {
+    values = columns.real_column(j, real_buf);
+    for (int64_t r = 0; r < n; ++r) check(values[r], r);
+  }
+  if (to) {
+    if (!values) values = columns.real_column(j, real_buf);
+    for (int32_t s = 0; s < to->n_objects; ++s)
+      to->out[s] = real_code(values[to->rows ? to->rows[s] : s], to->top_code, to->missing);
+  }
+  return scan;
+}
+
+// What a pass over x's columns found: the largest value, whether one is missing, and the first
+// column (in x's order) with a problem. Workers record their columns in any order, and skip the
+// columns past a problem already found: those before it are all checked, so the error names the
+// first problem whatever the threads did.
+struct ValueChecks {
+  bool codes = false;
+  std::atomic<double> top{-INFINITY};
+  std::atomic<bool> missing{false};
+  std::atomic<int64_t> first_bad{INT64_MAX};
+
+  bool skips(int64_t column) const { return column > first_bad.load(std::memory_order_relaxed); }
+
+  void record(int64_t column, const ColumnScan& scan) {
+    if (scan.problem != Problem::none) {
+      int64_t seen = first_bad.load();
+      while (column < seen && !first_bad.compare_exchange_weak(seen, column)) {
+      }
+    }
+    double seen_top = top.load(std::memory_order_relaxed);
+    while (scan.top > seen_top && !top.compare_exchange_weak(seen_top, scan.top)) {
+    }
+    if (scan.missing && !missing.load(std::memory_order_relaxed)) missing.store(true, std::memory_order_relaxed);
+  }
+
+  // After the pass, on the main thread: the first problem as an error, with its variable's name.
+  void throw_first_problem(const InputColumns& columns, const Rcpp::CharacterVector& names) const {
+    const int64_t j = first_bad.load();
+    if (j == INT64_MAX) return;
+    throw std::invalid_argument(problem_message(check_column(columns, j, codes, nullptr),
+                                                Rcpp::as<std::string>(names[j])));
+  }
+
+  // The largest value, 0 when every value is missing.
+  double largest() const { return top.load() == -INFINITY ? 0.0 : top.load(); }
+};
 
 // Where the variables' codes come from (InteractionCoding: real variables are x's columns,
 // contrast variables permuted copies), by x's kind: "numeric" values discretized here,
@@ -173,6 +314,10 @@ struct VariableSource {
   int32_t n_levels;
   bool missing_level;  // a missing value is the last level instead of excluded
   bool rows_in_order = false;  // the objects are x's rows 0, 1, ... (coding.rows)
+  // With checks, the first discretization's codes of the real variables (kinds numeric and
+  // codes) record each column's check there instead of failing, and a code outside the levels
+  // becomes -1: the pass that builds the bit planes is the check of x.
+  ValueChecks* checks = nullptr;
 
   VariableCodes codes_of(int32_t d) const {
     if (kind == "interaction_codes")
@@ -184,15 +329,20 @@ struct VariableSource {
   // worker threads: scratch is per thread.
   void codes(int64_t v, int32_t d, int8_t* out) const {
     thread_local std::vector<double> real_scratch, sorted;
-    thread_local std::vector<int> int_scratch;
     thread_local std::vector<int32_t> order;
     thread_local std::vector<int8_t> decoded;
     const int64_t column = coding.column_of(v);
+    const int32_t n_samples = coding.n_objects();
+    const bool checked = checks && d == 0 && v < coding.n_real;
+    if (checked && checks->skips(column)) {  // the pass ends in an error: codes no longer matter
+      std::fill(out, out + n_samples, int8_t(-1));
+      return;
+    }
     if (kind == "numeric") {
+      if (checked) checks->record(column, check_column(*columns, column, false, nullptr));
       coding.numeric_codes(v, d, columns->real_column(column, real_scratch), sorted, out);
       return;
     }
-    const int32_t n_samples = coding.n_objects();
     // The rows of x that give the objects' values: a contrast variable's permuted.
     const int32_t* rows = coding.rows.data();
     if (v >= coding.n_real) {
@@ -202,28 +352,13 @@ struct VariableSource {
     }
     const int8_t missing = missing_level ? static_cast<int8_t>(n_levels - 1) : kMissingGenotype;
     if (kind == "codes") {
-      const int* col = columns->codes_column(column, int_scratch);
-      const int top = n_levels - 1 - (missing_level ? 1 : 0);
-      // Without branches in the loop; the error looks for the value afterwards. Every object in
-      // x's order (no class missing, a real variable): a vectorized pass.
-      bool bad = false;
-      if (rows_in_order && v < coding.n_real) {
-        bad = int_codes(col, n_samples, top, missing, out);
-      } else {
-        for (int32_t s = 0; s < n_samples; ++s) {
-          const int value = col[rows[s]];
-          const bool na = value == NA_INTEGER;
-          bad |= !na && static_cast<unsigned>(value) > static_cast<unsigned>(top);
-          out[s] = na ? missing : static_cast<int8_t>(value);
-        }
-      }
-      if (bad)
-        for (int32_t s = 0; s < n_samples; ++s) {
-          const int value = col[rows[s]];
-          if (value != NA_INTEGER && (value < 0 || value > top))
-            throw std::invalid_argument("variable " + std::to_string(column + 1) + " has the code " +
-                                        std::to_string(value) + ", outside 0.." + std::to_string(top));
-        }
+      const int top_code = n_levels - 1 - (missing_level ? 1 : 0);
+      const CodesTarget to{out, rows_in_order && v < coding.n_real ? nullptr : rows, n_samples, top_code, missing};
+      const ColumnScan scan = check_column(*columns, column, true, &to);
+      if (checked) checks->record(column, scan);
+      else if (!checks && (scan.problem != Problem::none || scan.top > top_code))  // x was checked before: never
+        throw std::invalid_argument("variable " + std::to_string(column + 1) +
+                                    " has a value that is not a code of 0.." + std::to_string(top_code));
       return;
     }
     if (rows_in_order && v < coding.n_real && missing == kMissingGenotype) {  // straight into out
@@ -237,6 +372,13 @@ struct VariableSource {
       out[s] = code < 0 ? missing : code;
     }
   }
+};
+
+// The bit planes of a search's first discretization, built by fsgpu_interaction_prepare() while it
+// checked x, for fsgpu_find_interactions() to take (an external pointer's target).
+struct PreparedBits {
+  InteractionBits bits;
+  bool missing_level = false;
 };
 
 // The coding of a search from its R arguments (rows and contrast_source 1-based).
@@ -253,6 +395,48 @@ InteractionCoding coding_from_r(Rcpp::IntegerVector rows, double n_real, Rcpp::I
   return coding;
 }
 
+// The variables of a search from x and its kind (fsgpu_find_interactions()'s arguments); columns
+// receives x's columns for the kinds numeric and codes. The levels are the caller's to set.
+VariableSource variable_source(SEXP x, const std::string& kind, int n_rows, InteractionCoding coding,
+                               int discretizations, bool transposed, std::unique_ptr<InputColumns>& columns) {
+  VariableSource source;
+  source.kind = kind;
+  source.n_rows = n_rows;
+  source.coding = std::move(coding);
+  source.rows_in_order = source.coding.n_objects() == n_rows;
+  for (int32_t s = 0; s < source.coding.n_objects() && source.rows_in_order; ++s)
+    source.rows_in_order = source.coding.rows[s] == s;
+  if (kind == "numeric" || kind == "codes") {
+    columns.reset(new InputColumns(x, transposed));
+    if (columns->n_rows != n_rows) throw std::invalid_argument("x does not have n_rows objects");
+    source.columns = columns.get();
+  } else if (kind == "bed") {
+    source.bed = RAW(x);
+  } else if (kind == "interaction_codes") {
+    if (Rf_xlength(x) != R_xlen_t(source.coding.n_objects()) * source.coding.n_vars() * discretizations)
+      throw std::invalid_argument("the interaction codes do not match the objects, variables and discretizations");
+    source.stored = reinterpret_cast<const int8_t*>(RAW(x));
+  } else {
+    throw std::invalid_argument("unknown kind of input: " + kind);
+  }
+  return source;
+}
+
+// The bit planes fsgpu_interaction_prepare() built (prepared: its handle, or NULL), moved into
+// `into` when they are this search's first discretization's (the same levels and variables);
+// the handle then holds none. Returns whether it did.
+bool take_prepared(SEXP prepared, const VariableSource& source, InteractionBits& into) {
+  if (Rf_isNull(prepared)) return false;
+  Rcpp::XPtr<PreparedBits> held(prepared);
+  InteractionBits& bits = held->bits;
+  if (bits.n_levels != source.n_levels || held->missing_level != source.missing_level ||
+      bits.n_vars != source.coding.n_vars() || bits.n_objects != source.coding.n_objects())
+    return false;
+  into = std::move(bits);
+  bits = InteractionBits();
+  return true;
+}
+
 }  // namespace
 
 // backend: "cpu", "gpu", or "auto-gpu" (the GPU unless it cannot take the search: then the CPU,
@@ -266,6 +450,9 @@ InteractionCoding coding_from_r(Rcpp::IntegerVector rows, double n_real, Rcpp::I
 // (InteractionTask), at most max_hits of them: `hits`, with per (tuple, variable) the largest gain
 // over the discretizations and the first discretization reaching it, in MDFS's order (tuple, then
 // variable; 1-based).
+// prepared: fsgpu_interaction_prepare()'s `bits` (or NULL), the first discretization's bit
+// planes when they have this search's levels; else (and for the other discretizations) they are
+// built here.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d,
                                    Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source,
@@ -275,34 +462,16 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
                                    double memory_limit, SEXP progress = R_NilValue, double first_begin = 0,
                                    double first_end = -1, bool collect = false, double threshold = 0,
                                    SEXP interesting = R_NilValue, bool require_all = false,
-                                   double max_hits = 1e7, bool transposed = false) {
+                                   double max_hits = 1e7, bool transposed = false, SEXP prepared = R_NilValue) {
   FSGPU_GLUE_BEGIN
   using Clock = std::chrono::steady_clock;
-  VariableSource source;
-  source.kind = kind;
-  source.n_rows = n_rows;
-  source.coding = coding_from_r(rows, n_real_d, contrast_source, contrast_seed, divisions, range, seed);
+  std::unique_ptr<InputColumns> columns;
+  VariableSource source = variable_source(
+      x, kind, n_rows, coding_from_r(rows, n_real_d, contrast_source, contrast_seed, divisions, range, seed),
+      discretizations, transposed, columns);
   source.n_levels = n_levels;
   source.missing_level = missing_level;
-  source.rows_in_order = source.coding.n_objects() == n_rows;
-  for (int32_t s = 0; s < source.coding.n_objects() && source.rows_in_order; ++s)
-    source.rows_in_order = source.coding.rows[s] == s;
   const int64_t n_vars = source.coding.n_vars();
-  std::unique_ptr<InputColumns> columns;
-  if (kind == "numeric" || kind == "codes") {
-    columns.reset(new InputColumns(x, transposed));
-    if (columns->n_rows != n_rows) throw std::invalid_argument("x does not have n_rows objects");
-    source.columns = columns.get();
-  } else if (kind == "bed") {
-    source.bed = RAW(x);
-  }
-  else if (kind == "interaction_codes") {
-    if (Rf_xlength(x) != R_xlen_t(source.coding.n_objects()) * n_vars * discretizations)
-      throw std::invalid_argument("the interaction codes do not match the objects, variables and discretizations");
-    source.stored = reinterpret_cast<const int8_t*>(RAW(x));
-  } else {
-    throw std::invalid_argument("unknown kind of input: " + kind);
-  }
   const ClassLayout layout = layout_from_r(y, n_classes);
   InteractionTask task;
   task.dimensions = dimensions;
@@ -334,8 +503,9 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
   for (int32_t d = 0; d < discretizations; ++d) {
     job.report(static_cast<double>(d) / discretizations);
     Clock::time_point t0 = Clock::now();
-    const InteractionBits bits = build_interaction_bits(
-        layout, n_vars, n_levels, source.codes_of(d), threads);
+    InteractionBits bits;
+    if (d > 0 || !take_prepared(prepared, source, bits))
+      bits = build_interaction_bits(layout, n_vars, n_levels, source.codes_of(d), threads);
     const GainTables tables(bits, pseudo_count);
     prepare_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
     t0 = Clock::now();
@@ -394,127 +564,104 @@ Rcpp::List fsgpu_find_interactions(SEXP x, std::string kind, int n_rows, Rcpp::I
 
 namespace {
 
-// The largest and smallest value of an integer column, NA aside (NA_INTEGER, the smallest int,
-// when every value is missing / INT_MAX), and whether any is missing. Eight values at a time
-// where the compiler has vector extensions, so that the check runs at memory speed.
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-bool int_column_range(const int* values, int64_t n, int& top, int& low) {
-  top = NA_INTEGER;
-  low = INT_MAX;
-  int missing = 0;
-  int64_t r = 0;
-#if defined(__GNUC__) && !defined(__clang__)
-  typedef int32_t Lanes __attribute__((vector_size(32)));
-  Lanes lane_top = Lanes{} + NA_INTEGER, lane_low = Lanes{} + INT_MAX, lane_missing = Lanes{};
-  for (; r + 8 <= n; r += 8) {
-    Lanes v;
-    std::memcpy(&v, values + r, sizeof v);
-    const Lanes na = v == NA_INTEGER;
-    lane_missing |= na;
-    lane_top = v > lane_top ? v : lane_top;
-    const Lanes present = na ? INT_MAX : v;
-    lane_low = present < lane_low ? present : lane_low;
+// Every column of x checked (check_column()) into `checks`, on `threads` threads.
+void check_every_column(const InputColumns& columns, ValueChecks& checks, int threads) {
+  parallel_for(columns.n_cols, threads, 16, [&](int64_t begin, int64_t end, int) {
+    for (int64_t j = begin; j < end; ++j)
+      if (!checks.skips(j)) checks.record(j, check_column(columns, j, checks.codes, nullptr));
+  });
+}
+
+// The largest value and whether one is missing in up to 64 columns spread evenly over x: the
+// levels fsgpu_interaction_prepare() builds the bit planes with before it has seen every column.
+ColumnScan probe_columns(const InputColumns& columns) {
+  ColumnScan probe;
+  const int64_t n = std::min<int64_t>(64, columns.n_cols);
+  for (int64_t i = 0; i < n; ++i) {
+    const ColumnScan c = check_column(columns, i * columns.n_cols / n, true, nullptr);
+    probe.top = std::max(probe.top, c.top);
+    probe.missing |= c.missing;
   }
-  for (int i = 0; i < 8; ++i) {
-    top = std::max(top, int(lane_top[i]));
-    low = std::min(low, int(lane_low[i]));
-    missing |= lane_missing[i] != 0;
-  }
-#endif
-  for (; r < n; ++r) {
-    const int v = values[r];
-    missing |= v == NA_INTEGER;
-    top = std::max(top, v);
-    low = std::min(low, v == NA_INTEGER ? INT_MAX : v);
-  }
-  return missing != 0;
+  return probe;
 }
 
 }  // namespace
 
-// One pass over x (find_interactions()'s input, read where it lies: InputColumns) on `threads`
-// threads: its largest value (0 when every value is missing) and whether any is missing, after
-// checking that no value is infinite and, for codes, that every value is a whole number of 0 or
-// more. A problem names the first variable (in column order) that has one, and its first object.
+// find_interactions()'s check of x (kinds numeric and codes, read where they lie: InputColumns),
+// fused with the build of the bit planes of its first discretization: one multithreaded pass over
+// x instead of a check and then a build. Returns x's largest value (0 when every value is
+// missing), whether any is missing, `bits` (a handle for fsgpu_find_interactions(), or NULL) and
+// `seconds`. A problem (an infinite value; for codes a fraction or a negative number) is an error
+// naming the first variable, in column order, that has one, and its first object; every object
+// of x is checked, whether it has a class or not. The other arguments are
+// fsgpu_find_interactions()'s, but: integer codes need their levels before their planes are
+// built, and R decides them from what the check finds. So the planes are built with `levels` (NA:
+// the largest code, plus one) and with `missing_level` (missing = "level") a last level for
+// missing values when there are some, as far as up to 64 columns spread over x tell (genotypes:
+// any column tells); when the whole of x says otherwise, `bits` is NULL and the search builds its
+// own. build = FALSE (tiles searched on workers, which build their own) only checks.
 // [[Rcpp::export]]
-Rcpp::List fsgpu_interaction_scan(SEXP x, bool codes, bool transposed, Rcpp::CharacterVector names, int threads) {
+Rcpp::List fsgpu_interaction_prepare(SEXP x, std::string kind, int n_rows, Rcpp::IntegerVector rows, double n_real_d,
+                                     Rcpp::IntegerVector y, int n_classes, Rcpp::IntegerVector contrast_source,
+                                     double contrast_seed, int divisions, double range, double seed, int levels,
+                                     bool missing_level, bool transposed, Rcpp::CharacterVector names, bool build,
+                                     int threads) {
   FSGPU_GLUE_BEGIN
-  const InputColumns columns(x, transposed);
-  const int64_t n_cols = columns.n_cols, n_rows = columns.n_rows;
-  if (names.size() != n_cols) throw std::invalid_argument("the names do not match x's variables");
-  enum Problem : int8_t { none, infinite, fraction, negative };
-  struct ColumnScan {
-    double top = -INFINITY;
-    bool missing = false;
-    Problem problem = none;
-    int64_t row = 0;
-    double value = 0;
-  };
-  std::vector<ColumnScan> scans(static_cast<size_t>(n_cols));
-  parallel_for(n_cols, threads, 16, [&](int64_t begin, int64_t end, int) {
-    std::vector<double> buf;
-    for (int64_t j = begin; j < end; ++j) {
-      ColumnScan& out = scans[j];
-      auto flag = [&](Problem p, int64_t row, double value) {
-        if (out.problem == none) out = ColumnScan{out.top, out.missing, p, row, value};
-      };
-      const int* ints = nullptr;
-      if (columns.dense_int && columns.row_step == 1) ints = columns.dense_int + j * columns.col_step;
-      else if (!columns.list_int.empty()) ints = columns.list_int[j];
-      if (ints) {
-        int top, low;
-        out.missing = int_column_range(ints, n_rows, top, low);
-        if (top != NA_INTEGER) out.top = top;
-        if (codes && low < 0)
-          for (int64_t r = 0; r < n_rows && out.problem == none; ++r)
-            if (ints[r] != NA_INTEGER && ints[r] < 0) flag(negative, r, ints[r]);
-        continue;
-      }
-      if (columns.sparse_x) {
-        // The values stored; the others are zeros.
-        const int from = columns.sparse_p[j], to = columns.sparse_p[j + 1];
-        if (to - from < n_rows) out.top = 0;
-        for (int e = from; e < to; ++e) {
-          const double v = columns.sparse_x[e];
-          if (std::isnan(v)) out.missing = true;
-          else if (std::isinf(v)) flag(infinite, columns.sparse_i[e], v);
-          else if (codes && v != std::floor(v)) flag(fraction, columns.sparse_i[e], v);
-          else if (codes && v < 0) flag(negative, columns.sparse_i[e], v);
-          else out.top = std::max(out.top, v);
-        }
-        continue;
-      }
-      const double* values = columns.real_column(j, buf);
-      for (int64_t r = 0; r < n_rows; ++r) {
-        const double v = values[r];
-        if (std::isnan(v)) out.missing = true;
-        else if (std::isinf(v)) flag(infinite, r, v);
-        else if (codes && v != std::floor(v)) flag(fraction, r, v);
-        else if (codes && v < 0) flag(negative, r, v);
-        else out.top = std::max(out.top, v);
-      }
-    }
-  });
-  double top = -INFINITY;
-  bool any_missing = false;
-  for (int64_t j = 0; j < n_cols; ++j) {
-    const ColumnScan& c = scans[j];
-    if (c.problem != none) {
-      std::ostringstream where;
-      where << " (variable '" << names[j] << "', object " << c.row + 1;
-      if (c.problem == infinite) throw std::invalid_argument("x has infinite values" + where.str() + ")");
-      where << ": " << c.value << ")";
-      if (c.problem == fraction)
-        throw std::invalid_argument("levels is for whole-number codes; x has fractions" + where.str());
-      throw std::invalid_argument("codes must be 0 or more" + where.str());
-    }
-    top = std::max(top, c.top);
-    any_missing = any_missing || c.missing;
+  const auto started = std::chrono::steady_clock::now();
+  if (kind != "numeric" && kind != "codes") throw std::invalid_argument("only numbers and codes are checked");
+  std::unique_ptr<InputColumns> columns;
+  VariableSource source = variable_source(
+      x, kind, n_rows, coding_from_r(rows, n_real_d, contrast_source, contrast_seed, divisions, range, seed), 1,
+      transposed, columns);
+  if (names.size() != columns->n_cols || source.coding.n_real != columns->n_cols)
+    throw std::invalid_argument("the names do not match x's variables");
+  ValueChecks checks;
+  checks.codes = kind == "codes";
+  int top_code = divisions;
+  source.missing_level = false;
+  if (checks.codes) {
+    const ColumnScan probe = levels == NA_INTEGER || missing_level ? probe_columns(*columns) : ColumnScan();
+    top_code = levels == NA_INTEGER ? static_cast<int>(std::clamp(probe.top, 1.0, double(kMaxInteractionLevels)))
+                                    : levels - 1;
+    source.missing_level = missing_level && probe.missing;
   }
-  return Rcpp::List::create(Rcpp::Named("top") = top == -INFINITY ? 0.0 : top,
-                            Rcpp::Named("any_missing") = any_missing);
+  source.n_levels = top_code + 1 + source.missing_level;
+  std::unique_ptr<PreparedBits> prepared;
+  if (build && source.n_levels >= 2 && source.n_levels <= kMaxInteractionLevels) {
+    source.checks = &checks;
+    prepared.reset(new PreparedBits);
+    prepared->bits = build_interaction_bits(layout_from_r(y, n_classes), source.coding.n_vars(), source.n_levels,
+                                            source.codes_of(0), threads);
+    prepared->missing_level = source.missing_level;
+  } else {
+    check_every_column(*columns, checks, threads);
+  }
+  checks.throw_first_problem(*columns, names);
+  const double top = checks.largest();
+  const bool any_missing = checks.missing.load();
+  // Planes with other levels than x's are of no use (a code above top_code was built as missing).
+  if (checks.codes && (top > top_code || source.missing_level != (missing_level && any_missing))) prepared.reset();
+  SEXP bits = prepared ? Rcpp::XPtr<PreparedBits>(prepared.release(), true) : R_NilValue;
+  return Rcpp::List::create(
+      Rcpp::Named("top") = top, Rcpp::Named("any_missing") = any_missing, Rcpp::Named("bits") = bits,
+      Rcpp::Named("seconds") = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  FSGPU_GLUE_END
+}
+
+// fsgpu_interaction_prepare()'s check alone for x, a block of a DelayedArray's variables as an
+// ordinary matrix (objects in rows), on `threads` threads: its largest value (0 when every value
+// is missing) and whether any is missing.
+// [[Rcpp::export]]
+Rcpp::List fsgpu_interaction_scan(SEXP x, bool codes, Rcpp::CharacterVector names, int threads) {
+  FSGPU_GLUE_BEGIN
+  const InputColumns columns(x, false);
+  if (names.size() != columns.n_cols) throw std::invalid_argument("the names do not match x's variables");
+  ValueChecks checks;
+  checks.codes = codes;
+  check_every_column(columns, checks, threads);
+  checks.throw_first_problem(columns, names);
+  return Rcpp::List::create(Rcpp::Named("top") = checks.largest(),
+                            Rcpp::Named("any_missing") = checks.missing.load());
   FSGPU_GLUE_END
 }
 
@@ -682,7 +829,7 @@ SEXP joined_names(Rcpp::CharacterVector names, const int* tuple, int k) {
 // p_adjust "holm", "bonferroni" and "none" when no p-value is NaN (`adjusted` says so; else R's
 // p.adjust() fills the column), and with `tuples` (k x variables, 1-based) the tuple columns.
 // `ranked`: the rows by decreasing gain, then index (R's order(-gain, index)), 1-based, or NULL
-// without tuples. The fit runs on `threads` threads.
+// without tuples. The p-values and the fit run on `threads` threads.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_interaction_scores(Rcpp::NumericVector gain, int n_real, double scale, double df, std::string mode,
                                     bool fit_contrast, int search_points, std::string p_adjust, double level,
@@ -699,30 +846,39 @@ Rcpp::List fsgpu_interaction_scores(Rcpp::NumericVector gain, int n_real, double
   };
   const R_xlen_t fit_begin = fit_contrast ? n : 0, fit_n = n_vars - fit_begin;
   double alpha = 1;
-  bool raw = mode == "raw" || fit_n < 4;
+  const bool raw = mode == "raw" || fit_n < 4, exp_fit = mode == "exp";
+  // R's pchisq() runs on the threads: its chi-squared and gamma code (nmath) calls nothing of R's
+  // for df > 0 and any statistic (only a continued fraction that fails to converge would warn,
+  // which R's comment there says should not happen), and each value goes to its own index, so
+  // the values are R's whatever the threads.
+  constexpr int64_t kGrain = 4096;
   if (!raw) {
     std::vector<double> stats(static_cast<size_t>(fit_n));
     for (R_xlen_t i = 0; i < fit_n; ++i) stats[i] = stat(fit_begin + i);
     const std::vector<int32_t> order = ascending_order(stats.data(), fit_n);
     std::vector<double> tail(static_cast<size_t>(fit_n));
-    for (R_xlen_t i = 0; i < fit_n; ++i) tail[i] = R::pchisq(stats[order[i]], df, 0, 0);
-    alpha = mdfs_fit_alpha(tail.data(), fit_n, mode == "exp" ? PValueFit::exp : PValueFit::lin, fit_contrast,
+    parallel_for(fit_n, threads, kGrain, [&](int64_t begin, int64_t end, int) {
+      for (int64_t i = begin; i < end; ++i) tail[i] = R::pchisq(stats[order[i]], df, 0, 0);
+    });
+    alpha = mdfs_fit_alpha(tail.data(), fit_n, exp_fit ? PValueFit::exp : PValueFit::lin, fit_contrast,
                            search_points, threads);
   }
   Rcpp::NumericVector p(n);
-  bool any_nan = false;
-  for (R_xlen_t i = 0; i < n; ++i) {
-    const double s = stat(i);
-    double v;
-    if (raw) {
-      v = R::pchisq(s, df, 0, 0);
-    } else {
-      v = mode == "exp" ? -std::expm1(R::pchisq(s, df, 1, 1) / alpha) : R::pchisq(s, df, 0, 0) / alpha;
-      if (v > 1) v = 1;  // pmin(1, p), NaN kept
+  double* const p_of = p.begin();
+  parallel_for(n, threads, kGrain, [&](int64_t begin, int64_t end, int) {
+    for (int64_t i = begin; i < end; ++i) {
+      const double s = stat(i);
+      double v;
+      if (raw) {
+        v = R::pchisq(s, df, 0, 0);
+      } else {
+        v = exp_fit ? -std::expm1(R::pchisq(s, df, 1, 1) / alpha) : R::pchisq(s, df, 0, 0) / alpha;
+        if (v > 1) v = 1;  // pmin(1, p), NaN kept
+      }
+      p_of[i] = v;
     }
-    any_nan |= std::isnan(v);
-    p[i] = v;
-  }
+  });
+  const bool any_nan = std::any_of(p_of, p_of + n, [](double v) { return std::isnan(v); });
   const bool adjusted = !any_nan && (p_adjust == "holm" || p_adjust == "bonferroni" || p_adjust == "none");
   Rcpp::NumericVector adjusted_p = adjusted && p_adjust == "none" ? p : Rcpp::NumericVector(n, NA_REAL);
   Rcpp::LogicalVector relevant(n, NA_LOGICAL);

@@ -64,6 +64,26 @@ struct Fit {
   return {alpha, dev};
 }
 
+// Among the end points [at_begin, at_end) of the fits ignoring the n0 - 1 smallest, the first with
+// the smallest shifted deviation (the fit's deviation up to the end point plus the tail past it,
+// per unit weight; NaN ones skipped): at = 0 when every one is NaN. The first of the smallest is
+// what one scan in order keeps, so a scan cut into pieces, the pieces' winners taken in order
+// with a strict <, keeps the same end point.
+struct EndPoint {
+  double dev = std::nan("");
+  int64_t at = 0;
+};
+EndPoint best_end_point(const FitSums& s, int64_t n0, int64_t at_begin, int64_t at_end, PValueFit mode) {
+  const double total_w = s.w.back() - s.w[n0 - 1];
+  EndPoint best;
+  for (int64_t at = at_begin; at < at_end; ++at) {
+    const double previous = at > 1 ? fit_window(s, n0, at - 1, mode).dev : 0;
+    const double shifted = (previous + s.rest[n0 + at - 1]) / total_w;
+    if (!std::isnan(shifted) && (std::isnan(best.dev) || shifted < best.dev)) best = {shifted, at};
+  }
+  return best;
+}
+
 }  // namespace
 
 double mdfs_fit_alpha(const double* tail, int64_t n, PValueFit mode, bool last_only, int search_points,
@@ -73,36 +93,43 @@ double mdfs_fit_alpha(const double* tail, int64_t n, PValueFit mode, bool last_o
   const int64_t max_ignored = std::min(n - min_irrelevant, n / 3);
   double best_dev = std::numeric_limits<double>::infinity(), best_alpha = std::nan("");
   int64_t best_n0 = 0;
-  // The best end point for the fits ignoring the n0 - 1 smallest (the shifted deviation: the
-  // fit's deviation up to the end point plus the tail past it, per unit weight).
-  auto evaluate = [&](int64_t n0) {
-    const int64_t npt = n - n0 + 1;
-    const double total_w = s.w[n] - s.w[n0 - 1];
-    Fit best;
-    if (last_only) {
-      best.dev = ((npt > 1 ? fit_window(s, n0, npt - 1, mode).dev : 0) + s.rest[n]) / total_w;
-      best.alpha = fit_window(s, n0, npt, mode).alpha;
-    } else {
-      best.dev = std::nan("");
-      best.alpha = std::nan("");
-      for (int64_t at = min_irrelevant; at <= npt; ++at) {
-        const double previous = at > 1 ? fit_window(s, n0, at - 1, mode).dev : 0;
-        const double shifted = (previous + s.rest[n0 + at - 1]) / total_w;
-        if (!std::isnan(shifted) && (std::isnan(best.dev) || shifted < best.dev)) {
-          best.dev = shifted;
-          best.alpha = fit_window(s, n0, at, mode).alpha;
-        }
+  // The fit of a grid point n0: with last_only, the one ending at the last value; else the best
+  // end point past the min_irrelevant smallest, searched in pieces of end points spread over the
+  // threads with the round's other grid points (a grid point costs O(n), a round has a handful).
+  constexpr int64_t kEndPoints = 16384;  // per piece
+  auto consider = [&](const std::vector<int64_t>& n0s) {
+    struct Piece {
+      size_t point;
+      int64_t begin, end;
+    };
+    std::vector<Piece> pieces;
+    for (size_t i = 0; i < n0s.size() && !last_only; ++i) {
+      const int64_t npt = n - n0s[i] + 1;
+      for (int64_t at = min_irrelevant; at <= npt; at += kEndPoints)
+        pieces.push_back({i, at, std::min(at + kEndPoints, npt + 1)});
+    }
+    std::vector<EndPoint> found(pieces.size());
+    parallel_for(static_cast<int64_t>(pieces.size()), threads, 1, [&](int64_t begin, int64_t end, int) {
+      for (int64_t p = begin; p < end; ++p)
+        found[p] = best_end_point(s, n0s[pieces[p].point], pieces[p].begin, pieces[p].end, mode);
+    });
+    std::vector<Fit> fits(n0s.size(), Fit{std::nan(""), std::nan("")});
+    std::vector<EndPoint> best(n0s.size());
+    for (size_t p = 0; p < pieces.size(); ++p) {
+      EndPoint& b = best[pieces[p].point];
+      if (!std::isnan(found[p].dev) && (std::isnan(b.dev) || found[p].dev < b.dev)) b = found[p];
+    }
+    for (size_t i = 0; i < n0s.size(); ++i) {
+      const int64_t n0 = n0s[i], npt = n - n0 + 1;
+      if (last_only) {
+        const double total_w = s.w[n] - s.w[n0 - 1];
+        fits[i] = {fit_window(s, n0, npt, mode).alpha,
+                   ((npt > 1 ? fit_window(s, n0, npt - 1, mode).dev : 0) + s.rest[n]) / total_w};
+      } else if (best[i].at > 0) {
+        fits[i] = {fit_window(s, n0, best[i].at, mode).alpha, best[i].dev};
       }
     }
-    return best;
-  };
-  // A round's grid points are fitted on `threads` threads (each O(n)) and taken in order, so the
-  // choice is the serial one.
-  auto consider = [&](const std::vector<int64_t>& n0s) {
-    std::vector<Fit> fits(n0s.size());
-    parallel_for(static_cast<int64_t>(n0s.size()), threads, 1, [&](int64_t begin, int64_t end, int) {
-      for (int64_t i = begin; i < end; ++i) fits[i] = evaluate(n0s[i]);
-    });
+    // Taken in order, so the choice is the serial one.
     for (size_t i = 0; i < n0s.size(); ++i)
       if (fits[i].dev < best_dev) {
         best_dev = fits[i].dev;
@@ -169,11 +196,26 @@ std::vector<int32_t> ascending_order(const double* key, int64_t n) {
 }
 
 void holm_adjust(const double* p, int64_t n, double* out) {
-  // p.adjust: pmin(1, cummax((n - i + 1) * p[o]))[order(o)], o = order(p).
-  const std::vector<int32_t> o = ascending_order(p, n);
+  // p.adjust: pmin(1, cummax((n - i + 1) * p[o[i]]))[order(o)], o = order(p). Once the running
+  // maximum reaches 1 every later value is 1, whatever the order there. When at most half the
+  // p-values are below 4 / n, the first p-value past them (rank m <= n / 2) gives (n - m) p >= 2:
+  // only those below are sorted (a handful in a search's p-values, not a million), the rest are 1.
+  std::vector<int32_t> small;
+  for (int64_t i = 0; i < n; ++i)
+    if (p[i] < 4.0 / static_cast<double>(n)) small.push_back(static_cast<int32_t>(i));
+  std::vector<int32_t> o;
+  if (static_cast<int64_t>(small.size()) <= n / 2) {
+    std::vector<double> key(small.size());
+    for (size_t j = 0; j < small.size(); ++j) key[j] = p[small[j]];
+    o = ascending_order(key.data(), static_cast<int64_t>(key.size()));  // ties: small is in index order
+    for (int32_t& j : o) j = small[j];
+    std::fill(out, out + n, 1.0);
+  } else {
+    o = ascending_order(p, n);
+  }
   double running = -std::numeric_limits<double>::infinity();
-  for (int64_t i = 0; i < n; ++i) {
-    running = std::max(running, static_cast<double>(n - i) * p[o[i]]);
+  for (size_t i = 0; i < o.size(); ++i) {
+    running = std::max(running, static_cast<double>(n - static_cast<int64_t>(i)) * p[o[i]]);
     out[o[i]] = std::min(1.0, running);
   }
 }

@@ -24,7 +24,7 @@ double mdfs_fit_alpha(const double* tail, int64_t n, PValueFit mode, bool last_o
 std::vector<int32_t> ascending_order(const double* key, int64_t n);
 
 // stats::p.adjust(p, "holm") of n p-values without NaN into out, bit for bit (the same products
-// and running maxima in the same order).
+// and running maxima in the same order), sorting only the p-values that can adjust below 1.
 void holm_adjust(const double* p, int64_t n, double* out);
 
 }  // namespace fsgpu

@@ -137,6 +137,88 @@ test_that("bad values get errors naming the variable and the object", {
                "infinite values \\(variable 'v4', object 7\\)")
 })
 
+test_that("the pass that builds the bit planes finds bad values anywhere, the first in column order", {
+  # 300 variables: the workers take them in chunks in any order; the error still names the first.
+  codes <- with_seed(31, matrix(sample(0:2, 90 * 300, replace = TRUE), 90, 300,
+                                dimnames = list(NULL, paste0("v", 1:300))))
+  y <- factor(rep(1:2, 45))
+  codes[sample(length(codes), 50)] <- NA  # missing values are no problem
+  search <- function(x, threads = 2, ...) input_search(x, y, threads = threads, contrast = FALSE, ...)
+  for (threads in 1:2) {
+    bad <- codes
+    bad[90, 300] <- -3L  # the last object of the last variable
+    expect_error(search(bad, threads), "codes must be 0 or more \\(variable 'v300', object 90: -3\\)")
+    bad[1, 1] <- -1L  # the first of the first now comes first
+    expect_error(search(bad, threads), "\\(variable 'v1', object 1: -1\\)")
+    bad <- codes
+    bad[60, 290] <- -1L
+    bad[5, 150] <- -2L
+    bad[7, 150] <- -4L
+    expect_error(search(bad, threads, dimensions = 2), "\\(variable 'v150', object 5: -2\\)")
+    expect_error(search(as.data.frame(bad), threads), "\\(variable 'v150', object 5: -2\\)")
+    # Doubles as codes: fractions and infinite values, whichever comes first in the column.
+    real <- codes * 1
+    real[90, 300] <- Inf
+    expect_error(search(real, threads, levels = 3), "infinite values \\(variable 'v300', object 90\\)")
+    real[89, 300] <- 0.5
+    expect_error(search(real, threads, levels = 3), "fractions \\(variable 'v300', object 89: 0.5\\)")
+    # Numbers: infinite values only.
+    values <- with_seed(32, matrix(rnorm(90 * 300), 90, 300, dimnames = dimnames(codes)))
+    values[90, 300] <- -Inf
+    values[3, 299] <- NaN
+    expect_error(search(values, threads), "infinite values \\(variable 'v300', object 90\\)")
+    expect_error(search(as.data.frame(values), threads, dimensions = 2), "variable 'v300', object 90")
+  }
+  # An object without a class is checked too.
+  y_na <- y
+  y_na[90] <- NA
+  bad <- codes
+  bad[90, 300] <- -1L
+  expect_error(suppressMessages(input_search(bad, y_na, contrast = FALSE)), "variable 'v300', object 90")
+  # Too many levels, and more than `levels`, found in the last column: the largest code is named.
+  big <- codes
+  big[90, 300] <- 16L
+  expect_error(input_search(big, y, contrast = FALSE), "levels")
+  big[90, 300] <- 5L
+  big[1, 299] <- 4L
+  expect_error(input_search(big, y, contrast = FALSE, levels = 3), "x has the code 5, but levels = 3")
+  # A problem comes before the levels: as when x was checked first.
+  big[2, 299] <- -1L
+  expect_error(input_search(big, y, contrast = FALSE, levels = 3), "codes must be 0 or more \\(variable 'v299'")
+})
+
+test_that("codes whose levels only some variables show give the search of their levels given", {
+  # The planes are built with the levels of 64 columns spread over x (here 0, 3, 6, ... of 200):
+  # a code 3 in v2 alone, or missing values in v2 alone, make the search build them again.
+  d <- with_seed(33, {
+    x <- matrix(sample(0:2, 150 * 200, replace = TRUE), 150, 200,
+                dimnames = list(paste0("o", 1:150), paste0("v", 1:200)))
+    list(x = x, y = factor(xor(x[, 2] > 1, x[, 5] > 0)))
+  })
+  high <- d$x
+  high[sample(150, 20), 2] <- 3L
+  for (k in 1:2) {
+    res <- input_search(high, d$y, dimensions = k)
+    expect_identical(res$params$levels, 4L)
+    same_search(res, input_search(high, d$y, dimensions = k, levels = 4))
+  }
+  gaps <- d$x
+  gaps[sample(150, 10), 2] <- NA
+  dir <- tempfile("plink")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE), add = TRUE)
+  packed <- read_plink(write_plink(file.path(dir, "gaps"), gaps), packed = TRUE)$genotypes
+  for (k in 1:2) {
+    res <- input_search(gaps, d$y, dimensions = k, missing = "level")
+    expect_identical(res$params$levels, 4L)
+    set.seed(11)
+    from_bed <- find_interactions(packed, d$y, dimensions = k, missing = "level", backend = "cpu", threads = 2,
+                                  quiet = TRUE)
+    expect_identical(res$scores$gain, from_bed$scores$gain)
+    expect_identical(res$contrast_gain, from_bed$contrast_gain)
+  }
+})
+
 pair_codes <- function(n, p, m, classes, seed, missing = 0) {
   with_seed(seed, {
     x <- matrix(sample(0:(m - 1), n * p, replace = TRUE), n, p, dimnames = list(NULL, paste0("v", 1:p)))

@@ -109,8 +109,30 @@ test_that("NA and non-ASCII names are kept and pasted into tuples as R pastes th
 test_that("Holm's adjustment equals p.adjust() on large inputs with ties, zeros and ones", {
   p <- with_seed(5, c(stats::runif(60000)^4, rep(c(0, 1e-320, 0.5, 1), 5000), -0)[sample(80001)])
   expect_identical(fsgpu:::fsgpu_holm(p), stats::p.adjust(p, "holm"))
+  # Only the p-values below 4 / n are sorted when they are at most half: here about 15,000 of
+  # 80,001; a search's p-values, almost none; and all when most are that small.
+  null <- with_seed(7, stats::runif(200000))
+  expect_identical(fsgpu:::fsgpu_holm(null), stats::p.adjust(null, "holm"))
+  tiny <- with_seed(8, c(stats::runif(30000)^40, stats::runif(20001))[sample(50001)])
+  expect_identical(fsgpu:::fsgpu_holm(tiny), stats::p.adjust(tiny, "holm"))
+  edge <- c(rep(4 / 10, 5), rep(0.1, 5))  # half below 4 / n, and the rest exactly at it
+  expect_identical(fsgpu:::fsgpu_holm(edge), stats::p.adjust(edge, "holm"))
   expect_identical(fsgpu:::fsgpu_holm(numeric(0)), numeric(0))
   expect_identical(fsgpu:::fsgpu_holm(rep(0.01, 7)), stats::p.adjust(rep(0.01, 7), "holm"))
+})
+
+test_that("the scores of many variables are the same on any number of threads, ranked as R orders them", {
+  n <- 150000
+  gain <- with_seed(8, round(stats::rexp(n) * 4, 2))  # many ties
+  tuples <- rbind(seq_len(n), c(seq_len(n - 1) + 1L, 1L))
+  scores <- function(threads, mode = "exp")
+    fsgpu:::fsgpu_interaction_scores(gain, n, 2 * log(2), 4, mode, FALSE, 8L, "holm", 0.05,
+                                     paste0("v", seq_len(n)), tuples, rep(1L, n), threads)
+  one <- scores(1L)
+  expect_identical(scores(2L), one)
+  expect_identical(scores(3L, "raw"), scores(1L, "raw"))
+  expect_identical(one$ranked, order(-gain, seq_len(n)))
+  expect_identical(one$scores$p_adjusted, stats::p.adjust(one$scores$p_value, "holm"))
 })
 
 test_that("the p-value fit gives the same alpha on any number of threads", {
