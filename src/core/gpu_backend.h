@@ -58,6 +58,10 @@ struct GpuOptions {
   int64_t memory_limit = 0;
   int host_threads = 1;        // CPU threads for host-side steps
   CodeUpload* preloaded = nullptr;  // selection: codes sent while encoding, used when they are the engine's
+  // kNN and interaction search: the most shared memory a block may take, when below the device's
+  // own limit (0: the device's). Tests set it to smaller GPUs' limits (99 KB on sm_86/89, 163 KB
+  // on sm_80) to run their kernel choices on a larger one.
+  int32_t shared_memory_cap = 0;
 };
 
 // A selection engine whose codes and feature states live on the devices (streamed in feature blocks when they do not fit).

@@ -52,6 +52,14 @@ void allow_dynamic_shared(Kernel kernel) {
   done.insert(key);
 }
 
+// The dynamic plus static shared memory a block may take on `device` (the opt-in maximum), or
+// `cap` when it is positive and lower.
+inline int block_shared_limit(int device, int cap) {
+  int limit = 0;
+  FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&limit, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return cap > 0 && cap < limit ? cap : limit;
+}
+
 // Makes `device` current for a scope and restores the previous one.
 class ScopedDevice {
  public:

@@ -2029,7 +2029,14 @@ size_t triple_shared_bytes(const InteractionBits& b) {
 }
 
 constexpr int64_t kPaddedVars = 256;  // past the last variable: room for a block's columns
+// The gain tables go to shared memory when they take at most this, and leave the kernels' own
+// shared memory room under the block's limit (up to 37 KB of static buffers, ptxas -v on sm_90).
 constexpr int kSharedTableBudget = 160 * 1024;
+constexpr int kKernelSharedRoom = 40 * 1024;
+size_t table_budget(int device, const GpuOptions& options) {
+  const int limit = block_shared_limit(device, options.shared_memory_cap);
+  return static_cast<size_t>(std::max(0, std::min(kSharedTableBudget, limit - kKernelSharedRoom)));
+}
 
 }  // namespace
 
@@ -2048,8 +2055,9 @@ std::string gpu_interactions_problem(const InteractionBits& b, const Interaction
   if (b.n_vars >= pack_limit(k))
     return "the GPU's " + std::to_string(k) + "-way search takes fewer than " + std::to_string(pack_limit(k)) +
            " variables";
-  if (k == 3 && special_kernels(k, b.n_classes) && triple_shared_bytes(b) > 160 * 1024)
-    return "too many objects for the GPU's 3-way search (its bitmaps must fit shared memory)";
+  for (int device : options.devices)
+    if (k == 3 && triple_shared_bytes(b) > table_budget(device, options))
+      return "too many objects for the GPU's 3-way search (its bitmaps must fit shared memory)";
   const int64_t padded = (b.n_vars + kPaddedVars - 1) / kPaddedVars * kPaddedVars + kPaddedVars;
   // Bitmaps (none for single variables), level counts, keys, tables, and the tuple kernel's
   // tables in local memory for every thread the device holds at once.
@@ -2148,9 +2156,11 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             a.level_count = dev->level_count.data();
             a.alone = dev->alone.data();
             // Tables in shared memory when they leave room for the kernels' own buffers.
+            const size_t budget = table_budget(options.devices[d], options);
             a.shared_tables = special ? table_bytes(b.n_objects + 1, b.n_classes, k == 3) + triple_shared_bytes(b) <=
-                                            size_t(kSharedTableBudget)
-                                      : table_bytes(b.n_objects + 1, b.n_classes, true) <= size_t(kSharedTableBudget);
+                                            budget
+                                      : table_bytes(b.n_objects + 1, b.n_classes, true) +
+                                                (k == 3 ? triple_shared_bytes(b) : 0) <= budget;
             a.tables = tables.view();
             a.tables.cell = dev->cell.data();
             a.tables.cell_total = dev->cell_total.data();

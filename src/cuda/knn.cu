@@ -451,25 +451,43 @@ __global__ void __launch_bounds__(mma_threads<kWarpRows>()) candidates_mma_kerne
 }
 
 // A tensor-core pass's kernel, block size and dynamic shared memory over rows of stride16 halves
-// (query rows resident when they fit beside the selection state).
+// (query rows resident when they fit beside the selection state); kernel null when even the
+// streaming pass's buffers do not fit the block's limit.
 struct MmaPass {
-  void (*kernel)(CandidateArgs);
-  int threads;
-  size_t shared;
-  bool resident;
+  void (*kernel)(CandidateArgs) = nullptr;
+  int threads = 0;
+  size_t shared = 0;
+  bool resident = false;
 };
 
 template <int kChunkH, int kWarpRows>
-MmaPass mma_pass(int32_t stride16, int shared_optin) {
+MmaPass mma_pass(int32_t stride16, int shared_limit) {
   const size_t b = size_t(mma_stages<kChunkH>()) * kTile * (kChunkH + 8) * sizeof(__half);
   const size_t resident_bytes = b + size_t(kTile) * (stride16 + 8) * sizeof(__half);
+  const size_t room = static_cast<size_t>(shared_limit) - std::min(static_cast<size_t>(shared_limit),
+                                                                   sizeof(SelectionState) + 1024);
   MmaPass p;
-  p.resident = resident_bytes + sizeof(SelectionState) + 1024 <= static_cast<size_t>(shared_optin);
-  p.kernel = p.resident ? candidates_mma_kernel<true, kChunkH, kWarpRows> : candidates_mma_kernel<false, kChunkH, kWarpRows>;
   p.threads = mma_threads<kWarpRows>();
-  p.shared = p.resident ? resident_bytes : 2 * b;
-  allow_dynamic_shared(p.kernel);
+  if (resident_bytes <= room) {
+    p = {candidates_mma_kernel<true, kChunkH, kWarpRows>, p.threads, resident_bytes, true};
+  } else if (2 * b <= room) {
+    p = {candidates_mma_kernel<false, kChunkH, kWarpRows>, p.threads, 2 * b, false};
+  }
   return p;
+}
+
+// The tensor-core pass for a block's shared memory limit: 64-dimension chunks where they fit
+// (Hopper's 227 KB), else 32 (Ampere's 163 KB), resident query rows first; none (kernel null)
+// where neither fits (Ada's and sm_86's 99 KB at more than 64 dimensions): then the
+// single-precision pass runs, as exact, on the CUDA cores.
+MmaPass choose_mma_pass(int32_t stride16, int shared_limit) {
+  for (const MmaPass& p : {mma_pass<kChunk16, kWarpRows16>(stride16, shared_limit),
+                           mma_pass<kChunk16 / 2, kWarpRows16>(stride16, shared_limit)})
+    if (p.kernel) {
+      allow_dynamic_shared(p.kernel);
+      return p;
+    }
+  return MmaPass{};
 }
 
 // The float rows of prepared double rows of a correlation metric, as knn_float_rows() makes them
@@ -922,7 +940,10 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
     // Resident: every point on the device, the rerank there too. Otherwise blocks of float
     // reference rows stream through a single-precision pass, and the host reranks.
     const bool resident = needed <= budget;
-    const bool tensor = resident && is_correlation(m) && major >= 8;
+    const MmaPass mma = resident && is_correlation(m) && major >= 8
+                            ? choose_mma_pass(stride16, block_shared_limit(device, options.shared_memory_cap))
+                            : MmaPass{};
+    const bool tensor = mma.kernel != nullptr;
     const int64_t block =
         resident ? reference.n
                  : std::max<int64_t>(kTile, (budget - batch_bytes - (last - first) * int64_t(stride32) * 4) / 2 /
@@ -985,9 +1006,6 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
     const double* queries64 = self ? refs64 : dev.queries64.data();
     const double* ref_norms = reference.norms.empty() ? nullptr : ref_norms_d;
     const double* query_norms = reference.norms.empty() ? nullptr : self ? ref_norms : dev.query_norms.data();
-    int shared_optin = 0;
-    FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&shared_optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    const MmaPass mma = tensor ? mma_pass<kChunk16, kWarpRows16>(stride16, shared_optin) : MmaPass{};
 
     // A pass over some queries (ids, or first.. without): candidates, then (resident) the rerank
     // on the device, whose unsure ids are returned, or (streaming) the rerank on the host.

@@ -369,6 +369,26 @@ void knn_tests(const GpuStatus& gpu) {
     }
     EXPECT(kept_host_blocks().locked > 0, "40,000 points: the kept host blocks page-locked");
   }
+  // The tensor-core pass under smaller GPUs' shared memory limits for a block: A100's 163 KB
+  // takes 32-dimension chunks at 295 dimensions, sm_86/89's 99 KB no tensor pass past 64
+  // dimensions (the single-precision pass instead). Neighbours and distances as the CPU's.
+  if (!gpu.devices.empty()) {
+    const int64_t n = 1500;
+    for (int32_t dim : {40, 63, 130, 295}) {
+      const std::vector<double> x = make_points(90 + dim, n, dim);
+      for (KnnMetric m : {KnnMetric::pearson, KnnMetric::cosine}) {
+        const KnnPoints p = prepare_points(x.data(), n, dim, m, 2);
+        const KnnResult cpu = cpu_knn(p, nullptr, 15, 2, nullptr);
+        for (int cap : {101376, 166912, 232448}) {
+          GpuOptions options;
+          options.devices.push_back(0);
+          options.shared_memory_cap = cap;
+          EXPECT(same(cpu, gpu_knn(p, nullptr, 15, options, nullptr, nullptr)),
+                 "%d dimensions %s, shared memory of a block capped at %d bytes: gpu", dim, names[int(m)], cap);
+        }
+      }
+    }
+  }
   // Range search: CPU against every pair's knn_key(), thread counts, queries, a threshold per
   // query (some of them exactly a pair's distance), and on a GPU the GPU against the CPU bitwise.
   for (const Case& c : cases) {
