@@ -22,6 +22,7 @@
 #include "core/interactions.h"
 #include "core/parallel.h"
 #include "core/plink.h"
+#include "core/target_clones.h"
 #include "input_codes.h"
 #include "job_progress.h"
 
@@ -138,9 +139,7 @@ struct IntRange {
   int top = NA_INTEGER, low = INT_MAX;
   bool missing = false;
 };
-#if defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
-#endif
+FSGPU_TARGET_CLONES("avx2", "default")
 IntRange int_column_codes(const int* values, int64_t n, int top_code, int8_t missing, int8_t* out) {
   IntRange range;
   int64_t r = 0;

@@ -12,8 +12,8 @@ using namespace fsgpu;
 // The selection of k features by each method (with its beta, gamma and min_score in bits) on
 // each subsample (1-based sample indices), as a list indexed method-major: element
 // m * length(samples) + r is list(features = 1-based, scores). The CPU runs subsamples side by
-// side on the threads; the GPU one after another, each subsample's codes copied to the
-// devices.
+// side on the threads; the GPU all of a criterion's subsamples together in one batched job
+// (core/batched_select.h), the codes uploaded once.
 // [[Rcpp::export]]
 Rcpp::List fsgpu_select_subsamples(SEXP x, Rcpp::IntegerVector y, int n_classes, Rcpp::List samples,
                                    Rcpp::CharacterVector methods, Rcpp::NumericVector beta,

@@ -66,7 +66,8 @@ struct ColumnSource {
   const double* numeric = nullptr;
   const int32_t* categorical = nullptr;  // INT32_MIN (R's NA_integer_) is missing
   // categorical only: binned when the column has more distinct values than this; -1 never
-  // (a category), 0 always. Issue 21's rule for integer columns passes its level limit.
+  // (a category), 0 always. Issue 21's rule for integer columns passes its level limit. The R
+  // glue also uses -2 for double columns taken as categories (input_codes.cpp, kDoubleCategory).
   int64_t bin_above = -1;
 };
 

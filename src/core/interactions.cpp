@@ -19,6 +19,7 @@
 
 #include "interaction_gain.h"
 #include "parallel.h"
+#include "target_clones.h"
 
 namespace fsgpu {
 
@@ -310,7 +311,7 @@ struct TupleScratch {
 
 // The counted cells of a pair of variables with L + 1 levels, the counters in registers.
 template <int L>
-__attribute__((target_clones("popcnt", "default")))
+FSGPU_TARGET_CLONES("popcnt", "default")
 void count_pair(const InteractionBits& b, const int32_t* tuple, int32_t* counts) {
   constexpr int M = L + 1;
   for (int32_t c = 0; c < b.n_classes; ++c) {
@@ -349,7 +350,7 @@ int64_t pair_entropy(int32_t* counts, int32_t m, int32_t n_classes, const GainTa
 }
 
 // Counts every cell of `tuple`'s table ([class][cell], cell digits as in interaction_gain.h).
-__attribute__((target_clones("popcnt", "default")))
+FSGPU_TARGET_CLONES("popcnt", "default")
 void count_tuple(const InteractionBits& b, const CountedCombinations& counted, const int32_t* tuple, int32_t k,
                  bool missing, int32_t* counts) {
   const int32_t m = b.n_levels, cells = tuple_cells(k, m);
@@ -503,7 +504,7 @@ __attribute__((always_inline)) inline void pair_row_body(const InteractionBits& 
 }
 
 template <int M, int C, class Skip, class Visit>
-__attribute__((target_clones("popcnt", "default")))
+FSGPU_TARGET_CLONES("popcnt", "default")
 void pair_row_narrow(const InteractionBits& b, const GainTableView& view, int64_t f, int64_t lo, int64_t hi,
                      Skip& skip, Visit& visit) {
   pair_row_body<M, C, ScalarCount<M - 1>>(b, view, f, lo, hi, skip, visit);

@@ -17,6 +17,7 @@
 
 #include "knn_metric.h"
 #include "parallel.h"
+#include "target_clones.h"
 
 namespace fsgpu {
 
@@ -102,9 +103,7 @@ constexpr int32_t kExtra = 32;        // candidates kept beyond k
 
 // The scores of kGroup queries (rows of `stride` floats) against a panel of 8 reference rows
 // stored dimension by dimension (panel[t * 8 + j] is row j's value t).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__APPLE__)
-__attribute__((target_clones("avx2", "default")))
-#endif
+FSGPU_TARGET_CLONES("avx2", "default")
 void score_panel(KnnMetric m, const float* const* q, const float* panel, int32_t stride, Lanes* out) {
   Lanes acc[kGroup] = {};
   for (int32_t t = 0; t < stride; ++t) {

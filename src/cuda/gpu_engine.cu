@@ -312,7 +312,12 @@ class GpuEngine : public SelectionEngine {
     return s;
   }
 
-  bool reads_host_codes() const override { return devices_.size() != 1 || devices_[0]->buffers.size() != 1; }
+  // condition_on() falls back to the host's codes with several devices or blocks, or with
+  // tables past 32-bit cell indices (more than 32,768 classes).
+  bool reads_host_codes() const override {
+    return devices_.size() != 1 || devices_[0]->buffers.size() != 1 ||
+           int64_t(layout_.n_classes) * x_.max_levels() > INT32_MAX;
+  }
 
   // The argmax runs here, not after each pass: MIM's later steps make no pass, only retire.
   Candidate best_candidate() override {
