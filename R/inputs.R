@@ -300,19 +300,6 @@ integer_level_limit <- function(n_samples) {
   as.integer(min(max(10, default_nbins(n_samples)), max(4, n_samples %/% 2)))
 }
 
-#' Whether the whole numbers v have more than `limit` distinct values (NA not counted). A
-#' range narrower than `limit` cannot hold more; a range up to 4 values a sample is counted by
-#' tabulate() (a third of unique()'s time), a wider one by unique().
-#' @noRd
-more_values_than <- function(v, limit) {
-  if (anyNA(v)) v <- v[!is.na(v)]
-  if (!length(v)) return(FALSE)
-  r <- range(v)
-  span <- as.numeric(r[2L]) - as.numeric(r[1L])
-  if (span < limit) return(FALSE)
-  if (span < 4 * length(v)) return(sum(tabulate(v - r[1L] + 1L, span + 1) > 0L) > limit)
-  length(unique(v)) > limit
-}
 
 #' Per column: TRUE (a category), FALSE (binned) or NA (the default rule), from `categorical`
 #' (TRUE, FALSE, NULL, or a selection of features: names, indices, or one logical per feature)
@@ -450,7 +437,7 @@ z_values <- function(z, binning, n_samples) {
   if (is.double(z)) return(z)
   if (isFALSE(categorical) || isTRUE(binning$asked)) return(as.double(z))
   limit <- integer_level_limit(n_samples)
-  if (is.null(binning) || !more_values_than(z, limit)) return(z)
+  if (is.null(binning) || !fsgpu_more_values_than(list(z), 1L, limit, 1L)) return(z)
   message(sprintf(paste0("Binning z, integer values with more than %d distinct values, as numbers; ",
                          "categorical = TRUE keeps them as categories"), limit))
   as.double(z)

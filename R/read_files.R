@@ -392,8 +392,8 @@ reader_columns <- function(x, roles) {
   text <- vapply(x, function(v) !is.numeric(v), logical(1))
   if (any(text & roles %in% FALSE))
     stop("numeric: ", quote_list(names(x)[text & roles %in% FALSE]), " hold text, not numbers", call. = FALSE)
-  rule <- vapply(seq_along(x), function(j) is.na(roles[j]) && is.integer(x[[j]]) &&
-                   more_values_than(x[[j]], limit), logical(1))
+  rule <- is.na(roles) & vapply(x, is.integer, logical(1))
+  rule[rule] <- fsgpu_more_values_than(x, which(rule), limit, 1L)
   for (j in which(roles %in% TRUE & !text)) x[[j]] <- factor(x[[j]])
   for (j in which((roles %in% FALSE & !text) | rule)) x[[j]] <- as.double(x[[j]])
   if (any(rule)) {

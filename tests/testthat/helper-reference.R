@@ -10,6 +10,10 @@ ref_bin <- function(v, nbins) {
   as.integer(pmin(floor((v - lo) / (hi - lo) * nbins), nbins - 1))
 }
 
+# The integer rule's count: whether the whole numbers v have more than `limit` distinct values
+# (NA not counted).
+ref_more_values_than <- function(v, limit) length(unique(v[!is.na(v)])) > limit
+
 # Categorical columns (logical, factor): their distinct values, in increasing order.
 ref_categorical <- function(v) {
   v <- as.integer(v)

@@ -55,7 +55,7 @@ test_that("the integer rule's count in C++ is R's", {
   columns <- seq_len(ncol(x))
   for (limit in c(3L, 10L, 100L, 299L)) {
     expect_identical(fsgpu:::fsgpu_more_values_than(x, columns, limit, 2L),
-                     vapply(columns, function(j) fsgpu:::more_values_than(x[, j], limit), logical(1)))
+                     vapply(columns, function(j) ref_more_values_than(x[, j], limit), logical(1)))
   }
   df <- list(c(NA, 1L, 1L), c(NA_integer_, NA_integer_, NA_integer_), c(-2147483647L, 2147483647L, 0L))
   expect_identical(fsgpu:::fsgpu_more_values_than(df, 1:3, 2L, 1L), c(FALSE, FALSE, TRUE))

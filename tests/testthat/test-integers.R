@@ -83,7 +83,7 @@ test_that("without nbins, integer columns with many values are binned with one m
   limit <- fsgpu:::integer_level_limit(nrow(d$x))
   expect_identical(limit, 10L)
   expect_identical(fsgpu:::integer_level_limit(5000), 18L)  # the default bins when larger
-  more <- fsgpu:::more_values_than
+  more <- function(v, limit) fsgpu:::fsgpu_more_values_than(list(as.integer(v)), 1L, as.integer(limit), 1L)
   expect_identical(c(more(1:11, 10), more(1:10, 10), more(c(1L, NA, 3L), 2), more(c(0L, 5L, 1e8L, NA, 0L), 2),
                      more(c(NA_integer_, NA), 0), more(c(-3L, 40L, 2L, 2L), 2)),
                    c(TRUE, FALSE, FALSE, TRUE, FALSE, TRUE))
