@@ -255,6 +255,12 @@ class GpuEngine : public SelectionEngine {
       devices_.emplace_back(new Device(options.devices[d], f, last));
       f = last;
     }
+    // Codes sent while encoding that this engine cannot adopt (several devices, another shape)
+    // are freed before any device's free memory is measured.
+    if (preloaded_ && (devices_.size() != 1 || !preloaded_->matches(devices_[0]->id, x_))) {
+      preloaded_->finish(nullptr);
+      preloaded_ = nullptr;
+    }
     for (auto& dev : devices_) init_device(*dev, options.memory_limit);
     // Codes streamed every step are pinned, for copies at full speed without staging.
     if (std::any_of(devices_.begin(), devices_.end(), [](const auto& dev) { return dev->buffers.size() > 1; })) {
@@ -386,6 +392,7 @@ class GpuEngine : public SelectionEngine {
     int64_t s_feature = -1;  // the feature whose codes and n(s, y) s_codes, s_codes8, s_class_counts hold
     GrowingPinned<uint32_t> host_class_counts;
     GrowingPinned<uint8_t> host_step;  // S's n(s) and class terms, staged for their upload
+    std::unique_ptr<Event> host_step_sent;  // recorded after host_step's last upload (made on the device)
     std::unique_ptr<Stream> side_stream;  // sparse passes: the small features' kernel (SideStream)
     std::unique_ptr<Event> side_fork, side_join;
     SideStream side() {
@@ -424,7 +431,7 @@ class GpuEngine : public SelectionEngine {
     }
     size_t free_bytes = 0, total_bytes = 0;
     FSGPU_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-    CudaCodeUpload* preloaded = preloaded_ && devices_.size() == 1 && preloaded_->matches(dev.id, x_) ? preloaded_ : nullptr;
+    CudaCodeUpload* preloaded = preloaded_;  // one device, the codes of x (see the constructor)
     if (preloaded) free_bytes += preloaded->bytes();  // the engine's own codes, already there
     // Leave room for count tables, step data and the runtime.
     int64_t budget = static_cast<int64_t>(free_bytes) - (int64_t(512) << 20) - 8 * int64_t(layout_.n_samples);
@@ -564,6 +571,8 @@ class GpuEngine : public SelectionEngine {
       if (s.resident_feature != dev.s_feature) throw std::logic_error("the GPU engine no longer holds S's codes");
       // n(s) and the class terms through pinned memory: the upload does not wait for the host.
       const size_t counts_bytes = s.counts.size() * sizeof(uint32_t), terms_bytes = s.class_terms.size() * sizeof(int64_t);
+      if (!dev.host_step_sent) dev.host_step_sent.reset(new Event());
+      FSGPU_CUDA_CHECK(cudaEventSynchronize(dev.host_step_sent->get()));  // the previous step's copies have read it
       uint8_t* staged = dev.host_step.get(counts_bytes + terms_bytes);
       std::memcpy(staged, s.class_terms.data(), terms_bytes);  // int64 first: aligned
       std::memcpy(staged + terms_bytes, s.counts.data(), counts_bytes);
@@ -572,6 +581,7 @@ class GpuEngine : public SelectionEngine {
       FSGPU_CUDA_CHECK(cudaMemcpyAsync(dev.s_class_terms.data(), staged, terms_bytes, cudaMemcpyHostToDevice, main));
       FSGPU_CUDA_CHECK(
           cudaMemcpyAsync(dev.s_counts.data(), staged + terms_bytes, counts_bytes, cudaMemcpyHostToDevice, main));
+      FSGPU_CUDA_CHECK(cudaEventRecord(dev.host_step_sent->get(), main));
     } else {
       dev.s_feature = -1;
       dev.s_codes.upload(s.codes.data(), s.codes.size(), main);
