@@ -9,6 +9,10 @@ fsgpu_forked_process <- function() {
     .Call(`_fsgpu_fsgpu_forked_process`)
 }
 
+fsgpu_default_names <- function(prefix, n) {
+    .Call(`_fsgpu_fsgpu_default_names`, prefix, n)
+}
+
 fsgpu_discretize <- function(x, n_samples, y, n_classes, method, nbins, backend, threads, devices, memory_limit, progress) {
     .Call(`_fsgpu_fsgpu_discretize`, x, n_samples, y, n_classes, method, nbins, backend, threads, devices, memory_limit, progress)
 }
@@ -71,10 +75,6 @@ fsgpu_decode_bed <- function(bytes, n_samples, snps) {
 
 fsgpu_mdfs_alpha <- function(tail, mode, last_only, search_points, threads = 1L) {
     .Call(`_fsgpu_fsgpu_mdfs_alpha`, tail, mode, last_only, search_points, threads)
-}
-
-fsgpu_default_names <- function(prefix, n) {
-    .Call(`_fsgpu_fsgpu_default_names`, prefix, n)
 }
 
 fsgpu_holm <- function(p) {

@@ -30,6 +30,18 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
+// fsgpu_default_names
+SEXP fsgpu_default_names(std::string prefix, double n);
+RcppExport SEXP _fsgpu_fsgpu_default_names(SEXP prefixSEXP, SEXP nSEXP) {
+BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
+    Rcpp::RNGScope rcpp_rngScope_gen;
+    Rcpp::traits::input_parameter< std::string >::type prefix(prefixSEXP);
+    Rcpp::traits::input_parameter< double >::type n(nSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_default_names(prefix, n));
+    return rcpp_result_gen;
+END_RCPP
+}
 // fsgpu_discretize
 Rcpp::List fsgpu_discretize(SEXP x, int n_samples, Rcpp::IntegerVector y, int n_classes, std::string method, int nbins, std::string backend, int threads, Rcpp::IntegerVector devices, double memory_limit, SEXP progress);
 RcppExport SEXP _fsgpu_fsgpu_discretize(SEXP xSEXP, SEXP n_samplesSEXP, SEXP ySEXP, SEXP n_classesSEXP, SEXP methodSEXP, SEXP nbinsSEXP, SEXP backendSEXP, SEXP threadsSEXP, SEXP devicesSEXP, SEXP memory_limitSEXP, SEXP progressSEXP) {
@@ -316,18 +328,6 @@ BEGIN_RCPP
     Rcpp::traits::input_parameter< int >::type search_points(search_pointsSEXP);
     Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
     rcpp_result_gen = Rcpp::wrap(fsgpu_mdfs_alpha(tail, mode, last_only, search_points, threads));
-    return rcpp_result_gen;
-END_RCPP
-}
-// fsgpu_default_names
-Rcpp::CharacterVector fsgpu_default_names(std::string prefix, int n);
-RcppExport SEXP _fsgpu_fsgpu_default_names(SEXP prefixSEXP, SEXP nSEXP) {
-BEGIN_RCPP
-    Rcpp::RObject rcpp_result_gen;
-    Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< std::string >::type prefix(prefixSEXP);
-    Rcpp::traits::input_parameter< int >::type n(nSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_default_names(prefix, n));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -678,6 +678,7 @@ END_RCPP
 static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_backend_info_raw", (DL_FUNC) &_fsgpu_fsgpu_backend_info_raw, 0},
     {"_fsgpu_fsgpu_forked_process", (DL_FUNC) &_fsgpu_fsgpu_forked_process, 0},
+    {"_fsgpu_fsgpu_default_names", (DL_FUNC) &_fsgpu_fsgpu_default_names, 2},
     {"_fsgpu_fsgpu_discretize", (DL_FUNC) &_fsgpu_fsgpu_discretize, 11},
     {"_fsgpu_fsgpu_discretize_codes", (DL_FUNC) &_fsgpu_fsgpu_discretize_codes, 8},
     {"_fsgpu_fsgpu_bn_index", (DL_FUNC) &_fsgpu_fsgpu_bn_index, 3},
@@ -694,7 +695,6 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_read_plink_table", (DL_FUNC) &_fsgpu_fsgpu_read_plink_table, 3},
     {"_fsgpu_fsgpu_decode_bed", (DL_FUNC) &_fsgpu_fsgpu_decode_bed, 3},
     {"_fsgpu_fsgpu_mdfs_alpha", (DL_FUNC) &_fsgpu_fsgpu_mdfs_alpha, 5},
-    {"_fsgpu_fsgpu_default_names", (DL_FUNC) &_fsgpu_fsgpu_default_names, 2},
     {"_fsgpu_fsgpu_holm", (DL_FUNC) &_fsgpu_fsgpu_holm, 1},
     {"_fsgpu_fsgpu_interaction_scores", (DL_FUNC) &_fsgpu_fsgpu_interaction_scores, 13},
     {"_fsgpu_fsgpu_knn", (DL_FUNC) &_fsgpu_fsgpu_knn, 10},
@@ -718,7 +718,9 @@ static const R_CallMethodDef CallEntries[] = {
     {NULL, NULL, 0}
 };
 
+void fsgpu_register_default_names(DllInfo* dll);
 RcppExport void R_init_fsgpu(DllInfo *dll) {
     R_registerRoutines(dll, NULL, CallEntries, NULL, NULL);
     R_useDynamicSymbols(dll, FALSE);
+    fsgpu_register_default_names(dll);
 }

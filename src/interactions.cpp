@@ -783,20 +783,6 @@ double fsgpu_mdfs_alpha(Rcpp::NumericVector tail, std::string mode, bool last_on
                         search_points, threads);
 }
 
-// paste0(prefix, seq_len(n)) without R's per-element conversion and concatenation: the names of
-// a million unnamed variables cost R a second, this a tenth of that.
-// [[Rcpp::export]]
-Rcpp::CharacterVector fsgpu_default_names(std::string prefix, int n) {
-  Rcpp::CharacterVector out(n);
-  std::string name = prefix;
-  for (int i = 0; i < n; ++i) {
-    name.resize(prefix.size());
-    name += std::to_string(i + 1);
-    SET_STRING_ELT(out, i, Rf_mkCharLenCE(name.data(), static_cast<int>(name.size()), CE_UTF8));
-  }
-  return out;
-}
-
 // stats::p.adjust(p, "holm") for p without NA, bit for bit (core/interaction_pvalues.h).
 // [[Rcpp::export]]
 Rcpp::NumericVector fsgpu_holm(Rcpp::NumericVector p) {

@@ -273,6 +273,18 @@ test_that("integer64 columns of a data frame are read as their values (codes), n
 test_that("the C++ default names and Holm adjustment are R's, bit for bit", {
   expect_identical(fsgpu:::fsgpu_default_names("V", 10012L), paste0("V", seq_len(10012)))
   expect_identical(fsgpu:::fsgpu_default_names("V", 0L), character(0))
+  # Made as read: by element, by subset, all at once, changed, saved and read back.
+  lazy <- fsgpu:::fsgpu_default_names("V", 20)
+  expect_identical(lazy[[13]], "V13")
+  expect_identical(lazy[c(20, 2)], c("V20", "V2"))
+  expect_identical(match("V7", lazy), 7L)
+  expect_identical(sort(lazy), sort(paste0("V", 1:20)))
+  lazy[3] <- "third"
+  expect_identical(lazy[1:4], c("V1", "V2", "third", "V4"))
+  file <- tempfile(fileext = ".rds")
+  saveRDS(fsgpu:::fsgpu_default_names("V", 5), file)
+  expect_identical(readRDS(file), paste0("V", 1:5))
+  unlink(file)
   p <- with_seed(3, c(runif(500), rep(c(0, 0.02, 0.5, 1), 50), 1e-300)[sample(701)])
   expect_identical(fsgpu:::fsgpu_holm(p), stats::p.adjust(p, "holm"))
   expect_identical(fsgpu:::fsgpu_holm(0.25), 0.25)
