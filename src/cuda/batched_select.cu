@@ -6,7 +6,8 @@
 // launches: prepare_kernel (a block a subsample: retires S_r, spreads S_r's codes over the
 // positions with kAbsent outside the subsample, and counts n(s, y) and n(s) in the subsample),
 // count_kernel (a block a feature, a warp a (feature, subsample) pair; for dense data of few
-// samples and levels, dense_count_kernel, a thread a pair: the sums
+// samples and levels, dense_count_kernel, and for sparse features of few entries,
+// sparse_lane_kernel, a thread a pair: the sums
 //   xsy = sum plogp(n(x,s,y)),  xs = sum plogp(n(x,s))
 // over the subsample, then update_feature() of criteria.h, as the engines call it) and
 // best_kernel (a block a subsample: highest key, lowest index). Only the winners come back.
@@ -68,6 +69,10 @@ struct BatchView {
   uint8_t* retired = nullptr;           // [r * n_features + f]
   FeatureState* state = nullptr;        // [r * n_features + f]
   DeviceCandidate* best = nullptr;      // [r]
+  const int64_t* warp_features = nullptr;  // count_kernel's features (sparse), or null: all
+  int64_t n_warp_features = 0;
+  const int64_t* lane_features = nullptr;  // sparse_lane_kernel's
+  int64_t n_lane_features = 0;
 };
 
 template <class Code>
@@ -95,7 +100,9 @@ __global__ void __launch_bounds__(kThreads) prepare_kernel(BatchView v, bool pas
   if (s >= 0 && v.sparse) {
     for (int64_t e = v.entry_start[s] + threadIdx.x; e < v.entry_start[s + 1]; e += kThreads) {
       const int32_t row = v.entry_row[e];
-      if (member[row]) sc[row] = codes[e];
+      if (!member[row]) continue;
+      sc[row] = codes[e];
+      if (v.s_codes_t) v.s_codes_t[int64_t(row) * v.n_resamples + r] = codes[e];
     }
     __syncthreads();
   }
@@ -294,7 +301,9 @@ __global__ void __launch_bounds__(kThreads) count_kernel(BatchView v) {
   int32_t* bounds = reinterpret_cast<int32_t*>(shared);
   uint32_t* tables = shared + (v.n_classes + 4) / 4 * 4 + warp * v.table_words;
   for (int32_t i = lane; i < v.table_words; i += 32) tables[i] = 0;
-  for (int64_t f = blockIdx.x; f < v.n_features; f += gridDim.x) {
+  const int64_t n_features = v.warp_features ? v.n_warp_features : v.n_features;
+  for (int64_t i = blockIdx.x; i < n_features; i += gridDim.x) {
+    const int64_t f = v.warp_features ? v.warp_features[i] : i;
     __syncthreads();  // every warp is done with the previous feature's bounds
     if (v.sparse) {
       const int64_t begin = v.entry_start[f];
@@ -324,6 +333,181 @@ __global__ void __launch_bounds__(kThreads) count_kernel(BatchView v) {
       if (++t % 32 == 0) flush();
     }
     flush();
+  }
+}
+
+// Sparse features of at most kLaneEntries entries (most of a text matrix): a thread a (feature,
+// subsample) pair, with no atomics and no barriers between pairs. The block stages the feature's
+// counted entries once for all subsamples, ordered by (class, code), and their order by code.
+// Each thread gathers S_r's codes at those rows into its own column of `stash`, then walks the
+// groups of equal (class, code), of a class, and of equal code, counting its S codes in its own
+// columns of three tables and draining them at each group's end: the cells, and so the integer
+// sums, of pair_sums(), base cells included.
+constexpr int kLaneThreads = 128;
+constexpr int kLaneEntries = 64;       // a thread stages at most one entry
+constexpr uint8_t kLaneAbsent = 0xFF;  // stash: outside the subsample (S has at most 255 levels here)
+// Where an ordered entry stands in its groups (of a class; of equal code within it, or in order b).
+constexpr uint8_t kStartsClass = 1, kStartsCode = 2, kEndsClass = 4, kEndsCode = 8;
+constexpr uint8_t kLoneClass = kStartsClass | kEndsClass, kLoneCode = kStartsCode | kEndsCode;
+static_assert(kLaneEntries <= kLaneThreads && kLaneEntries <= 256, "one staged entry a thread, orders in bytes");
+
+// sparse_lane_kernel's dynamic shared memory: three tables of s_stride 16-bit counts a thread,
+// the stash (a byte an entry a thread), the staged entries as read and as ordered. Small, for
+// many blocks a multiprocessor: the kernel waits on shared memory more than it computes.
+size_t lane_shared_bytes(int32_t s_stride) {
+  return (size_t(3) * s_stride * kLaneThreads * 2 + 3) / 4 * 4 + size_t(kLaneEntries) * kLaneThreads +
+         size_t(kLaneEntries) * 23;
+}
+
+template <class Code>
+__global__ void __launch_bounds__(kLaneThreads) sparse_lane_kernel(BatchView v) {
+  extern __shared__ uint32_t lane_shared[];
+  __shared__ int64_t plogp_small[kPlogpCached];
+  const int32_t n_cached = min(kPlogpCached, v.n_samples + 1);
+  for (int32_t i = threadIdx.x; i < n_cached; i += kLaneThreads) plogp_small[i] = v.plogp[i];
+  auto plogp = [&](uint32_t n) { return n < static_cast<uint32_t>(n_cached) ? plogp_small[n] : v.plogp[n]; };
+  const int32_t t = threadIdx.x, stride = v.s_stride;
+  // This thread's columns ([s * kLaneThreads]): n(x, s, y) of a (class, code) group, the counted
+  // n(s, y) of a class, the counted n(s); zero between groups.
+  uint16_t* cell_counts = reinterpret_cast<uint16_t*>(lane_shared) + t;
+  uint16_t* class_counts = cell_counts + stride * kLaneThreads;
+  uint16_t* s_counted = class_counts + stride * kLaneThreads;
+  uint8_t* stash_all = reinterpret_cast<uint8_t*>(lane_shared + (3 * stride * kLaneThreads + 1) / 2);
+  uint8_t* stash = stash_all + t;  // [e * kLaneThreads]: S_r's code at ordered entry e
+  int32_t* raw_row = reinterpret_cast<int32_t*>(stash_all + kLaneEntries * kLaneThreads);
+  int32_t* raw_y = raw_row + kLaneEntries;  // -1: not counted (the base code)
+  int32_t* row_a = raw_y + kLaneEntries;    // by (class, code, position)
+  int32_t* y_a = row_a + kLaneEntries;
+  uint16_t* raw_x = reinterpret_cast<uint16_t*>(y_a + kLaneEntries);
+  uint16_t* x_a = raw_x + kLaneEntries;
+  uint8_t* order_b = reinterpret_cast<uint8_t*>(x_a + kLaneEntries);  // by (code, position): indices into _a
+  uint8_t* flags_a = order_b + kLaneEntries;
+  uint8_t* flags_b = flags_a + kLaneEntries;
+  for (int32_t s = 0; s < 3 * stride; ++s) cell_counts[s * kLaneThreads] = 0;
+  const Code* codes = static_cast<const Code*>(v.codes);
+  for (int64_t i = blockIdx.x; i < v.n_lane_features; i += gridDim.x) {
+    const int64_t f = v.lane_features[i];
+    const int64_t begin = v.entry_start[f];
+    const int32_t n_raw = static_cast<int32_t>(v.entry_start[f + 1] - begin);
+    __syncthreads();  // every thread is done with the previous feature's entries
+    bool keep = false;
+    int32_t row = 0, y = -1;
+    uint16_t x = 0;
+    if (t < n_raw) {
+      row = v.entry_row[begin + t];
+      x = codes[begin + t];
+      keep = x != v.base[f];
+      if (keep) y = v.class_of[row];
+      raw_row[t] = row;
+      raw_x[t] = x;
+      raw_y[t] = y;
+    }
+    const int32_t m = __syncthreads_count(keep);
+    if (keep) {  // ranks in both orders (positions ascend, so ties keep them in order)
+      int32_t rank_a = 0, rank_b = 0;
+      for (int32_t j = 0; j < n_raw; ++j) {
+        const int32_t yj = raw_y[j];
+        if (yj < 0) continue;
+        const uint16_t xj = raw_x[j];
+        const bool before = xj < x || (xj == x && j < t);
+        rank_a += yj < y || (yj == y && before);
+        rank_b += before;
+      }
+      row_a[rank_a] = row;
+      y_a[rank_a] = y;
+      x_a[rank_a] = x;
+      order_b[rank_b] = static_cast<uint8_t>(rank_a);
+    }
+    __syncthreads();
+    if (t < m) {
+      const bool last = t == m - 1;
+      flags_a[t] = (t == 0 || y_a[t] != y_a[t - 1] ? kStartsClass | kStartsCode : x_a[t] != x_a[t - 1] ? kStartsCode : 0) |
+                   (last || y_a[t + 1] != y_a[t] ? kEndsClass | kEndsCode : x_a[t + 1] != x_a[t] ? kEndsCode : 0);
+      const uint16_t code = x_a[order_b[t]];
+      flags_b[t] = (t == 0 || x_a[order_b[t - 1]] != code ? kStartsCode : 0) |
+                   (last || x_a[order_b[t + 1]] != code ? kEndsCode : 0);
+    }
+    __syncthreads();
+    for (int32_t r = t; r < v.n_resamples; r += kLaneThreads) {
+      if (v.s_feature[r] == kDone || v.retired[r * v.n_features + f]) continue;
+      const uint16_t* sc = v.s_codes_t + r;
+#pragma unroll 8
+      for (int32_t e = 0; e < m; ++e) {  // independent loads: unrolled, several in flight
+        const uint16_t s = sc[static_cast<int64_t>(row_a[e]) * v.n_resamples];
+        stash[e * kLaneThreads] = s == kAbsent ? kLaneAbsent : static_cast<uint8_t>(s);
+      }
+      const StepRule& rule = v.rules[r];
+      int64_t xsy = rule.s_class_terms, xs = rule.s_terms;  // every entry in the base cells, corrected below
+      const uint32_t* n_sy = v.s_class_counts + int64_t(r) * v.n_classes * stride;
+      const uint32_t* n_s = v.s_counts + int64_t(r) * stride;
+      // Drains `table` over the entries [from, to] of an order (through `order` when given).
+      auto drain = [&](uint16_t* table, int32_t from, int32_t to, const uint8_t* order, auto&& use) {
+        for (int32_t e = from; e <= to; ++e) {
+          const uint8_t s = stash[(order ? order[e] : e) * kLaneThreads];
+          if (s == kLaneAbsent) continue;
+          const uint32_t n = table[s * kLaneThreads];
+          if (!n) continue;
+          table[s * kLaneThreads] = 0;
+          use(s, n);
+        }
+      };
+      // By (class, code): n(x, s, y); at a class's end, its base cells n(s, y) less what was
+      // counted. Most groups of a text matrix hold one entry: their cells need no table.
+      const int64_t plogp_one = plogp(1);
+      for (int32_t e = 0, group = 0, klass = 0; e < m; ++e) {
+        const uint8_t s = stash[e * kLaneThreads], flags = flags_a[e];
+        const bool counted = s != kLaneAbsent;
+        if ((flags & kLoneClass) == kLoneClass) {
+          if (counted) {
+            const uint32_t n_sc = n_sy[int64_t(y_a[e]) * stride + s];
+            xsy += plogp_one + plogp(n_sc - 1) - plogp(n_sc);
+            ++s_counted[s * kLaneThreads];
+          }
+          group = klass = e + 1;
+          continue;
+        }
+        if ((flags & kLoneCode) == kLoneCode) {
+          if (counted) {
+            xsy += plogp_one;
+            ++class_counts[s * kLaneThreads];
+            ++s_counted[s * kLaneThreads];
+          }
+          group = e + 1;
+        } else {
+          if (counted) ++cell_counts[s * kLaneThreads];
+          if (flags & kEndsCode) {
+            drain(cell_counts, group, e, nullptr, [&](uint8_t s, uint32_t n) {
+              xsy += plogp(n);
+              class_counts[s * kLaneThreads] += n;
+              s_counted[s * kLaneThreads] += n;
+            });
+            group = e + 1;
+          }
+        }
+        if (flags & kEndsClass) {
+          const uint32_t* n_sc = n_sy + int64_t(y_a[e]) * stride;
+          drain(class_counts, klass, e, nullptr,
+                [&](uint8_t s, uint32_t n) { xsy += plogp(n_sc[s] - n) - plogp(n_sc[s]); });
+          klass = e + 1;
+        }
+      }
+      drain(s_counted, 0, m - 1, nullptr, [&](uint8_t s, uint32_t n) { xs += plogp(n_s[s] - n) - plogp(n_s[s]); });
+      // By code: n(x, s).
+      for (int32_t k = 0, group = 0; k < m; ++k) {
+        const uint8_t s = stash[order_b[k] * kLaneThreads], flags = flags_b[k];
+        if ((flags & kLoneCode) == kLoneCode) {
+          if (s != kLaneAbsent) xs += plogp_one;
+          group = k + 1;
+          continue;
+        }
+        if (s != kLaneAbsent) ++cell_counts[s * kLaneThreads];
+        if (flags & kEndsCode) {
+          drain(cell_counts, group, k, order_b, [&](uint8_t, uint32_t n) { xs += plogp(n); });
+          group = k + 1;
+        }
+      }
+      update_feature(rule, xsy, xs, v.state[r * v.n_features + f]);
+    }
   }
 }
 
@@ -420,6 +604,7 @@ struct BatchPlan {
   int32_t s_stride = 1, table_words = 0;
   size_t shared_bytes = 0;
   size_t dense_shared_bytes = 0;  // dense_count_kernel's; 0 when count_kernel counts
+  size_t lane_shared_bytes = 0;   // sparse_lane_kernel's; 0 when it cannot run
   int64_t code_bytes = 0, per_resample = 0, budget = 0;
   std::string problem;
 };
@@ -448,12 +633,14 @@ BatchPlan plan_batch(const CodeMatrix& x, const ClassLayout& layout, const GpuOp
                              static_cast<size_t>(n) * x.code_bytes();
   if (!x.sparse && n <= 65535 && cube <= 4 * n && dense_bytes + 1024 <= static_cast<size_t>(shared_limit))
     p.dense_shared_bytes = dense_bytes;
+  if (x.sparse && p.s_stride <= 255 && lane_shared_bytes(p.s_stride) + static_bytes <= static_cast<size_t>(shared_limit))
+    p.lane_shared_bytes = lane_shared_bytes(p.s_stride);
   if (!p.dense_shared_bytes && p.shared_bytes + static_bytes > static_cast<size_t>(shared_limit)) {
     p.problem = "features of " + std::to_string(p.s_stride) + " levels: count tables too large for shared memory";
     return p;
   }
   p.code_bytes = x.n_entries() * static_cast<int64_t>(x.code_bytes()) + (x.sparse ? x.n_entries() * 4 + (f + 1) * 8 : 0) +
-                 f * 4 + n * 8 + (n + 1) * 8;
+                 f * 4 + n * 8 + (n + 1) * 8 + (x.sparse ? f * 8 : 0);  // sparse: the two kernels' feature lists
   p.per_resample = f * static_cast<int64_t>(sizeof(FeatureState) + 1) + n * 5 +
                    (int64_t(layout.n_classes) + 1) * p.s_stride * 4 + static_cast<int64_t>(sizeof(StepRule)) + 64;
   size_t free_bytes = 0, total_bytes = 0;
@@ -484,7 +671,18 @@ class Batch {
     member_.resize(static_cast<size_t>(group * n));
     s_feature_.resize(group);
     s_codes_.resize(static_cast<size_t>(group * n));
-    if (plan.dense_shared_bytes) s_codes_t_.resize(static_cast<size_t>(group * n));
+    if (plan.lane_shared_bytes) {  // sparse features of few entries to sparse_lane_kernel, the rest to count_kernel
+      std::vector<int64_t> lane, warp;
+      for (int64_t f = 0; f < x.n_features; ++f)
+        (x.entries_end(f) - x.entries_begin(f) <= kLaneEntries ? lane : warp).push_back(f);
+      lane_features_.upload(lane.data(), lane.size());
+      warp_features_.upload(warp.data(), warp.size());
+      n_lane_ = static_cast<int64_t>(lane.size());
+      n_warp_ = static_cast<int64_t>(warp.size());
+    } else {
+      n_warp_ = x.n_features;
+    }
+    if (plan.dense_shared_bytes || n_lane_) s_codes_t_.resize(static_cast<size_t>(group * n));
     s_class_counts_.resize(static_cast<size_t>(group) * layout.n_classes * plan.s_stride);
     s_counts_.resize(static_cast<size_t>(group) * plan.s_stride);
     rules_.resize(group);
@@ -503,7 +701,14 @@ class Batch {
       allow_dynamic_shared(kernel);
       FSGPU_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, plan.shared_bytes));
     }
-    grid_ = static_cast<int>(std::min<int64_t>(x.n_features, int64_t(std::max(per_sm, 1)) * multiprocessors));
+    grid_ = static_cast<int>(std::min<int64_t>(std::max<int64_t>(n_warp_, 1), int64_t(std::max(per_sm, 1)) * multiprocessors));
+    if (n_lane_) {
+      auto kernel = x.wide ? sparse_lane_kernel<uint16_t> : sparse_lane_kernel<uint8_t>;
+      allow_dynamic_shared(kernel);
+      FSGPU_CUDA_CHECK(
+          cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kLaneThreads, plan.lane_shared_bytes));
+      lane_grid_ = static_cast<int>(std::min<int64_t>(n_lane_, int64_t(std::max(per_sm, 1)) * multiprocessors));
+    }
   }
 
   // The selections on samples[first, last).
@@ -568,8 +773,15 @@ class Batch {
           dense_kernel(wide, n)<<<grid_, kDenseThreads, plan_.dense_shared_bytes>>>(v);
           check_launch("dense_count_kernel");
         } else {
-          (wide ? count_kernel<uint16_t> : count_kernel<uint8_t>)<<<grid_, kThreads, plan_.shared_bytes>>>(v);
-          check_launch("count_kernel");
+          if (n_lane_) {
+            (wide ? sparse_lane_kernel<uint16_t> : sparse_lane_kernel<uint8_t>)<<<lane_grid_, kLaneThreads,
+                                                                                  plan_.lane_shared_bytes>>>(v);
+            check_launch("sparse_lane_kernel");
+          }
+          if (n_warp_) {
+            (wide ? count_kernel<uint16_t> : count_kernel<uint8_t>)<<<grid_, kThreads, plan_.shared_bytes>>>(v);
+            check_launch("count_kernel");
+          }
         }
       }
       best_kernel<<<g, kThreads>>>(v);
@@ -617,7 +829,13 @@ class Batch {
     v.size = size_.data();
     v.s_feature = s_feature_.data();
     v.s_codes = s_codes_.data();
-    v.s_codes_t = plan_.dense_shared_bytes ? s_codes_t_.data() : nullptr;
+    v.s_codes_t = s_codes_t_.size() ? s_codes_t_.data() : nullptr;
+    if (n_lane_) {
+      v.warp_features = warp_features_.data();
+      v.n_warp_features = n_warp_;
+      v.lane_features = lane_features_.data();
+      v.n_lane_features = n_lane_;
+    }
     v.s_class_counts = s_class_counts_.data();
     v.s_counts = s_counts_.data();
     v.rules = rules_.data();
@@ -631,9 +849,10 @@ class Batch {
   const ClassLayout& layout_;
   BatchPlan plan_;
   PlogpTable plogp_;
-  int grid_ = 1;
+  int grid_ = 1, lane_grid_ = 1;
+  int64_t n_lane_ = 0, n_warp_ = 0;  // features of sparse_lane_kernel and of count_kernel (or the dense kernel)
   DeviceBuffer<uint8_t> codes_, member_, retired_;
-  DeviceBuffer<int64_t> entry_start_, s_feature_, plogp_d_;
+  DeviceBuffer<int64_t> entry_start_, s_feature_, plogp_d_, lane_features_, warp_features_;
   DeviceBuffer<int32_t> entry_row_, class_start_, class_of_, size_;
   DeviceBuffer<uint16_t> levels_, base_, s_codes_, s_codes_t_;
   DeviceBuffer<uint32_t> s_class_counts_, s_counts_;

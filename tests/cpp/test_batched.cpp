@@ -154,8 +154,10 @@ void batched_tests(const GpuStatus& gpu) {
     EXPECT(gpu_subsamples_problem(codes, layout, o, gpu_options).empty() == batched,
            "batched: method %d %s be batched", static_cast<int>(o.method), batched ? "should" : "should not");
   }
-  // More samples and levels than above: sparse features of more than 32 entries in a
-  // subsample take the count tables, the others the warp's match path.
+  // More samples and levels than above: sparse features of at most 64 entries go to
+  // sparse_lane_kernel (features 3 and 5: 64 and 65 entries, either side of its limit), the
+  // others to count_kernel, whose pairs of more than 32 entries in a subsample take the count
+  // tables and the others the warp's match path.
   const Categorical big = make_data(23, 400, 40, 5);
   const ClassLayout big_layout = ClassLayout::from_labels(big.y.data(), big.n, 5);
   std::vector<int32_t> big_rows, big_start(1, 0);
@@ -163,7 +165,11 @@ void batched_tests(const GpuStatus& gpu) {
   for (int32_t j = 0; j < big.p; ++j) {
     for (int32_t i = 0; i < big.n; ++i) {
       const int32_t c = big.codes[size_t(j) * big.n + i];
-      if (j == big.p - 1 || (j % 5 == 4 && i % 10 != 0) || (c == 0 && j % 2 == 0) || (j % 2 == 1 && c % 4 != 1)) continue;
+      if (j == 3 || j == 5) {
+        if (i >= 64 + (j == 5)) continue;
+      } else if (j == big.p - 1 || (j % 5 == 4 && i % 10 != 0) || (c == 0 && j % 2 == 0) || (j % 2 == 1 && c % 4 != 1)) {
+        continue;
+      }
       big_rows.push_back(i);
       big_values.push_back(c + 1 + (j % 3) * (i % 2));
     }
@@ -187,6 +193,14 @@ void batched_tests(const GpuStatus& gpu) {
     }
     big_samples.push_back(rows);
   }
+  // More subsamples than sparse_lane_kernel's block has threads: its threads take two each.
+  std::vector<std::vector<int32_t>> many_samples(big_samples);
+  while (many_samples.size() < 140) {
+    std::vector<int32_t> rows;
+    for (int32_t i = 0; i < big.n; ++i)
+      if (rng() % 2) rows.push_back(i);
+    many_samples.push_back(rows);
+  }
   // Dense codes of 12 levels on 90 samples: more cells than dense_count_kernel takes (4 N), so
   // the warp kernel's count tables.
   std::vector<int32_t> many(d.codes.size());
@@ -205,7 +219,8 @@ void batched_tests(const GpuStatus& gpu) {
                         {&sparse, &layout, &samples, "sparse"},
                         {&many_levels, &layout, &samples, "dense, 12 levels"},
                         {&big_dense, &big_layout, &big_samples, "big dense"},
-                        {&big_sparse, &big_layout, &big_samples, "big sparse"}};
+                        {&big_sparse, &big_layout, &big_samples, "big sparse"},
+                        {&big_sparse, &big_layout, &many_samples, "big sparse, 140 subsamples"}};
   for (const Case& c : cases) {
     const std::vector<Selection> cpu = select_on_subsamples(*c.x, *c.layout, *c.samples, gpu_methods, 2, nullptr);
     for (int64_t limit : {int64_t(0), int64_t(1)}) {
