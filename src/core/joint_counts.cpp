@@ -338,24 +338,49 @@ JointSums joint_sums(const CodeMatrix& x, int64_t feature, const Conditioning& s
     return sum;
   };
 
+  // Scans of every cell go without branches (plogp(0) = 0: on few samples a cell is as likely
+  // empty as not, and mispredicted branches cost more than the stores) and take S's level from
+  // the loop rather than from a division.
+  const int32_t lx = x.levels[feature];
+  uint32_t* const xsy_cells = n_xsy.data();
+  uint32_t* const xs_cells = n_xs.data();
+  uint32_t* const sy_counted = counted_sy.data();
   for (int32_t c = 0; c < layout.n_classes; ++c) {
     int64_t first, last;
     class_entries(x, feature, layout, c, first, last);
     for (int64_t e = first; e < last; ++e) {
       const int64_t cell = cell_of(e);
-      if (cell >= 0) ++n_xsy[static_cast<size_t>(cell)];
+      if (cell >= 0) ++xsy_cells[cell];
     }
-    drain(n_xsy, first, last, [&](size_t cell, uint32_t v) {
-      sums.xsy += plogp(v);
-      n_xs[cell] += v;
-      if (derived) counted_sy[cell % ls] += v;
-    });
+    if (revisit(first, last, cells)) {
+      drain(n_xsy, first, last, [&](size_t cell, uint32_t v) {
+        sums.xsy += plogp(v);
+        n_xs[cell] += v;
+        if (derived) counted_sy[cell % ls] += v;
+      });
+    } else {
+      for (int32_t a = 0, cell = 0; a < lx; ++a)
+        for (int32_t v = 0; v < ls; ++v, ++cell) {
+          const uint32_t n = xsy_cells[cell];
+          xsy_cells[cell] = 0;
+          sums.xsy += plogp(n);
+          xs_cells[cell] += n;
+          if (derived) sy_counted[v] += n;
+        }
+    }
     if (derived)
       sums.xsy += derive(counted_sy, s.class_counts.data() + static_cast<size_t>(c) * ls, s.class_terms[c], first, last,
                   [&](int32_t v, uint32_t n) { counted_s[v] += n; });
   }
   const int64_t first = x.entries_begin(feature), last = x.entries_end(feature);
-  drain(n_xs, first, last, [&](size_t, uint32_t v) { sums.xs += plogp(v); });
+  if (revisit(first, last, cells)) {
+    drain(n_xs, first, last, [&](size_t, uint32_t v) { sums.xs += plogp(v); });
+  } else {
+    for (size_t cell = 0; cell < cells; ++cell) {
+      sums.xs += plogp(xs_cells[cell]);
+      xs_cells[cell] = 0;
+    }
+  }
   if (derived) sums.xs += derive(counted_s, s.counts.data(), s.total_term, first, last, [](int32_t, uint32_t) {});
   return sums;
 }
