@@ -634,6 +634,8 @@ struct StagingRing {
 
 class StagingLease {
  public:
+  // A failure here (no page-locked memory, no events) frees what it took: a new ring's buffers
+  // with the ring, a pooled ring back to the pool.
   explicit StagingLease(cudaStream_t s) : stream_(s) {
     {
       std::lock_guard<std::mutex> lock(mutex());
@@ -643,17 +645,21 @@ class StagingLease {
       }
     }
     if (!ring_) {
-      ring_ = new StagingRing;
-      for (auto& slot : ring_->slot) slot = PinnedBuffer<unsigned char>(kStagingBytes);
+      std::unique_ptr<StagingRing> ring(new StagingRing);
+      for (auto& slot : ring->slot) slot = PinnedBuffer<unsigned char>(kStagingBytes);
+      ring_ = ring.release();
     }
-    for (cudaEvent_t& e : done_) FSGPU_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    try {
+      for (cudaEvent_t& e : done_) FSGPU_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    } catch (...) {
+      give_back();
+      throw;
+    }
   }
   // The ring goes back to the pool only once the bus has read it.
   ~StagingLease() {
     cudaStreamSynchronize(stream_);
-    for (cudaEvent_t e : done_) cudaEventDestroy(e);
-    std::lock_guard<std::mutex> lock(mutex());
-    idle().push_back(ring_);
+    give_back();
   }
   StagingLease(const StagingLease&) = delete;
   StagingLease& operator=(const StagingLease&) = delete;
@@ -673,6 +679,12 @@ class StagingLease {
   }
 
  private:
+  void give_back() {
+    for (cudaEvent_t e : done_)
+      if (e) cudaEventDestroy(e);
+    std::lock_guard<std::mutex> lock(mutex());
+    idle().push_back(ring_);
+  }
   static std::mutex& mutex() {
     static std::mutex m;
     return m;
