@@ -291,12 +291,19 @@ __device__ void pair_sums(const BatchView& v, int64_t f, int32_t r, const int32_
   xs_out = warp_sum(xs);
 }
 
+// The table's first terms (counts up to N, at most kPlogpCached) copied to `small` by the
+// block's threads; returns how many. The caller synchronises before reading them.
+__device__ int32_t cache_plogp(const BatchView& v, int64_t* small, int threads) {
+  const int32_t n_cached = min(kPlogpCached, v.n_samples + 1);
+  for (int32_t i = threadIdx.x; i < n_cached; i += threads) small[i] = v.plogp[i];
+  return n_cached;
+}
+
 template <class Code>
 __global__ void __launch_bounds__(kThreads) count_kernel(BatchView v) {
   extern __shared__ uint32_t shared[];
   __shared__ int64_t plogp_small[kPlogpCached];
-  const int32_t n_cached = min(kPlogpCached, v.n_samples + 1);
-  for (int32_t i = threadIdx.x; i < n_cached; i += kThreads) plogp_small[i] = v.plogp[i];
+  const int32_t n_cached = cache_plogp(v, plogp_small, kThreads);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   int32_t* bounds = reinterpret_cast<int32_t*>(shared);
   uint32_t* tables = shared + (v.n_classes + 4) / 4 * 4 + warp * v.table_words;
@@ -363,8 +370,7 @@ template <class Code>
 __global__ void __launch_bounds__(kLaneThreads) sparse_lane_kernel(BatchView v) {
   extern __shared__ uint32_t lane_shared[];
   __shared__ int64_t plogp_small[kPlogpCached];
-  const int32_t n_cached = min(kPlogpCached, v.n_samples + 1);
-  for (int32_t i = threadIdx.x; i < n_cached; i += kLaneThreads) plogp_small[i] = v.plogp[i];
+  const int32_t n_cached = cache_plogp(v, plogp_small, kLaneThreads);
   auto plogp = [&](uint32_t n) { return n < static_cast<uint32_t>(n_cached) ? plogp_small[n] : v.plogp[n]; };
   const int32_t t = threadIdx.x, stride = v.s_stride;
   // This thread's columns ([s * kLaneThreads]): n(x, s, y) of a (class, code) group, the counted
