@@ -293,7 +293,7 @@ __device__ void pair_sums(const BatchView& v, int64_t f, int32_t r, const int32_
 
 // The table's first terms (counts up to N, at most kPlogpCached) copied to `small` by the
 // block's threads; returns how many. The caller synchronises before reading them.
-__device__ int32_t cache_plogp(const BatchView& v, int64_t* small, int threads) {
+__device__ __forceinline__ int32_t cache_plogp(const BatchView& v, int64_t* small, int threads) {
   const int32_t n_cached = min(kPlogpCached, v.n_samples + 1);
   for (int32_t i = threadIdx.x; i < n_cached; i += threads) small[i] = v.plogp[i];
   return n_cached;
