@@ -125,6 +125,12 @@ class Browser:
     def exists(self, css):
         return len(self.d.find_elements(By.CSS_SELECTOR, css)) > 0
 
+    def progress(self, css):
+        """A progress bar's value, 0 when it is absent: read in the page's own script, in one step,
+        so a bar the page re-renders between finding and reading is never stale."""
+        v = self.d.execute_script("var e = document.querySelector(arguments[0]); return e ? e.value : 0;", css)
+        return float(v or 0)
+
     def shot(self, name, size=WIDE, full=False):
         """A screenshot (PNG) of the window at size, or of the whole page when full."""
         if not self.screens:
@@ -310,8 +316,7 @@ class Test:
             s = b.text("#job-status .badge")
             if s == "Running" and b.exists("#job-progress"):
                 shown = time.time() + 2   # a moment for the progress to move off 0
-                while time.time() < shown and b.exists("#job-progress") and \
-                        float(b.d.find_element(By.ID, "job-progress").get_attribute("value") or 0) == 0:
+                while time.time() < shown and b.progress("#job-progress") == 0:
                     time.sleep(0.1)
                 b.shot("07-job-running")
                 caught = True
