@@ -3,11 +3,14 @@
 # over the same subsamples, on the chowdary and nakayama microarrays and the news20 shape.
 #
 #   Rscript bench/stability.R [--backend cpu|gpu] [--threads N] [--shapes chowdary,nakayama,news20]
-#                             [--resamples 100] [--k 50] [--loop 10] [--quick] [--out FILE]
-#                             [--data DIR] [--seed 1]
+#                             [--resamples 100] [--k 50] [--loop 10] [--repeats 3] [--quick]
+#                             [--out FILE] [--data DIR] [--seed 1]
 #
-# Columns of the CSV: seconds of the batched job (the whole stability_selection() call), of one
-# select_features() on all samples (same backend and threads), their ratio (the issue's targets:
+# Both timings are medians over `repeats` runs after one warm-up selection (a single run of a
+# 0.2 s selection on a shared VM varies by half its time, and the first call of a session pays
+# for loading). Columns of the CSV: seconds of the batched job (the whole
+# stability_selection() call), of one select_features() on all samples (same backend and
+# threads), their ratio (the issue's targets:
 # at most 60 on the CPU with 2 threads, 10 on one GPU), the seconds of the R loop over the first
 # `loop` subsamples and its projection to all of them (loop seconds x resamples / loop), the
 # speed-up of the batched job over that projection, and whether the looped selections equal
@@ -24,17 +27,20 @@ source(file.path(bench_dir, "shapes.R"))
 
 usage <- function() {
   cat("Usage: Rscript bench/stability.R [--backend cpu|gpu] [--threads N] [--shapes A,B] [--resamples R]\n",
-      "                                 [--k K] [--loop L] [--quick] [--out FILE] [--data DIR] [--seed S]\n",
-      "  --loop L   subsamples the R loop runs (its time is projected to all of them; 0: no loop)\n",
-      "  --quick    the news20 shape with a tenth of its samples\n", sep = "")
+      "                                 [--k K] [--loop L] [--repeats N] [--quick] [--out FILE] [--data DIR]\n",
+      "                                 [--seed S]\n",
+      "  --loop L     subsamples the R loop runs (its time is projected to all of them; 0: no loop)\n",
+      "  --repeats N  runs of each timing, after a warm-up; the median is kept\n",
+      "  --quick      the news20 shape with a tenth of its samples\n", sep = "")
 }
 
 opts <- read_options(commandArgs(TRUE), list(backend = "cpu", threads = 2L,
                                              shapes = c("chowdary", "nakayama", "news20"), resamples = 100L,
-                                             k = 50L, loop = 10L, quick = FALSE, out = NULL, data = NULL,
-                                             seed = 1L),
+                                             k = 50L, loop = 10L, repeats = 3L, quick = FALSE, out = NULL,
+                                             data = NULL, seed = 1L),
                      specs = list("--backend" = identity, "--threads" = as.integer, "--shapes" = split_list,
                                   "--resamples" = as.integer, "--k" = as.integer, "--loop" = as.integer,
+                                  "--repeats" = as.integer,
                                   "--quick" = NULL, "--out" = identity, "--data" = identity, "--seed" = as.integer),
                      usage = usage)
 data_dir <- if (is.null(opts$data)) file.path(bench_dir, "..", "..", "shared", "data", "datamicroarray") else opts$data
@@ -43,6 +49,13 @@ device <- if (opts$backend == "gpu") backend_info()$devices$name[1] else cpu_mod
 if (is.null(opts$out)) opts$out <- file.path(bench_dir, "results", sprintf("stability-%s-%s.csv", Sys.Date(),
                                                                            opts$backend))
 
+# The median seconds of `repeats` runs of expr (evaluated anew each run: a promise is forced once).
+median_time <- function(expr) {
+  e <- substitute(expr)
+  env <- parent.frame()
+  median(vapply(seq_len(max(opts$repeats, 1L)), function(i) system.time(eval(e, env))[["elapsed"]], 0))
+}
+
 rows <- list()
 for (name in opts$shapes) {
   spec <- shape_table()[[name]]
@@ -50,11 +63,12 @@ for (name in opts$shapes) {
   if (is.null(d)) { message("skipping ", name, ": no data"); next }
   threads <- if (opts$backend == "cpu") opts$threads else NULL
   gc()
-  one <- system.time(single <- select_features(d$x, d$y, k = opts$k, backend = opts$backend, threads = threads,
-                                               quiet = TRUE))[["elapsed"]]
-  batched <- system.time(st <- stability_selection(d$x, d$y, k = opts$k, resamples = opts$resamples, seed = opts$seed,
-                                                   backend = opts$backend, threads = threads,
-                                                   quiet = TRUE))[["elapsed"]]
+  single <- function() select_features(d$x, d$y, k = opts$k, backend = opts$backend, threads = threads, quiet = TRUE)
+  invisible(single())  # warm-up
+  one <- median_time(single())
+  batched <- median_time(st <- stability_selection(d$x, d$y, k = opts$k, resamples = opts$resamples,
+                                                   seed = opts$seed, backend = opts$backend, threads = threads,
+                                                   quiet = TRUE))
   loop_seconds <- NA_real_
   agrees <- NA
   if (opts$loop > 0) {

@@ -39,9 +39,14 @@ Subsample subsample_of(const CodeMatrix& x, const ClassLayout& layout, const std
 // compete for the device).
 using SubsampleEngine = std::function<std::unique_ptr<SelectionEngine>(const Subsample&, int threads)>;
 
+// From this many features a thread, dense subsamples run one after another on all threads rather
+// than side by side (select_on_subsamples()).
+constexpr int64_t kFeaturesPerThread = 1024;
+
 // The selection of every (option, subsample) pair, at index option * samples.size() + subsample.
-// Pairs run side by side on up to `threads` host threads, one engine each (with fewer pairs
-// than threads, one after another, each engine with all threads); between rounds of pairs
+// Pairs run one after another, each engine on all `threads`, when x is dense with
+// kFeaturesPerThread features a thread (or there are fewer pairs than threads); otherwise side by
+// side, one engine a thread; between rounds of pairs
 // `between_rounds` (when set) runs on the calling thread with the fraction done.
 std::vector<Selection> select_on_subsamples(const CodeMatrix& x, const ClassLayout& layout,
                                             const std::vector<std::vector<int32_t>>& samples,

@@ -101,6 +101,27 @@ void batched_tests(const GpuStatus& gpu) {
     EXPECT(rounds > 0 || threads >= 64, "batched: no checkpoint between rounds (threads %d)", threads);
   }
 
+  // Enough features for two threads: subsamples one after another, each engine on both threads.
+  {
+    const Categorical wide = make_data(12, 40, static_cast<int32_t>(2 * kFeaturesPerThread + 5), 2);
+    const ClassLayout wide_layout = ClassLayout::from_labels(wide.y.data(), wide.n, 2);
+    std::vector<ColumnSource> wide_cols(wide.p);
+    for (int32_t j = 0; j < wide.p; ++j) wide_cols[j].categorical = wide.codes.data() + size_t(j) * wide.n;
+    const CodeMatrix wide_codes = encode_dense(wide_cols, wide_layout, 2, 2);
+    std::vector<std::vector<int32_t>> halves(2);  // rows 0-19 and 20-39, both classes in each
+    for (int32_t i = 0; i < wide.n; ++i) halves[i / 20].push_back(i);
+    int rounds = 0;
+    const std::vector<Selection> got =
+        select_on_subsamples(wide_codes, wide_layout, halves, {options[0]}, 2, [&](double) { ++rounds; });
+    for (size_t t = 0; t < halves.size(); ++t) {
+      const Subsample alone = encode_alone(wide, halves[t], 2);
+      CpuEngine engine(alone.codes, alone.layout, 1);
+      EXPECT(got.size() == halves.size() && same(got[t], select_features(engine, options[0], nullptr)),
+             "batched, one subsample after another: subsample %zu differs from the subsample alone", t);
+    }
+    EXPECT(rounds == 1, "batched, one subsample after another: %d checkpoints between 2 subsamples", rounds);
+  }
+
   // Sparse codes of the same values (zeros as the base) select as the dense ones.
   std::vector<int32_t> i_rows, p_start(1, 0);
   std::vector<double> values, dense(size_t(d.n) * d.p);
