@@ -7,9 +7,9 @@
 //
 // Counting goes class by class over an Lx x Ls table (samples are class-sorted). A class with
 // far fewer entries than cells is finished by revisiting its entries ("touch"), others by
-// scanning the table; either way the table is left zeroed for the next class. The base code
-// of X is never counted: its cells are derived from n(s, y) (dense byte codes count its entries,
-// to avoid a branch, into its row, cleared before anything reads it).
+// scanning the table; either way the table is left zeroed for the next class. The cells of X's
+// base code are derived from n(s, y), not counted (dense byte codes do add its entries to its
+// row, to avoid a branch per entry, and clear the row before anything reads it).
 #pragma once
 
 #include <algorithm>

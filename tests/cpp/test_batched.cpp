@@ -35,6 +35,13 @@ Categorical make_data(uint32_t seed, int32_t n, int32_t p, int32_t classes) {
   return d;
 }
 
+// All of d encoded as the batched selections take it (2 threads).
+CodeMatrix encode_all(const Categorical& d, const ClassLayout& layout) {
+  std::vector<ColumnSource> cols(d.p);
+  for (int32_t j = 0; j < d.p; ++j) cols[j].categorical = d.codes.data() + size_t(j) * d.n;
+  return encode_dense(cols, layout, 2, 2);
+}
+
 // The rows `rows` of d encoded on their own, with their own class layout (classes renumbered).
 Subsample encode_alone(const Categorical& d, const std::vector<int32_t>& rows, int32_t classes) {
   std::vector<int32_t> present(classes, 0), renumber(classes, -1), y;
@@ -63,9 +70,7 @@ void batched_tests(const GpuStatus& gpu) {
   const int32_t classes = 3;
   const Categorical d = make_data(11, 90, 24, classes);
   const ClassLayout layout = ClassLayout::from_labels(d.y.data(), d.n, classes);
-  std::vector<ColumnSource> cols(d.p);
-  for (int32_t j = 0; j < d.p; ++j) cols[j].categorical = d.codes.data() + size_t(j) * d.n;
-  const CodeMatrix codes = encode_dense(cols, layout, 2, 2);
+  const CodeMatrix codes = encode_all(d, layout);
 
   std::mt19937 rng(5);
   std::vector<std::vector<int32_t>> samples;
@@ -105,9 +110,7 @@ void batched_tests(const GpuStatus& gpu) {
   {
     const Categorical wide = make_data(12, 40, static_cast<int32_t>(2 * kFeaturesPerThread + 5), 2);
     const ClassLayout wide_layout = ClassLayout::from_labels(wide.y.data(), wide.n, 2);
-    std::vector<ColumnSource> wide_cols(wide.p);
-    for (int32_t j = 0; j < wide.p; ++j) wide_cols[j].categorical = wide.codes.data() + size_t(j) * wide.n;
-    const CodeMatrix wide_codes = encode_dense(wide_cols, wide_layout, 2, 2);
+    const CodeMatrix wide_codes = encode_all(wide, wide_layout);
     std::vector<std::vector<int32_t>> halves(2);  // rows 0-19 and 20-39, both classes in each
     for (int32_t i = 0; i < wide.n; ++i) halves[i / 20].push_back(i);
     int rounds = 0;
