@@ -8,6 +8,9 @@
 // Pairs: on GPUs with binary tensor cores (sm_80 and later) and variables of 2 or 3 levels, one
 // mma instruction (m16n8k256, AND + POPC) counts 16 (variable, level) rows against 8 (variable,
 // level) columns over 256 objects of a class, so counting costs little beside the gain step.
+// That step first bounds a pair's gains from float tables (half the shared-memory reads) and
+// takes the exact fixed-point gains only for pairs whose bound reaches a variable's best gain so
+// far (or the collecting threshold): the others can be neither a best nor tied with one.
 // Otherwise a block scores a 64 x 64 tile of (row, column) variables; every thread holds a few
 // rows and columns and keeps their (m-1)^2 counters per class in registers while words are
 // staged through shared memory. Triples (i < j < l): a block takes one i and a tile of l's and
@@ -29,6 +32,7 @@
 // idempotent), and the host sorts the lists into the CPU's order.
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -104,6 +108,9 @@ struct SearchArgs {
   const int32_t* level_count;  // [var][level][class]
   const int64_t* alone;        // per variable: single_entropies()
   GainTableView tables;
+  // Pairs: a bound (bits) on the error of a pair's gain from pair_entropy_screen(), so that the
+  // exact gain is needed only where gain + bound could reach a variable's best (pair_tensor_kernel).
+  float screen_bound;
   bool shared_tables;          // copy the tables into shared memory (they fit)
   bool tensor_cores;           // the device has binary tensor cores (sm_80+)
   int32_t n_real, n_vars;
@@ -463,6 +470,58 @@ __device__ FSGPU_GAIN_INLINE int64_t pair_entropy_split(const Counts& count, con
   return static_cast<int64_t>(hi) * (int64_t(1) << 32) + lo;
 }
 
+// The pair gain tables again as floats in bits (each entry v 2^-32 rounded once), after the split
+// tables in shared memory: a table per class, then the totals' (ScreenTables::of[NC]).
+template <int NC>
+struct ScreenTables {
+  const float* of[NC + 1];
+};
+
+template <int NC>
+__device__ inline ScreenTables<NC> float_block_tables(const SearchArgs& a, float* cache, int tid, int threads) {
+  const int32_t n = a.tables.stride, entries = (NC + 1) * n;
+  for (int32_t e = tid; e < entries; e += threads) {
+    const int64_t v = e < NC * n ? a.tables.cell[e] : a.tables.cell_total[e - NC * n];
+    cache[e] = __double2float_rn(static_cast<double>(v) * (1.0 / kGainScale));
+  }
+  ScreenTables<NC> t;
+#pragma unroll
+  for (int c = 0; c <= NC; ++c) t.of[c] = cache + c * n;
+  return t;  // the caller synchronises before use
+}
+
+// condH of a pair in bits from the float tables: the same cells as pair_entropy_split() with half
+// its shared-memory reads. Its error stays below the bound that pair_screen_bound() derives on
+// the host (entries rounded once; 27 float additions, in any order, err by at most 26 u S).
+template <int L, int NC, class Counts>
+__device__ FSGPU_GAIN_INLINE float pair_entropy_screen(const Counts& count, const int32_t (&row_levels)[NC][L],
+                                                       const int32_t (&col_levels)[NC][L], const SearchArgs& a,
+                                                       const ScreenTables<NC>& t) {
+  float h = 0.0f;
+#pragma unroll
+  for (int la = 0; la <= L; ++la) {
+    float row = 0.0f;  // a partial sum a row: shorter chains of dependent additions
+#pragma unroll
+    for (int lb = 0; lb <= L; ++lb) {
+      int32_t total = 0;
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        const int32_t n = pair_cell<L, NC>(count, row_levels, col_levels, a, c, la, lb);
+        total += n;
+        row -= t.of[c][n];
+      }
+      row += t.of[NC][total];
+    }
+    h += row;
+  }
+  return h;
+}
+
+// A variable's best gain so far as a float no larger than it (bits); -inf before any gain.
+__device__ inline float screen_floor(Key best) {
+  return best == 0 ? -INFINITY : __double2float_rd(gain_bits(key_fixed(best)));
+}
+
 // Tiles of kPairTile rows x BJ columns, numbered row tile by row tile (tiles_x columns each): a
 // block copies the gain tables into shared memory once and takes tiles blockIdx.x,
 // blockIdx.x + gridDim.x, ... (a launch of as many blocks as stay resident), so that neither the
@@ -473,11 +532,21 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
   constexpr int RV = Shape::RV, CV = Shape::CV, NT = Shape::NT, WR = Shape::WR, BJ = Shape::BJ;
   extern __shared__ int64_t table_cache[];
   __shared__ Key row_best[kPairTile], col_best[BJ];
+  __shared__ float row_floor[kPairTile], col_floor[BJ];  // the tile's variables' best gains so far
+  // The tile's columns' level counts and single entropies (bits), read by many lanes each.
+  __shared__ int32_t col_level_count[BJ][NC][L];
+  __shared__ float col_alone_bits[BJ];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int32_t col_first = a.contrast ? a.n_real : 0, col_end = a.contrast ? a.n_vars : a.n_real;
   const GainTableView tables = Split ? a.tables : block_tables(a, table_cache, false, tid, 256);
   SplitTables split{};
-  if constexpr (Split) split = split_block_tables<NC>(a, reinterpret_cast<uint32_t*>(table_cache), tid, 256);
+  ScreenTables<NC> screen{};
+  if constexpr (Split) {
+    split = split_block_tables<NC>(a, reinterpret_cast<uint32_t*>(table_cache), tid, 256);
+    screen = float_block_tables<NC>(a, reinterpret_cast<float*>(table_cache) + 2 * (NC + 1) * split.stride, tid, 256);
+  }
+  // Single-variable entropies in bits (rounded once) for the screen's bounds.
+  auto alone_bits = [&](int32_t v) { return __double2float_rn(gain_bits(a.alone[min(v, a.n_vars - 1)])); };
   const Key identity = a.tuple_pass ? ~Key(0) : Key(0);
   for (int64_t tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
     const int32_t row0 = a.row_begin + static_cast<int32_t>(tile / tiles_x) * kPairTile;
@@ -486,6 +555,16 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
     __syncthreads();  // the tables are ready and the last tile's keys are out
     if (tid < kPairTile) row_best[tid] = identity;
     if (tid < BJ) col_best[tid] = identity;
+    // Best gains offered so far (pass 1: by any block; pass 2: the final ones). A pair whose gains
+    // stay below both of its variables' is neither a best nor tied with one (contrast rows are
+    // not scored: +inf). Read at the tile's start: a stale value is only a lower floor.
+    if (tid < kPairTile)
+      row_floor[tid] = a.contrast || row0 + tid >= a.row_end ? INFINITY : screen_floor(a.best[row0 + tid]);
+    if (tid < BJ) {
+      col_floor[tid] = col0 + tid >= col_end ? INFINITY : screen_floor(a.best[col0 + tid]);
+      load_level_counts<L, NC>(a, min(col0 + tid, a.n_vars - 1), col_level_count[tid]);
+      col_alone_bits[tid] = Split ? alone_bits(col0 + tid) : 0.0f;
+    }
     const int32_t rv0 = row0 + (warp % WR) * RV, cv0 = col0 + (warp / WR) * NT * CV;
     // The lane's rows g, g + 8 and column g as (variable, level).
     const int32_t row_var[2] = {rv0 + g, rv0 + (L == 2 ? g : g + 8)};
@@ -516,6 +595,9 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
     int32_t row_levels[ROWS][NC][L];
   #pragma unroll
     for (int r = 0; r < ROWS; ++r) load_level_counts<L, NC>(a, min(row_var[r], a.n_vars - 1), row_levels[r]);
+    float row_alone[ROWS];
+  #pragma unroll
+    for (int r = 0; r < ROWS; ++r) row_alone[r] = Split ? alone_bits(row_var[r]) : 0.0f;
   #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
       Key col_key[COLS];
@@ -523,14 +605,28 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
       for (int q = 0; q < COLS; ++q) {
         col_key[q] = identity;
         const int32_t j = cv0 + nt * CV + (L == 2 ? t : 2 * t + q);
+        const int col = (warp / WR) * NT * CV + nt * CV + (L == 2 ? t : 2 * t + q);  // j - col0
         int32_t col_levels[NC][L];
-        load_level_counts<L, NC>(a, min(j, a.n_vars - 1), col_levels);
+#pragma unroll
+        for (int c = 0; c < NC; ++c)
+#pragma unroll
+          for (int lb = 0; lb < L; ++lb) col_levels[c][lb] = col_level_count[col][c][lb];
+        const float col_alone = col_alone_bits[col];
   #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
           const int32_t i = row_var[r];
           if (i >= a.row_end || j >= col_end || (!a.contrast && j <= i)) continue;
           // L = 2: d[2 la + lb]; L = 1: d[2 r + q].
           const auto counted = [&](int c, int la, int lb) { return acc[c][nt][L == 2 ? 2 * la + lb : 2 * r + q]; };
+          if constexpr (Split) {
+            // The exact gains only where an upper bound of either reaches its variable's best
+            // so far or (collecting) the threshold: the same keys and hits as for every pair.
+            const float h = pair_entropy_screen<L, NC>(counted, row_levels[r], col_levels, a, screen);
+            const float bound_i = col_alone - h + a.screen_bound;
+            const float bound_j = row_alone[r] - h + a.screen_bound;
+            const bool may_collect = collects(a, i, j, -1) && double(fmaxf(bound_i, bound_j)) > a.threshold;
+            if (bound_i < row_floor[i - row0] && bound_j < col_floor[col] && !may_collect) continue;
+          }
           int64_t full;
           if constexpr (Split) full = pair_entropy_split<L, NC>(counted, row_levels[r], col_levels, a, split);
           else full = pair_entropy<L, NC>(counted, row_levels[r], col_levels, a, tables);
@@ -1879,6 +1975,30 @@ __global__ void __launch_bounds__(256, 1) quint_stream_kernel(SearchArgs a, int6
   }
 }
 
+// The bound (bits) on |pair_entropy_screen() - condH| plus the rounding of the screen's gains,
+// for pair_tensor_kernel. With u = 2^-24 and S the sum of the magnitudes of a pair's 27 table
+// terms, rounding each term to a float errs by at most u S and adding them in order by at most
+// 26 u S; the gains' single entropies (magnitude at most A), the subtraction, the bound's own
+// addition and the floors (rounded down) add at most 4 u (A + S). S is bounded per table f
+// (convex in n; the cells' counts sum to m, the class size or N) by f(m) + 8 max(f(0), 0) +
+// 18 max(0, -min f): the sum of f over 9 cells is largest with all m in one. The bound taken is
+// more than twice that, so a screened pair is skipped only when its exact gains are below both
+// of its variables' bests.
+float pair_screen_bound(const InteractionBits& b, const GainTables& tables, const std::vector<int64_t>& alone) {
+  const int32_t stride = b.n_objects + 1;
+  auto table_sum = [&](const int64_t* f, int32_t m) {
+    double negative = 0;
+    for (int32_t n = 0; n < stride; ++n) negative = std::max(negative, -gain_bits(f[n]));
+    return gain_bits(f[m]) + 8 * std::max(gain_bits(f[0]), 0.0) + 18 * negative;
+  };
+  double terms = table_sum(tables.cell_total.data(), b.n_objects);
+  for (int32_t c = 0; c < b.n_classes; ++c) terms += table_sum(tables.cell.data() + size_t(c) * stride, b.class_size[c]);
+  double single = 0;
+  for (int64_t h : alone) single = std::max(single, std::fabs(gain_bits(h)));
+  const double bound = std::ldexp(128 * terms + 16 * single, -24) + std::ldexp(1.0, -20);
+  return std::nextafter(static_cast<float>(bound), INFINITY);
+}
+
 // The kernel for (dimensions, levels, classes), launched over rows [begin, end).
 template <int L, int NC>
 void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
@@ -1892,8 +2012,9 @@ void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
       // an H100 (204,800 variables): 1.56 s with a block per tile, 1.41 s with resident blocks,
       // 1.21 s with the tables in shared memory as 32-bit halves.
       const int64_t blocks = std::min<int64_t>(n_tiles, a.blocks / 4);
-      const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, NC, false) : 0;
-      if (a.shared_tables) {  // the same bytes, as 32-bit halves
+      // Split tables: the same bytes as 32-bit halves, then the float tables of the screen.
+      const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, NC, false) * 3 / 2 : 0;
+      if (a.shared_tables) {
         allow_dynamic_shared(pair_tensor_kernel<L, NC, true>);
         pair_tensor_kernel<L, NC, true><<<unsigned(blocks), 256, shared, s>>>(a, tiles_x, n_tiles);
       } else {
@@ -2094,6 +2215,7 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
   const std::vector<uint64_t> host_bits =
       k == 1 ? std::vector<uint64_t>() : word_major_bits(b, padded, kMaxGpuLevels - 1, host_threads);
   const std::vector<int64_t> alone = special ? single_entropies(b, tables.view(), host_threads) : std::vector<int64_t>();
+  const float screen_bound = k == 2 && special ? pair_screen_bound(b, tables, alone) : 0.0f;
   // Work in batches of first variables (those of the task's range; single variables are their
   // own first, contrast ones too), from both ends so batches cost about the same.
   const int64_t first_limit = k == 1 ? b.n_vars : task.n_real;
@@ -2155,6 +2277,7 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             a.class_sizes = dev->class_sizes.data();
             a.level_count = dev->level_count.data();
             a.alone = dev->alone.data();
+            if (k == 2 && special) a.screen_bound = screen_bound;
             // Tables in shared memory when they leave room for the kernels' own buffers.
             const size_t budget = table_budget(options.devices[d], options);
             a.shared_tables = special ? table_bytes(b.n_objects + 1, b.n_classes, k == 3) + triple_shared_bytes(b) <=
