@@ -492,7 +492,7 @@ __device__ inline ScreenTables<NC> float_block_tables(const SearchArgs& a, float
 
 // condH of a pair in bits from the float tables: the same cells as pair_entropy_split() with half
 // its shared-memory reads. Its error stays below the bound that pair_screen_bound() derives on
-// the host (entries rounded once; 27 float additions, in any order, err by at most 26 u S).
+// the host (its 9 (NC + 1) terms rounded once and added in any order: at most 9 (NC + 1) u S).
 template <int L, int NC, class Counts>
 __device__ FSGPU_GAIN_INLINE float pair_entropy_screen(const Counts& count, const int32_t (&row_levels)[NC][L],
                                                        const int32_t (&col_levels)[NC][L], const SearchArgs& a,
@@ -1976,14 +1976,15 @@ __global__ void __launch_bounds__(256, 1) quint_stream_kernel(SearchArgs a, int6
 }
 
 // The bound (bits) on |pair_entropy_screen() - condH| plus the rounding of the screen's gains,
-// for pair_tensor_kernel. With u = 2^-24 and S the sum of the magnitudes of a pair's 27 table
-// terms, rounding each term to a float errs by at most u S and adding them in order by at most
-// 26 u S; the gains' single entropies (magnitude at most A), the subtraction, the bound's own
-// addition and the floors (rounded down) add at most 4 u (A + S). S is bounded per table f
+// for pair_tensor_kernel. With u = 2^-24 and S the sum of the magnitudes of a pair's table terms
+// (9 cells x (classes + 1), at most 45), rounding each term to a float errs by at most u S and
+// adding them by at most 44 u S; the gains' single entropies (magnitude at most A), the
+// subtraction, the bound's own addition and the floors (rounded down) add at most 4 u (A + S),
+// so 128 u S + 16 u A is more than twice the error. S is bounded per table f
 // (convex in n; the cells' counts sum to m, the class size or N) by f(m) + 8 max(f(0), 0) +
-// 18 max(0, -min f): the sum of f over 9 cells is largest with all m in one. The bound taken is
-// more than twice that, so a screened pair is skipped only when its exact gains are below both
-// of its variables' bests.
+// 18 max(0, -min f): the sum of f over 9 cells is largest with all m in one (and f(m) is the
+// largest of f over [0, m], so fewer valid objects do not raise it). A screened pair is thus
+// skipped only when its exact gains are below both of its variables' bests.
 float pair_screen_bound(const InteractionBits& b, const GainTables& tables, const std::vector<int64_t>& alone) {
   const int32_t stride = b.n_objects + 1;
   auto table_sum = [&](const int64_t* f, int32_t m) {
