@@ -4,10 +4,11 @@
 //      time, scoring each tile and fusing the selection into it: a score that beats its row's
 //      worst kept candidate is queued in shared memory, and the queues go into the rows' heaps
 //      of candidates (global memory) when one overflows (offer_scores). No distance matrix is
-//      ever written. The correlation metrics are scored on tensor cores in half precision
-//      (candidates_mma_kernel, mma.sync m16n8k16 with float sums, sm_80 and later, 16 warps a
-//      block; the block's query rows stay in shared memory when they fit), the others, and the
-//      rows that need it, in single precision (candidates_kernel, 8 x 8 scores per thread).
+//      ever written. The correlation metrics are scored on tensor cores in half precision with
+//      float sums (candidates_wgmma_kernel, warpgroup mma, on Hopper's sm_90a image;
+//      candidates_mma_kernel, mma.sync m16n8k16, sm_80 and later, 16 warps a block; the block's
+//      query rows stay in shared memory when they fit), the others, and the rows that need it,
+//      in single precision (candidates_kernel, 8 x 8 scores per thread).
 //   2. rerank_kernel, a block per query: the candidates sorted; every one that the pass's error
 //      bound cannot rule out gets knn_key() in double precision, and the k best by (key, index)
 //      are the answer (reported as knn_key_distance()). When the heap's last candidate is itself
@@ -146,22 +147,32 @@ __device__ inline void flush_queues(const CandidateArgs& a, SelectionState& st) 
   __syncthreads();
 }
 
+// A thread's sums of a tile as scores: 1 - sum for the correlation metrics' dot products
+// (kOneMinus), else the sums themselves.
+template <bool kOneMinus>
+__device__ __forceinline__ float score_of(const float* sums, int e) {
+  return kOneMinus ? 1.0f - sums[e] : sums[e];
+}
+
 // Clears the pending scores (bit e: score e) that do not beat their row's worst kept candidate
-// in (score, index) order: the full test, after a one-compare screen or a flush.
-template <class Layout>
-__device__ inline uint64_t keep_beating(uint64_t pending, const SelectionState& st, const float* score,
-                                        const int32_t* index, const Layout& layout) {
+// in (score, index) order: the full test, after a one-compare screen or a flush. `first` is the
+// tile's first column's index.
+template <bool kOneMinus, class Layout>
+__device__ inline uint64_t keep_beating(uint64_t pending, const SelectionState& st, const float* sums, int32_t first,
+                                        const Layout& layout) {
 #pragma unroll
   for (int e = 0; e < Layout::kScores; ++e) {
     const uint64_t bit = uint64_t(1) << e;
     const KnnCand w = st.worst[layout.row_at(layout.row(e))];
-    if ((pending & bit) && !candidate_before(score[e], index[layout.col(e)], w.score, w.index)) pending &= ~bit;
+    if ((pending & bit) &&
+        !candidate_before(score_of<kOneMinus>(sums, e), first + layout.col_at(layout.col(e)), w.score, w.index))
+      pending &= ~bit;
   }
   return pending;
 }
 
-// Offers a thread's Layout::kScores scores of the tile at reference row r0 to their rows' heaps.
-// The scores lie on Layout::kRows rows and 8 columns of the tile: score e is on row slot
+// Offers a thread's Layout::kScores scores (score_of its sums) of the tile at reference row r0 to
+// their rows' heaps. The scores lie on Layout::kRows rows of the tile: score e is on row slot
 // layout.row(e) and column slot layout.col(e), at tile positions layout.row_at(slot) and
 // layout.col_at(slot). A score that beats its row's worst kept candidate (as of the last flush)
 // is queued in shared memory; the queues go into the heaps (flush_queues) only when one
@@ -169,8 +180,8 @@ __device__ inline uint64_t keep_beating(uint64_t pending, const SelectionState& 
 // and a heap keeps the best `capacity` of what it is offered, so every point left out scores no
 // better than its heap's final worst: what the rerank relies on. Called by every thread of the
 // block.
-template <class Layout>
-__device__ inline void offer_scores(const CandidateArgs& a, SelectionState& st, int64_t r0, const float* score,
+template <bool kOneMinus, class Layout>
+__device__ inline void offer_scores(const CandidateArgs& a, SelectionState& st, int64_t r0, const float* sums,
                                     const Layout& layout) {
   static_assert(Layout::kScores <= 64, "pending scores are bits of a 64-bit mask");
   // A first, cheap screen against each row's worst score (rows past the end take none); the
@@ -182,22 +193,34 @@ __device__ inline void offer_scores(const CandidateArgs& a, SelectionState& st, 
     const int row = layout.row_at(i);
     worst_score[i] = st.id[row] >= 0 ? st.worst[row].score : -INFINITY;
   }
-  uint64_t pending = 0;
+  // Each row slot's best score first (1 - sum: 1 - its largest sum, the same float, as rounding
+  // 1 - s is monotone in s): most tiles have none to offer, and then cost a compare per score.
+  float best[Layout::kRows];
+#pragma unroll
+  for (int i = 0; i < Layout::kRows; ++i) best[i] = kOneMinus ? -INFINITY : INFINITY;
 #pragma unroll
   for (int e = 0; e < Layout::kScores; ++e)
-    if (score[e] <= worst_score[layout.row(e)]) pending |= uint64_t(1) << e;
-  int32_t index[8];
+    best[layout.row(e)] = kOneMinus ? fmaxf(best[layout.row(e)], sums[e]) : fminf(best[layout.row(e)], sums[e]);
+  bool any = false;
 #pragma unroll
-  for (int j = 0; j < 8; ++j) index[j] = static_cast<int32_t>(a.first_ref + r0 + layout.col_at(j));
+  for (int i = 0; i < Layout::kRows; ++i) any |= (kOneMinus ? 1.0f - best[i] : best[i]) <= worst_score[i];
+  uint64_t pending = 0;
+  if (any) {
+#pragma unroll
+    for (int e = 0; e < Layout::kScores; ++e)
+      if (score_of<kOneMinus>(sums, e) <= worst_score[layout.row(e)]) pending |= uint64_t(1) << e;
+  }
+  const int32_t first = static_cast<int32_t>(a.first_ref + r0);
+  auto index = [&](int e) { return first + layout.col_at(layout.col(e)); };
   if (pending) {
 #pragma unroll
     for (int e = 0; e < Layout::kScores; ++e) {
       const uint64_t bit = uint64_t(1) << e;
-      const int32_t j = index[layout.col(e)];
+      const int32_t j = index(e);
       if ((pending & bit) && (j >= a.first_ref + a.n_block || (a.self && st.id[layout.row_at(layout.row(e))] + a.query_base == j)))
         pending &= ~bit;
     }
-    pending = keep_beating(pending, st, score, index, layout);
+    pending = keep_beating<kOneMinus>(pending, st, sums, first, layout);
   }
   for (;;) {
     if (pending) {
@@ -208,14 +231,14 @@ __device__ inline void offer_scores(const CandidateArgs& a, SelectionState& st, 
         const int row = layout.row_at(layout.row(e));
         const int slot = atomicAdd(&st.queued[row], 1);
         if (slot < kQueue) {
-          st.queue[row][slot] = KnnCand{score[e], index[layout.col(e)]};
+          st.queue[row][slot] = KnnCand{score_of<kOneMinus>(sums, e), index(e)};
           pending &= ~bit;
         }
       }
     }
     if (!__syncthreads_or(pending != 0)) return;
     flush_queues(a, st);  // a queue overflowed: empty them all, then offer what still beats the worst
-    pending = keep_beating(pending, st, score, index, layout);
+    pending = keep_beating<kOneMinus>(pending, st, sums, first, layout);
   }
 }
 
@@ -304,9 +327,7 @@ __global__ void __launch_bounds__(kThreads) candidates_kernel(CandidateArgs a) {
       if (more) store(buffer ^ 1);  // read last in the previous chunk, before its barrier
       __syncthreads();
     }
-    if (Kind == TileKind::dot)
-      for (int e = 0; e < 64; ++e) acc[e] = 1.0f - acc[e];
-    offer_scores(a, st, r0, acc, GridLayout{tx, ty});
+    offer_scores<Kind == TileKind::dot>(a, st, r0, acc, GridLayout{tx, ty});
   }
   flush_queues(a, st);
 }
@@ -436,9 +457,7 @@ __global__ void __launch_bounds__(mma_threads<kWarpRows>()) candidates_mma_kerne
     }
     if (++buffer == kStages) buffer = 0;
     if (++c == chunks) {  // the tile is scored
-#pragma unroll
-      for (int e = 0; e < kMi * 16; ++e) acc[e] = 1.0f - acc[e];
-      offer_scores(a, st, r0, acc, layout);
+      offer_scores<true>(a, st, r0, acc, layout);
 #pragma unroll
       for (int e = 0; e < kMi * 16; ++e) acc[e] = 0;
       c = 0;
@@ -450,6 +469,206 @@ __global__ void __launch_bounds__(mma_threads<kWarpRows>()) candidates_mma_kerne
 #endif
 }
 
+// Hopper (sm_90a images only): the same pass on warpgroup mma (wgmma), which reads both operands
+// from shared memory itself, asynchronously, without the ldmatrix traffic through registers. Two
+// warpgroups of 4 warps each score 64 query rows x the 128 reference rows of a tile
+// (m64n128k16), in two sets of 64 float sums a thread that take turns tile by tile, so that a
+// tile's scores are offered while the next tile's wgmma run. The block's query rows stay in
+// shared memory; the reference rows stream through kWgStages buffers by cp.async, a 16 KB chunk
+// (64 dimensions of a tile) at a time. The half rows are laid out on the device as the buffers
+// want them (tiled_offset(): wgmma's 128-byte swizzle), so that a chunk is 16 contiguous KB and
+// its copy a few instructions a thread. (Measured on an H200: the selection, not the tensor
+// cores, bounds this pass; bulk copies through the tensor memory accelerator were no faster.)
+constexpr int kWgThreads = 256;
+constexpr int kWgStages = 6;
+constexpr int kWgChunk = 64;                // halves of a chunk's row: 128 bytes
+constexpr int kWgChunkBytes = kTile * 128;  // a chunk of the tile's 128 rows
+
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)  // the pass's device code, in the sm_90a image only
+constexpr int kWgAhead = kWgStages - 2;     // chunks in flight ahead of the one being scored
+
+// Where half (row, col) of rows of stride16 halves lies in the tiled layout: tile row / 128,
+// then chunk col / 64, then row % 128 (128 bytes each), its 16-byte units in the swizzled order
+// (unit u of row r at u ^ (r % 8)). Rows are padded to whole tiles with zeros.
+__device__ inline int64_t tiled_offset(int64_t row, int32_t col, int32_t stride16) {
+  const int64_t tile = row / kTile;
+  const int32_t r = static_cast<int32_t>(row % kTile), unit = (col % kWgChunk) / 8;
+  return ((tile * (stride16 / kWgChunk) + col / kWgChunk) * kTile + r) * kWgChunk + ((unit ^ (r % 8)) * 8) + col % 8;
+}
+
+// The m64nNk16 accumulators: lane (g, t) of warp w of a warpgroup holds, in d[4 j + c], row
+// 16 w + g + 8 (c / 2) and column 8 j + 2 t + c % 2.
+struct WgmmaLayout {
+  static constexpr int kScores = 64, kRows = 2;
+  int row0, t;  // row0: warpgroup * 64 + w * 16 + g
+  __device__ int row(int e) const { return (e % 4) / 2; }
+  __device__ int col(int e) const { return (e / 4) * 2 + e % 2; }
+  __device__ int row_at(int i) const { return row0 + 8 * i; }
+  __device__ int col_at(int j) const { return (j / 2) * 8 + 2 * t + j % 2; }
+};
+
+__device__ __forceinline__ uint32_t shared_address(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+// The descriptor of a chunk's rows starting at `shared`: start address, 1,024 bytes between
+// groups of 8 rows, 128-byte swizzle (mode 1); the leading offset is unused in this layout.
+// Adding 2 moves the start 32 bytes (16 halves) along the rows.
+__device__ __forceinline__ uint64_t swizzled_rows_desc(const void* shared) {
+  return uint64_t((shared_address(shared) & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
+         (uint64_t(1) << 62);
+}
+
+// d (+)= A B^T over 16 dimensions, A 64 rows and B 128 rows, both K-major in shared memory.
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+      "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+      "%64, %65, p, 1, 1, 0, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+        "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+        "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+        "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+        "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+        "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+        "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+      : "l"(desc_a), "l"(desc_b), "r"(accumulate));
+}
+#endif
+
+// Rows of half queries and references in the tiled layout (tiled_offset(); the reference block
+// starts at row 0: the pass is resident).
+__global__ void __launch_bounds__(kWgThreads, 1) candidates_wgmma_kernel(CandidateArgs a) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ __align__(16) unsigned char wg_staged[];
+  __shared__ SelectionState st;
+  unsigned char* as = wg_staged + (1024 - shared_address(wg_staged) % 1024) % 1024;  // chunks x kWgChunkBytes
+  const int chunks = a.stride / kWgChunk;
+  unsigned char* bs = as + chunks * kWgChunkBytes;  // kWgStages x kWgChunkBytes: reference chunks
+  const __half* queries = static_cast<const __half*>(a.queries);
+  const __half* refs = static_cast<const __half*>(a.refs);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, group = warp / 4;
+  const WgmmaLayout layout{group * 64 + (warp % 4) * 16 + lane / 4, lane % 4};
+  load_selection_state(a, st);
+  const int units = chunks * 8;  // 16-byte units of a query row
+  for (int p = threadIdx.x; p < kTile * units; p += kWgThreads) {
+    const int row = p / units, unit = p % units;
+    const int64_t id = st.id[row];
+    cp_async16(as + (unit / 8) * kWgChunkBytes + row * 128 + (((unit % 8) ^ (row % 8)) << 4),
+               queries + tiled_offset(id >= 0 ? id : 0, unit * 8, a.stride), id >= 0);
+  }
+  asm volatile("cp.async.commit_group;\n" ::);
+  // Step s scores chunk s (chunk s % chunks of tile s / chunks) from buffer s % kWgStages; chunks
+  // are sent kWgAhead steps ahead, into the buffer that the wgmma of step s - 2 read (which
+  // every warpgroup has waited for before the barrier of step s).
+  const int64_t steps = (a.n_block + kTile - 1) / kTile * chunks;
+  int64_t sent = 0;
+  auto send = [&] {  // chunk `sent`: 16 KB, contiguous in the tiled layout
+    if (sent < steps) {
+      unsigned char* to = bs + (sent % kWgStages) * kWgChunkBytes + threadIdx.x * 16;
+      const __half* from = refs + sent * (kWgChunkBytes / 2) + threadIdx.x * 8;
+#pragma unroll
+      for (int i = 0; i < kWgChunkBytes / 16 / kWgThreads; ++i)
+        cp_async16(to + i * kWgThreads * 16, from + i * kWgThreads * 8, true);
+    }
+    asm volatile("cp.async.commit_group;\n" ::);  // empty past the end: the group count stays uniform
+    ++sent;
+  };
+  for (int i = 0; i < kWgAhead; ++i) send();
+  float sums0[64], sums1[64];
+#pragma unroll
+  for (int e = 0; e < 64; ++e) sums0[e] = sums1[e] = 0;
+  int64_t s = 0;
+  // Scores the tile at r0 into `sums`, offering the previous tile's `previous` (when r0 > 0)
+  // once its last chunk is done, while this tile's first chunk runs.
+  auto tile = [&](float (&sums)[64], float (&previous)[64], int64_t r0) {
+    for (int c = 0; c < chunks; ++c, ++s) {
+      asm volatile("cp.async.wait_group %0;\n" ::"n"(kWgAhead - 1));  // this chunk (and the query rows) landed
+      asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // ... where wgmma reads them
+      __syncthreads();  // ... for every thread; and the wgmma of step s - 2 are done
+      send();
+      const uint64_t desc_a = swizzled_rows_desc(as + c * kWgChunkBytes + group * 64 * 128);
+      const uint64_t desc_b = swizzled_rows_desc(bs + (s % kWgStages) * kWgChunkBytes);
+      asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+      for (int kk = 0; kk < kWgChunk / 16; ++kk)  // a tile's first one starts the sums
+        wgmma_m64n128k16(sums, desc_a + 2 * kk, desc_b + 2 * kk, c > 0 || kk > 0);
+      asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");  // all but this chunk's
+      if (c == 0 && r0 > 0) offer_scores<true>(a, st, r0 - kTile, previous, layout);
+    }
+  };
+  int64_t r0 = 0;
+  for (;;) {
+    tile(sums0, sums1, r0);
+    r0 += kTile;
+    if (r0 >= a.n_block) {
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+      offer_scores<true>(a, st, r0 - kTile, sums0, layout);
+      break;
+    }
+    tile(sums1, sums0, r0);
+    r0 += kTile;
+    if (r0 >= a.n_block) {
+      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+      offer_scores<true>(a, st, r0 - kTile, sums1, layout);
+      break;
+    }
+  }
+  asm volatile("cp.async.wait_group 0;\n" ::);
+  flush_queues(a, st);
+#endif
+}
+
+// Half rows in the tiled layout, from float rows of stride32 (zeros past them and past n_rows).
+__global__ void to_half_tiled_kernel(const float* in, __half* out, int64_t n_rows, int32_t stride32, int32_t stride16) {
+  const int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  const int64_t tiles = (n_rows + kTile - 1) / kTile;
+  if (i >= tiles * kTile * stride16) return;
+  // The inverse of tiled_offset(): i = ((tile * chunks + chunk) * 128 + r) * 64 + unit' * 8 + e.
+  const int32_t e = static_cast<int32_t>(i % 8), unit = static_cast<int32_t>((i / 8) % 8);
+  const int32_t r = static_cast<int32_t>((i / kWgChunk) % kTile);
+  const int64_t tile_chunk = i / (int64_t(kWgChunk) * kTile), chunks = stride16 / kWgChunk;
+  const int64_t row = tile_chunk / chunks * kTile + r;
+  const int32_t col = static_cast<int32_t>(tile_chunk % chunks) * kWgChunk + ((unit ^ (r % 8)) * 8) + e;
+  out[i] = __float2half_rn(row < n_rows && col < stride32 ? in[row * stride32 + col] : 0.0f);
+}
+
+// Whether `device` runs this build's sm_90a image, the only one with the wgmma pass (an sm_90
+// device may run an older target's PTX instead): asked of the image itself, once per device.
+__global__ void wgmma_probe_kernel(int* out) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  *out = 1;
+#else
+  *out = 0;
+#endif
+}
+
+bool runs_wgmma(int device) {
+  static std::mutex mutex;
+  static std::map<int, bool> known;
+  std::lock_guard<std::mutex> lock(mutex);
+  const auto found = known.find(device);
+  if (found != known.end()) return found->second;
+  int major = 0, minor = 0;
+  FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  int runs = 0;
+  if (major == 9 && minor == 0) {
+    ScopedDevice on(device);
+    DeviceBuffer<int> flag(1);
+    wgmma_probe_kernel<<<1, 1>>>(flag.data());
+    check_launch("wgmma_probe_kernel");
+    FSGPU_CUDA_CHECK(cudaMemcpy(&runs, flag.data(), sizeof runs, cudaMemcpyDeviceToHost));
+  }
+  return known[device] = runs != 0;
+}
+
 // A tensor-core pass's kernel, block size and dynamic shared memory over rows of stride16 halves
 // (query rows resident when they fit beside the selection state); kernel null when even the
 // streaming pass's buffers do not fit the block's limit.
@@ -458,6 +677,7 @@ struct MmaPass {
   int threads = 0;
   size_t shared = 0;
   bool resident = false;
+  bool tiled = false;  // half rows in the tiled layout (tiled_offset()), else row after row
 };
 
 template <int kChunkH, int kWarpRows>
@@ -476,12 +696,22 @@ MmaPass mma_pass(int32_t stride16, int shared_limit) {
   return p;
 }
 
-// The tensor-core pass for a block's shared memory limit: 64-dimension chunks where they fit
-// (Hopper's 227 KB), else 32 (Ampere's 163 KB), resident query rows first; none (kernel null)
-// where neither fits (Ada's and sm_86's 99 KB at more than 64 dimensions): then the
-// single-precision pass runs, as exact, on the CUDA cores.
-MmaPass choose_mma_pass(int32_t stride16, int shared_limit) {
-  for (const MmaPass& p : {mma_pass<kChunk16, kWarpRows16>(stride16, shared_limit),
+// The wgmma pass, when its query rows and staging buffers fit beside the selection state.
+MmaPass wgmma_pass(int32_t stride16, int shared_limit) {
+  const size_t bytes = size_t(stride16 / kWgChunk + kWgStages) * kWgChunkBytes + 1024;  // + alignment slack
+  const size_t room = static_cast<size_t>(shared_limit) - std::min(static_cast<size_t>(shared_limit),
+                                                                   sizeof(SelectionState) + 1024);
+  if (stride16 % kWgChunk || bytes > room) return MmaPass{};
+  return MmaPass{candidates_wgmma_kernel, kWgThreads, bytes, true, true};
+}
+
+// The tensor-core pass for a block's shared memory limit: wgmma on devices that run the sm_90a
+// image; else 64-dimension chunks where they fit (Hopper's 227 KB), else 32 (Ampere's 163 KB),
+// resident query rows first; none (kernel null) where neither fits (Ada's and sm_86's 99 KB at
+// more than 64 dimensions): then the single-precision pass runs, as exact, on the CUDA cores.
+MmaPass choose_mma_pass(int32_t stride16, int shared_limit, bool wgmma) {
+  for (const MmaPass& p : {wgmma ? wgmma_pass(stride16, shared_limit) : MmaPass{},
+                           mma_pass<kChunk16, kWarpRows16>(stride16, shared_limit),
                            mma_pass<kChunk16 / 2, kWarpRows16>(stride16, shared_limit)})
     if (p.kernel) {
       allow_dynamic_shared(p.kernel);
@@ -516,6 +746,17 @@ __global__ void to_half_kernel(const float* in, __half* out, int64_t n_rows, int
   if (i >= n_rows * stride16) return;
   const int64_t row = i / stride16, col = i % stride16;
   out[i] = __float2half_rn(col < stride32 ? in[row * stride32 + col] : 0.0f);
+}
+
+// Half rows of float rows, row after row or in the tiled layout (whole tiles).
+void to_half_rows(const float* rows32, int64_t n, int32_t stride32, int32_t stride16, bool tiled,
+                  DeviceBuffer<__half>& out, cudaStream_t s) {
+  const int64_t elements = (tiled ? (n + kTile - 1) / kTile * kTile : n) * stride16;
+  out.resize(elements);
+  const unsigned blocks = static_cast<unsigned>((elements + 255) / 256);
+  if (tiled) to_half_tiled_kernel<<<blocks, 256, 0, s>>>(rows32, out.data(), n, stride32, stride16);
+  else to_half_kernel<<<blocks, 256, 0, s>>>(rows32, out.data(), n, stride32, stride16);
+  check_launch("to_half_kernel");
 }
 
 struct RerankArgs {
@@ -953,7 +1194,8 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
     // reference rows stream through a single-precision pass, and the host reranks.
     const bool resident = needed <= budget;
     const MmaPass mma = resident && is_correlation(m) && major >= 8
-                            ? choose_mma_pass(stride16, block_shared_limit(device, options.shared_memory_cap))
+                            ? choose_mma_pass(stride16, block_shared_limit(device, options.shared_memory_cap),
+                                              runs_wgmma(device))
                             : MmaPass{};
     const bool tensor = mma.kernel != nullptr;
     const int64_t block =
@@ -988,16 +1230,8 @@ KnnResult gpu_knn(const KnnPoints& reference, const KnnPoints* queries, int32_t 
       upload_staged(dev.bound16, bound16.data(), bound16.size(), s, options.host_threads);
       upload_staged(dev.bound32, bound32.data(), bound32.size(), s, options.host_threads);
       if (tensor) {
-        dev.refs16.resize(reference.n * stride16);
-        to_half_kernel<<<static_cast<unsigned>((reference.n * stride16 + 255) / 256), 256, 0, s>>>(
-            refs32_d, dev.refs16.data(), reference.n, stride32, stride16);
-        check_launch("to_half_kernel");
-        if (!self) {
-          dev.queries16.resize(q.n * stride16);
-          to_half_kernel<<<static_cast<unsigned>((q.n * stride16 + 255) / 256), 256, 0, s>>>(
-              dev.queries32.data(), dev.queries16.data(), q.n, stride32, stride16);
-          check_launch("to_half_kernel");
-        }
+        to_half_rows(refs32_d, reference.n, stride32, stride16, mma.tiled, dev.refs16, s);
+        if (!self) to_half_rows(dev.queries32.data(), q.n, stride32, stride16, mma.tiled, dev.queries16, s);
       }
     } else {
       host_rows32();

@@ -370,8 +370,9 @@ void knn_tests(const GpuStatus& gpu) {
     EXPECT(kept_host_blocks().locked > 0, "40,000 points: the kept host blocks page-locked");
   }
   // The tensor-core pass under smaller GPUs' shared memory limits for a block: A100's 163 KB
-  // takes 32-dimension chunks at 295 dimensions, sm_86/89's 99 KB no tensor pass past 64
-  // dimensions (the single-precision pass instead). Neighbours and distances as the CPU's.
+  // takes mma.sync's 32-dimension chunks at 295 dimensions (also on Hopper, where 227 KB takes
+  // wgmma), sm_86/89's 99 KB no tensor pass past 64 dimensions (the single-precision pass
+  // instead). Neighbours and distances as the CPU's.
   if (!gpu.devices.empty()) {
     const int64_t n = 1500;
     for (int32_t dim : {40, 63, 130, 295}) {
