@@ -232,27 +232,37 @@ __device__ __forceinline__ int32_t pair_cell(const Counts& count, const int32_t 
   return n;
 }
 
-// condH (fixed point) of the pair (i, j) from its counts (pair_cell). Integer sums: the same as
-// the CPU's.
-template <int L, int NC, class Counts>
-__device__ FSGPU_GAIN_INLINE int64_t pair_entropy(const Counts& count, const int32_t (&row_levels)[NC][L],
-                                                  const int32_t (&col_levels)[NC][L], const SearchArgs& a,
-                                                  const GainTableView& tables) {
-  int64_t h = 0;
+// Visits the terms of a pair's condH, row la by row: class(la, c, n) for the count n of class c
+// in each cell (la, lb), then total(la, n) for the cell's total count (pair_cell() gives them).
+// condH is the sum of the totals' table entries less the classes'.
+template <int L, int NC, class Counts, class ClassTerm, class TotalTerm>
+__device__ __forceinline__ void pair_terms(const Counts& count, const int32_t (&row_levels)[NC][L],
+                                          const int32_t (&col_levels)[NC][L], const SearchArgs& a,
+                                          ClassTerm&& class_term, TotalTerm&& total_term) {
 #pragma unroll
   for (int la = 0; la <= L; ++la)
 #pragma unroll
     for (int lb = 0; lb <= L; ++lb) {
       int32_t total = 0;
-      int64_t classes = 0;
 #pragma unroll
       for (int c = 0; c < NC; ++c) {
         const int32_t n = pair_cell<L, NC>(count, row_levels, col_levels, a, c, la, lb);
         total += n;
-        classes += tables.cell[c * tables.stride + n];
+        class_term(la, c, n);
       }
-      h += tables.cell_total[total] - classes;
+      total_term(la, total);
     }
+}
+
+// condH (fixed point) of the pair (i, j) from its counts. Integer sums: the same as the CPU's.
+template <int L, int NC, class Counts>
+__device__ FSGPU_GAIN_INLINE int64_t pair_entropy(const Counts& count, const int32_t (&row_levels)[NC][L],
+                                                  const int32_t (&col_levels)[NC][L], const SearchArgs& a,
+                                                  const GainTableView& tables) {
+  int64_t h = 0;
+  pair_terms<L, NC>(
+      count, row_levels, col_levels, a, [&](int, int c, int32_t n) { h -= tables.cell[c * tables.stride + n]; },
+      [&](int, int32_t total) { h += tables.cell_total[total]; });
   return h;
 }
 
@@ -452,21 +462,16 @@ __device__ FSGPU_GAIN_INLINE int64_t pair_entropy_split(const Counts& count, con
                                                         const SplitTables& t) {
   int32_t hi = 0;
   int64_t lo = 0;
-#pragma unroll
-  for (int la = 0; la <= L; ++la)
-#pragma unroll
-    for (int lb = 0; lb <= L; ++lb) {
-      int32_t total = 0;
-#pragma unroll
-      for (int c = 0; c < NC; ++c) {
-        const int32_t n = pair_cell<L, NC>(count, row_levels, col_levels, a, c, la, lb);
-        total += n;
+  pair_terms<L, NC>(
+      count, row_levels, col_levels, a,
+      [&](int, int c, int32_t n) {
         hi -= t.hi[c * t.stride + n];
         lo -= t.lo[c * t.stride + n];
-      }
-      hi += t.hi[NC * t.stride + total];
-      lo += t.lo[NC * t.stride + total];
-    }
+      },
+      [&](int, int32_t total) {
+        hi += t.hi[NC * t.stride + total];
+        lo += t.lo[NC * t.stride + total];
+      });
   return static_cast<int64_t>(hi) * (int64_t(1) << 32) + lo;
 }
 
@@ -497,23 +502,13 @@ template <int L, int NC, class Counts>
 __device__ FSGPU_GAIN_INLINE float pair_entropy_screen(const Counts& count, const int32_t (&row_levels)[NC][L],
                                                        const int32_t (&col_levels)[NC][L], const SearchArgs& a,
                                                        const ScreenTables<NC>& t) {
+  float row[L + 1] = {};  // a partial sum a row: shorter chains of dependent additions
+  pair_terms<L, NC>(
+      count, row_levels, col_levels, a, [&](int la, int c, int32_t n) { row[la] -= t.of[c][n]; },
+      [&](int la, int32_t total) { row[la] += t.of[NC][total]; });
   float h = 0.0f;
 #pragma unroll
-  for (int la = 0; la <= L; ++la) {
-    float row = 0.0f;  // a partial sum a row: shorter chains of dependent additions
-#pragma unroll
-    for (int lb = 0; lb <= L; ++lb) {
-      int32_t total = 0;
-#pragma unroll
-      for (int c = 0; c < NC; ++c) {
-        const int32_t n = pair_cell<L, NC>(count, row_levels, col_levels, a, c, la, lb);
-        total += n;
-        row -= t.of[c][n];
-      }
-      row += t.of[NC][total];
-    }
-    h += row;
-  }
+  for (int la = 0; la <= L; ++la) h += row[la];
   return h;
 }
 
@@ -558,12 +553,14 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
     // Best gains offered so far (pass 1: by any block; pass 2: the final ones). A pair whose gains
     // stay below both of its variables' is neither a best nor tied with one (contrast rows are
     // not scored: +inf). Read at the tile's start: a stale value is only a lower floor.
-    if (tid < kPairTile)
+    if (Split && tid < kPairTile)
       row_floor[tid] = a.contrast || row0 + tid >= a.row_end ? INFINITY : screen_floor(a.best[row0 + tid]);
     if (tid < BJ) {
-      col_floor[tid] = col0 + tid >= col_end ? INFINITY : screen_floor(a.best[col0 + tid]);
+      if (Split) {
+        col_floor[tid] = col0 + tid >= col_end ? INFINITY : screen_floor(a.best[col0 + tid]);
+        col_alone_bits[tid] = alone_bits(col0 + tid);
+      }
       load_level_counts<L, NC>(a, min(col0 + tid, a.n_vars - 1), col_level_count[tid]);
-      col_alone_bits[tid] = Split ? alone_bits(col0 + tid) : 0.0f;
     }
     const int32_t rv0 = row0 + (warp % WR) * RV, cv0 = col0 + (warp / WR) * NT * CV;
     // The lane's rows g, g + 8 and column g as (variable, level).
@@ -2278,7 +2275,7 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             a.class_sizes = dev->class_sizes.data();
             a.level_count = dev->level_count.data();
             a.alone = dev->alone.data();
-            if (k == 2 && special) a.screen_bound = screen_bound;
+            a.screen_bound = screen_bound;  // 0 but for the tensor pair kernel's screen
             // Tables in shared memory when they leave room for the kernels' own buffers.
             const size_t budget = table_budget(options.devices[d], options);
             a.shared_tables = special ? table_bytes(b.n_objects + 1, b.n_classes, k == 3) + triple_shared_bytes(b) <=
