@@ -603,22 +603,17 @@ __global__ void __launch_bounds__(kWgThreads, 1) candidates_wgmma_kernel(Candida
       if (c == 0 && r0 > 0) offer_scores<true>(a, st, r0 - kTile, previous, layout);
     }
   };
+  // The next tile into `sums`; true when it was the last (then offered too).
   int64_t r0 = 0;
-  for (;;) {
-    tile(sums0, sums1, r0);
+  auto next = [&](float (&sums)[64], float (&previous)[64]) {
+    tile(sums, previous, r0);
     r0 += kTile;
-    if (r0 >= a.n_block) {
-      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-      offer_scores<true>(a, st, r0 - kTile, sums0, layout);
-      break;
-    }
-    tile(sums1, sums0, r0);
-    r0 += kTile;
-    if (r0 >= a.n_block) {
-      asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-      offer_scores<true>(a, st, r0 - kTile, sums1, layout);
-      break;
-    }
+    if (r0 < a.n_block) return false;
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    offer_scores<true>(a, st, r0 - kTile, sums, layout);
+    return true;
+  };
+  while (!next(sums0, sums1) && !next(sums1, sums0)) {
   }
   asm volatile("cp.async.wait_group 0;\n" ::);
   flush_queues(a, st);
