@@ -124,9 +124,8 @@ void time_kernels(const KnnPoints& p, int64_t count, int threads) {
   const KnnFloatRows rows32 = knn_float_rows(p, nullptr, stride32, threads);
   DeviceBuffer<float> refs32;
   refs32.upload(rows32.rows.data(), rows32.rows.size());
-  DeviceBuffer<__half> refs16(p.n * stride16);
-  to_half_kernel<<<static_cast<unsigned>((p.n * stride16 + 255) / 256), 256>>>(refs32.data(), refs16.data(), p.n,
-                                                                               stride32, stride16);
+  DeviceBuffer<__half> refs16;
+  to_half_rows(refs32.data(), p.n, stride32, stride16, false, refs16, nullptr);
   const int32_t capacity = kK + kExtra16;
   DeviceBuffer<KnnCand> heaps(count * capacity);
   DeviceBuffer<int32_t> sizes(count);
