@@ -15,6 +15,7 @@ CpuEngine::CpuEngine(const CodeMatrix& x, const ClassLayout& layout, int threads
       layout_(layout),
       threads_(threads < 1 ? 1 : threads),
       plogp_(layout.n_samples, estimator),
+      packed_(PackedClasses::of(layout, plogp_)),
       state_(x.n_features),
       retired_(x.n_features, 0),
       scratch_(threads_),
@@ -39,7 +40,7 @@ void CpuEngine::score_pass(const Conditioning& s, const StepRule& rule) {
                       [&](int64_t f, int worker) {
                         if (retired_[f]) return;
                         const JointSums sums =
-                            joint_sums(x_, f, s, layout_, plogp_, scratch_[worker], by_state ? &groups : nullptr);
+                            joint_sums(x_, f, s, layout_, plogp_, scratch_[worker], by_state ? &groups : nullptr, &packed_);
                         update_feature(rule, sums.xsy, sums.xs, state_[f]);
                       });
 }

@@ -33,6 +33,7 @@ class CpuEngine : public SelectionEngine {
   const ClassLayout& layout_;
   int threads_;
   PlogpTable plogp_;
+  PackedClasses packed_;  // layout's, for dense byte codes with few cells
   std::vector<FeatureState> state_;
   std::vector<uint8_t> retired_;
   std::vector<CountScratch> scratch_;  // one per worker

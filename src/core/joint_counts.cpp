@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace fsgpu {
 
@@ -150,7 +151,117 @@ JointSums dense_joint_sums(const uint8_t* codes, int32_t levels, const Condition
   return sums;
 }
 
+// The sums of a dense byte-coded feature counted packed (PackedClasses): one add a sample into
+// one of two tables taking alternate samples (a run of equal cells then does not wait on its own
+// stores; fields never carry, so a cell is their sum), then one read of every cell.
+JointSums packed_joint_sums(const uint8_t* codes, int32_t levels, const Conditioning& s, const ClassLayout& layout,
+                            const PackedClasses& packed, const PlogpTable& plogp, CountScratch& scratch) {
+  const int32_t ls = s.levels;
+  const size_t cells = static_cast<size_t>(levels) * ls;
+  scratch.packed_table.resize(std::max(scratch.packed_table.size(), 2 * cells));  // kept all-zero between calls
+  uint64_t* even = scratch.packed_table.data();
+  uint64_t* odd = even + cells;
+  const uint32_t* sc = s.codes.data();
+  const uint64_t* one = packed.increment.data();  // by position: no loop a class
+  const int32_t n = layout.n_samples;
+  auto cell_at = [&](int32_t i) { return static_cast<size_t>(codes[i]) * ls + sc[i]; };
+  int32_t i = 0;
+  for (; i + 1 < n; i += 2) {
+    even[cell_at(i)] += one[i];
+    odd[cell_at(i + 1)] += one[i + 1];
+  }
+  if (i < n) even[cell_at(i)] += one[i];
+  JointSums sums;
+  // Up to four groups with their tables, shifts and masks in registers; more in a loop.
+  const int32_t total_shift = packed.total_shift;
+  auto scan = [&](auto n_groups) {
+    constexpr int kFixed = decltype(n_groups)::value;
+    const int n = kFixed > 0 ? kFixed : static_cast<int>(packed.groups.size());
+    const int64_t* terms[kFixed > 0 ? kFixed : 1];
+    int32_t shift[kFixed > 0 ? kFixed : 1];
+    uint64_t mask[kFixed > 0 ? kFixed : 1];
+    for (int k = 0; k < kFixed; ++k) {
+      terms[k] = packed.terms.data() + packed.groups[k].first_term;
+      shift[k] = packed.groups[k].shift;
+      mask[k] = packed.groups[k].mask;
+    }
+    for (size_t cell = 0; cell < cells; ++cell) {
+      const uint64_t v = even[cell] + odd[cell];
+      even[cell] = odd[cell] = 0;
+      sums.xs += plogp(static_cast<int64_t>(v >> total_shift));
+      if (kFixed > 0) {
+#pragma GCC unroll 4
+        for (int k = 0; k < kFixed; ++k) sums.xsy += terms[k][(v >> shift[k]) & mask[k]];
+      } else {
+        for (int k = 0; k < n; ++k) {
+          const PackedClasses::Group& g = packed.groups[k];
+          sums.xsy += packed.terms[g.first_term + ((v >> g.shift) & g.mask)];
+        }
+      }
+    }
+  };
+  switch (packed.groups.size()) {
+    case 1: scan(std::integral_constant<int, 1>()); break;
+    case 2: scan(std::integral_constant<int, 2>()); break;
+    case 3: scan(std::integral_constant<int, 3>()); break;
+    case 4: scan(std::integral_constant<int, 4>()); break;
+    default: scan(std::integral_constant<int, 0>()); break;
+  }
+  return sums;
+}
+
 }  // namespace
+
+PackedClasses PackedClasses::of(const ClassLayout& layout, const PlogpTable& plogp) {
+  constexpr int kGroupBits = 10;  // a group's table holds at most 1,024 terms (8 KB): it stays in L1
+  auto bits_for = [](int64_t n) {  // a field holding 0..n
+    int bits = 0;
+    while ((int64_t(1) << bits) <= n) ++bits;
+    return bits;
+  };
+  PackedClasses p;
+  std::vector<int32_t> size(layout.n_classes), shift(layout.n_classes);
+  int used = 0;
+  for (int32_t c = 0; c < layout.n_classes; ++c) {
+    size[c] = layout.class_start[c + 1] - layout.class_start[c];
+    const int width = bits_for(size[c]);
+    if (width > kGroupBits) return PackedClasses();
+    shift[c] = used;
+    used += width;
+  }
+  if (used + bits_for(layout.n_samples) > 64) return PackedClasses();
+  p.total_shift = used;
+  p.increment.resize(layout.n_samples);
+  for (int32_t c = 0; c < layout.n_classes; ++c)
+    std::fill(p.increment.begin() + layout.class_start[c], p.increment.begin() + layout.class_start[c + 1],
+              (uint64_t(1) << shift[c]) | (uint64_t(1) << used));
+  // Groups of consecutive classes whose fields together take at most kGroupBits bits.
+  for (int32_t first = 0; first < layout.n_classes;) {
+    int32_t last = first + 1;
+    while (last < layout.n_classes && (last + 1 < layout.n_classes ? shift[last + 1] : used) - shift[first] <= kGroupBits)
+      ++last;
+    const int bits = (last < layout.n_classes ? shift[last] : used) - shift[first];
+    Group g;
+    g.shift = shift[first];
+    g.mask = (uint64_t(1) << bits) - 1;
+    g.first_term = p.terms.size();
+    for (uint64_t index = 0; index <= g.mask; ++index) {
+      int64_t sum = 0;  // bit patterns that no cell can hold (a field above its class's size) stay 0
+      for (int32_t c = first; c < last; ++c) {
+        const uint64_t field = (index << g.shift >> shift[c]) & ((uint64_t(1) << bits_for(size[c])) - 1);
+        if (field > static_cast<uint64_t>(size[c])) {
+          sum = 0;
+          break;
+        }
+        sum += plogp(static_cast<int64_t>(field));
+      }
+      p.terms.push_back(sum);
+    }
+    p.groups.push_back(g);
+    first = last;
+  }
+  return p;
+}
 
 Conditioning Conditioning::none(const ClassLayout& layout, const PlogpTable& plogp) {
   return tabulate(std::vector<uint32_t>(layout.n_samples, 0), 1, layout, plogp);
@@ -256,12 +367,19 @@ StateGroups StateGroups::of(const Conditioning& s) {
 }
 
 JointSums joint_sums(const CodeMatrix& x, int64_t feature, const Conditioning& s, const ClassLayout& layout,
-                     const PlogpTable& plogp, CountScratch& scratch, const StateGroups* groups) {
+                     const PlogpTable& plogp, CountScratch& scratch, const StateGroups* groups,
+                     const PackedClasses* packed) {
   if (groups && !x.sparse && x.base[feature] == kNoBase) {
     const int64_t begin = x.entries_begin(feature);
     return grouped_joint_sums(x.wide ? nullptr : x.codes8.data() + begin, x.wide ? x.codes16.data() + begin : nullptr,
                               x.levels[feature], s, *groups, layout, plogp, scratch);
   }
+  // Packed when reading every cell costs no more than a few adds a sample.
+  if (packed && packed->usable() && !x.sparse && !x.wide &&
+      static_cast<int64_t>(x.levels[feature]) * s.levels * static_cast<int64_t>(1 + packed->groups.size()) <=
+          int64_t(kTouchRatio) * layout.n_samples)
+    return packed_joint_sums(x.codes8.data() + x.entries_begin(feature), x.levels[feature], s, layout, *packed, plogp,
+                             scratch);
   // Dense byte codes: every cell counted, unless a base code pays for its derivation, which
   // scans S's levels per class (not worth it when there are few samples for the cells).
   const size_t all_cells = static_cast<size_t>(x.levels[feature]) * s.levels;

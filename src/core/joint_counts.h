@@ -81,9 +81,34 @@ struct StateGroups {
 void check_table_size(const CodeMatrix& x, const Conditioning& s);
 
 
+// A cell's counts of every class packed into one 64-bit word: a field per class, as wide as
+// its size needs, and one for the cell's total. A dense byte-coded feature is then counted in one
+// pass with one add a sample, whatever its class, and each cell is read once: the total's term
+// from the plogp table, and the class fields' terms a group of fields at a time from tables of
+// their sums. Those sums are the same integers added in another order, so the results are
+// exactly the class-by-class count's; what changes is the work per cell: the class-by-class count
+// scans its table once per class, which on few samples (a subsample of a microarray) costs
+// more than the samples themselves.
+struct PackedClasses {
+  struct Group {
+    int32_t shift = 0;
+    uint64_t mask = 0;
+    size_t first_term = 0;  // where the group's table starts in `terms`
+  };
+  std::vector<uint64_t> increment;  // per class-sorted position: one in its class's field and one in the total's
+  int32_t total_shift = 0;
+  std::vector<Group> groups;
+  std::vector<int64_t> terms;       // per group, indexed by its fields' bits: the sum of their plogp terms
+
+  bool usable() const { return !increment.empty(); }
+  // Empty (not usable) when the fields do not fit one word or their tables would not stay in cache.
+  static PackedClasses of(const ClassLayout& layout, const PlogpTable& plogp);
+};
+
 // Reusable per-thread tables for joint_sums, all-zero between calls.
 struct alignas(64) CountScratch {  // aligned: workers must not share cache lines
   std::vector<uint32_t> class_table, pair_table, counted_sy, counted_s;
+  std::vector<uint64_t> packed_table;  // PackedClasses' cells, two tables taking alternate samples
   std::vector<uint16_t> touched_class, touched_state;  // codes counted in the current class and state
 };
 
@@ -92,9 +117,11 @@ struct JointSums {
 };
 
 // The sums of feature X against S; xs - xsy is N * H(Y | X, S). `groups`, when given, are S's
-// (a pass against S with at least kGroupedStates states should give them).
+// (a pass against S with at least kGroupedStates states should give them); `packed`, when
+// usable, layout's (dense byte-coded features with few cells are then counted packed).
 JointSums joint_sums(const CodeMatrix& x, int64_t feature, const Conditioning& s, const ClassLayout& layout,
-                     const PlogpTable& plogp, CountScratch& scratch, const StateGroups* groups = nullptr);
+                     const PlogpTable& plogp, CountScratch& scratch, const StateGroups* groups = nullptr,
+                     const PackedClasses* packed = nullptr);
 
 // The entries of `feature` that fall in class c: [first, last) of its entry range.
 inline void class_entries(const CodeMatrix& x, int64_t feature, const ClassLayout& layout, int32_t c,

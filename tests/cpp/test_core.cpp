@@ -525,6 +525,38 @@ void small_category_tests() {
   }
 }
 
+// Dense byte codes counted packed (PackedClasses: every class's count of a cell in one word)
+// give the same sums as the class-by-class count, for every feature against no condition, a
+// feature and a joint condition; with odd class sizes, a single class, classes of one sample,
+// and layouts whose fields do not fit a word (not usable: the class-by-class count runs).
+void packed_count_tests() {
+  struct Shape { uint32_t seed; int32_t n, classes; bool usable; };
+  for (const Shape& shape : {Shape{21, 104, 2, true}, Shape{22, 105, 10, true}, Shape{23, 51, 1, true},
+                             Shape{24, 37, 30, true}, Shape{25, 1023, 3, true}, Shape{26, 300, 12, false},
+                             Shape{27, 5000, 2, false}}) {
+    Data d = make_data(shape.seed, shape.n, 12, shape.classes, shape.seed % 2 ? 0.6 : -1);
+    const ClassLayout layout =
+        d.classes == 1 ? ClassLayout::one_class(d.n) : ClassLayout::from_labels(d.y.data(), d.n, d.classes);
+    const CodeMatrix x = encode(d, layout, false, 5);
+    const PlogpTable plogp(layout.n_samples);
+    const PackedClasses packed = PackedClasses::of(layout, plogp);
+    EXPECT(packed.usable() == shape.usable, "packed counts: %d samples in %d classes usable %d", shape.n,
+           shape.classes, int(packed.usable()));
+    std::vector<Conditioning> conditions{Conditioning::none(layout, plogp), Conditioning::on_feature(x, layout, 1, plogp)};
+    conditions.push_back(Conditioning::joined(conditions[1], x, 2, layout, plogp));
+    CountScratch a, b;
+    for (size_t k = 0; k < conditions.size(); ++k)
+      for (int64_t f = 0; f < x.n_features; ++f) {
+        const JointSums plain = joint_sums(x, f, conditions[k], layout, plogp, a);
+        const JointSums fast = joint_sums(x, f, conditions[k], layout, plogp, b, nullptr, &packed);
+        EXPECT(plain.xsy == fast.xsy && plain.xs == fast.xs, "packed counts: %d samples in %d classes, condition %zu, "
+               "feature %lld", shape.n, shape.classes, k, (long long)f);
+      }
+    EXPECT(std::all_of(b.packed_table.begin(), b.packed_table.end(), [](uint64_t v) { return v == 0; }),
+           "packed counts: tables left zeroed (%d samples)", shape.n);
+  }
+}
+
 // The GPU engine builds S's codes and n(s, y) on the device (condition_on): the same tables as
 // the host's, on byte and 16-bit codes, dense and sparse, with few classes (shared-memory
 // counts) and many (n(s, y) of 60 x 300 cells counted in global memory), and the same
@@ -646,6 +678,7 @@ int main(int argc, char** argv) {
   const bool selection_only = argc > 1 && std::string(argv[1]) == "selection";
   encode_tests();
   small_category_tests();
+  packed_count_tests();
   shrink_tests();
   collector_tests();
   jim_tie_tests(gpu);
