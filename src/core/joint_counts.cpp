@@ -172,15 +172,16 @@ JointSums packed_joint_sums(const uint8_t* codes, int32_t levels, const Conditio
   }
   if (i < n) even[cell_at(i)] += one[i];
   JointSums sums;
-  // Up to four groups with their tables, shifts and masks in registers; more in a loop.
+  // The scan is compiled for one to four groups (copied to locals, which the stores to the
+  // tables cannot alias, so they stay in registers; unrolled, 0.10 s against 0.12 s for a
+  // selection on nakayama), and loops over more.
   const int32_t total_shift = packed.total_shift;
-  auto scan = [&](auto n_groups) {
-    constexpr int kFixed = decltype(n_groups)::value;
-    const int n = kFixed > 0 ? kFixed : static_cast<int>(packed.groups.size());
-    const int64_t* terms[kFixed > 0 ? kFixed : 1];
-    int32_t shift[kFixed > 0 ? kFixed : 1];
-    uint64_t mask[kFixed > 0 ? kFixed : 1];
-    for (int k = 0; k < kFixed; ++k) {
+  auto scan = [&](auto fixed) {
+    constexpr int kGroups = decltype(fixed)::value;
+    const int64_t* terms[kGroups > 0 ? kGroups : 1];
+    int32_t shift[kGroups > 0 ? kGroups : 1];
+    uint64_t mask[kGroups > 0 ? kGroups : 1];
+    for (int k = 0; k < kGroups; ++k) {
       terms[k] = packed.terms.data() + packed.groups[k].first_term;
       shift[k] = packed.groups[k].shift;
       mask[k] = packed.groups[k].mask;
@@ -189,14 +190,11 @@ JointSums packed_joint_sums(const uint8_t* codes, int32_t levels, const Conditio
       const uint64_t v = even[cell] + odd[cell];
       even[cell] = odd[cell] = 0;
       sums.xs += plogp(static_cast<int64_t>(v >> total_shift));
-      if (kFixed > 0) {
+      if constexpr (kGroups > 0) {
 #pragma GCC unroll 4
-        for (int k = 0; k < kFixed; ++k) sums.xsy += terms[k][(v >> shift[k]) & mask[k]];
+        for (int k = 0; k < kGroups; ++k) sums.xsy += terms[k][(v >> shift[k]) & mask[k]];
       } else {
-        for (int k = 0; k < n; ++k) {
-          const PackedClasses::Group& g = packed.groups[k];
-          sums.xsy += packed.terms[g.first_term + ((v >> g.shift) & g.mask)];
-        }
+        for (const PackedClasses::Group& g : packed.groups) sums.xsy += packed.terms[g.first_term + ((v >> g.shift) & g.mask)];
       }
     }
   };
@@ -220,14 +218,14 @@ PackedClasses PackedClasses::of(const ClassLayout& layout, const PlogpTable& plo
     return bits;
   };
   PackedClasses p;
-  std::vector<int32_t> size(layout.n_classes), shift(layout.n_classes);
+  std::vector<int32_t> size(layout.n_classes), width(layout.n_classes), shift(layout.n_classes);
   int used = 0;
   for (int32_t c = 0; c < layout.n_classes; ++c) {
     size[c] = layout.class_start[c + 1] - layout.class_start[c];
-    const int width = bits_for(size[c]);
-    if (width > kGroupBits) return PackedClasses();
+    width[c] = bits_for(size[c]);
+    if (width[c] > kGroupBits) return PackedClasses();
     shift[c] = used;
-    used += width;
+    used += width[c];
   }
   if (used + bits_for(layout.n_samples) > 64) return PackedClasses();
   p.total_shift = used;
@@ -248,7 +246,7 @@ PackedClasses PackedClasses::of(const ClassLayout& layout, const PlogpTable& plo
     for (uint64_t index = 0; index <= g.mask; ++index) {
       int64_t sum = 0;  // bit patterns that no cell can hold (a field above its class's size) stay 0
       for (int32_t c = first; c < last; ++c) {
-        const uint64_t field = (index << g.shift >> shift[c]) & ((uint64_t(1) << bits_for(size[c])) - 1);
+        const uint64_t field = (index >> (shift[c] - g.shift)) & ((uint64_t(1) << width[c]) - 1);
         if (field > static_cast<uint64_t>(size[c])) {
           sum = 0;
           break;

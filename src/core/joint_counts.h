@@ -9,7 +9,10 @@
 // far fewer entries than cells is finished by revisiting its entries ("touch"), others by
 // scanning the table; either way the table is left zeroed for the next class. The cells of X's
 // base code are derived from n(s, y), not counted (dense byte codes do add its entries to its
-// row, to avoid a branch per entry, and clear the row before anything reads it).
+// row, to avoid a branch per entry, and clear the row before anything reads it). Dense byte
+// codes with few cells for their samples are instead counted for all classes at once, each
+// class a field of one 64-bit word a cell (PackedClasses): one pass over the samples, one read
+// of each cell.
 #pragma once
 
 #include <algorithm>
