@@ -76,20 +76,23 @@ std::vector<Selection> select_on_subsamples(const CodeMatrix& x, const ClassLayo
                                             const std::vector<std::vector<int32_t>>& samples,
                                             const std::vector<SelectionOptions>& options, int threads,
                                             const Checkpoint& between_rounds,
-                                            const SubsampleEngine& make_engine) {
+                                            const SubsampleEngine& make_engine, int64_t side_by_side_bytes) {
   const int64_t n_samples = static_cast<int64_t>(samples.size());
   const int64_t n_pairs = n_samples * static_cast<int64_t>(options.size());
   std::vector<Selection> out(n_pairs);
   if (n_pairs == 0) return out;
   threads = std::max(threads, 1);
-  // Dense pairs one after another, each engine on all threads, when a step has enough features
-  // for every thread: the threads then share one subsample's codes and states in the caches,
-  // where engines side by side each bring their own (on a 2-core VM, 28% more CPU time a
-  // selection). Sparse subsamples keep side by side: their gather (a sort per feature) and
-  // their steps' serial parts would leave the other threads idle. Otherwise (few features, or
-  // fewer pairs than threads) side by side, one thread each, in rounds of two per thread
-  // (OpenMP does not nest).
-  const bool one_by_one = !x.sparse && x.n_features >= kFeaturesPerThread * threads;
+  // Side by side, one thread each, in rounds of two per thread (OpenMP does not nest): no
+  // thread waits for another between steps. On the 2-core VM the microarrays' batches
+  // (chowdary, nakayama) were 3-5% faster so and varied less than one after another, each
+  // engine on both threads. Big dense subsamples go one after another all the same, so that
+  // one gathered copy of the codes is held at a time rather than one a thread. Sparse
+  // subsamples keep side by side: their gather (a sort per feature) and their steps' serial
+  // parts would leave the other threads idle.
+  size_t largest = 0;
+  for (const std::vector<int32_t>& s : samples) largest = std::max(largest, s.size());
+  const int64_t gathered_bytes = static_cast<int64_t>(largest) * x.n_features * static_cast<int64_t>(x.code_bytes());
+  const bool one_by_one = !x.sparse && int64_t(threads) * gathered_bytes > side_by_side_bytes;
   const bool side_by_side = n_pairs >= threads && !one_by_one;
   const int engine_threads = side_by_side ? 1 : threads;
   const int64_t round = side_by_side ? 2 * static_cast<int64_t>(threads) : 1;

@@ -39,20 +39,21 @@ Subsample subsample_of(const CodeMatrix& x, const ClassLayout& layout, const std
 // compete for the device).
 using SubsampleEngine = std::function<std::unique_ptr<SelectionEngine>(const Subsample&, int threads)>;
 
-// From this many features a thread, dense subsamples run one after another on all threads rather
-// than side by side (select_on_subsamples()).
-constexpr int64_t kFeaturesPerThread = 1024;
+// Dense subsamples run side by side while the gathered codes of one a thread take at most this
+// much in all (select_on_subsamples()).
+constexpr int64_t kSideBySideBytes = int64_t(256) << 20;
 
 // The selection of every (option, subsample) pair, at index option * samples.size() + subsample.
-// Pairs run one after another, each engine on all `threads`, when x is dense with
-// kFeaturesPerThread features a thread (or there are fewer pairs than threads); otherwise side by
-// side, one engine a thread; between rounds of pairs
+// Pairs run side by side, one engine a thread, unless x is dense and `threads` gathered
+// subsamples would take more than side_by_side_bytes, or there are fewer pairs than threads:
+// then one after another, each engine on all `threads`. Between rounds of pairs
 // `between_rounds` (when set) runs on the calling thread with the fraction done.
 std::vector<Selection> select_on_subsamples(const CodeMatrix& x, const ClassLayout& layout,
                                             const std::vector<std::vector<int32_t>>& samples,
                                             const std::vector<SelectionOptions>& options, int threads,
                                             const Checkpoint& between_rounds,
-                                            const SubsampleEngine& make_engine = nullptr);
+                                            const SubsampleEngine& make_engine = nullptr,
+                                            int64_t side_by_side_bytes = kSideBySideBytes);
 
 // select_on_subsamples() on the GPU, in the same order. An option that gpu_subsamples_problem()
 // accepts runs all subsamples together on the device (gpu_select_subsamples()); the others (CMI,

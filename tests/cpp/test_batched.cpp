@@ -106,16 +106,17 @@ void batched_tests(const GpuStatus& gpu) {
     EXPECT(rounds > 0 || threads >= 64, "batched: no checkpoint between rounds (threads %d)", threads);
   }
 
-  // Enough features for two threads: subsamples one after another, each engine on both threads.
+  // Subsamples too big to gather one a thread (a limit of 0 bytes here): one after another,
+  // each engine on both threads.
   {
-    const Categorical wide = make_data(12, 40, static_cast<int32_t>(2 * kFeaturesPerThread + 5), 2);
+    const Categorical wide = make_data(12, 40, 2053, 2);
     const ClassLayout wide_layout = ClassLayout::from_labels(wide.y.data(), wide.n, 2);
     const CodeMatrix wide_codes = encode_all(wide, wide_layout);
     std::vector<std::vector<int32_t>> halves(2);  // rows 0-19 and 20-39, both classes in each
     for (int32_t i = 0; i < wide.n; ++i) halves[i / 20].push_back(i);
     int rounds = 0;
     const std::vector<Selection> got =
-        select_on_subsamples(wide_codes, wide_layout, halves, {options[0]}, 2, [&](double) { ++rounds; });
+        select_on_subsamples(wide_codes, wide_layout, halves, {options[0]}, 2, [&](double) { ++rounds; }, nullptr, 0);
     for (size_t t = 0; t < halves.size(); ++t) {
       const Subsample alone = encode_alone(wide, halves[t], 2);
       CpuEngine engine(alone.codes, alone.layout, 1);
