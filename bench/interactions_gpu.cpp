@@ -4,7 +4,7 @@
 //   cmake -S tests/cpp -B /tmp/b -DFSGPU_WITH_CUDA=ON -DCMAKE_BUILD_TYPE=Release && cmake --build /tmp/b -j
 //   nvcc -O2 -std=c++17 -Isrc -Isrc/core -I/tmp/b bench/interactions_gpu.cpp
 //     $(find /tmp/b/CMakeFiles/test_core.dir -name '*.o' ! -name 'test_*') -Xcompiler -fopenmp -o /tmp/ibench
-//   /tmp/ibench [objects [dimensions]]
+//   /tmp/ibench [objects [dimensions [variables]]]
 //   /tmp/ibench pairs [objects]
 //   /tmp/ibench tuples [objects [dimensions]]
 // Prints a CSV line per search: dimensions, variables, tuples, the bitmaps' build time on the
@@ -228,6 +228,7 @@ int main(int argc, char** argv) {
   }
   const int32_t n = argc > 1 ? std::atoi(argv[1]) : 1024;
   const int32_t only = argc > 2 ? std::atoi(argv[2]) : 0;  // one dimension (for a profiler), or all
+  const int64_t only_vars = argc > 3 ? std::atoll(argv[3]) : 0;  // and its variables, or the default
   const GpuStatus gpu = gpu_status();
   if (gpu.devices.empty()) {
     std::printf("no GPU: %s\n", gpu.problem.c_str());
@@ -250,10 +251,11 @@ int main(int argc, char** argv) {
   } shapes[] = {{1, 1000000}, {2, 20480}, {3, 2000}, {4, 300}, {5, 120}};
   for (const auto& sh : shapes) {
     if (only && sh.k != only) continue;
+    const int64_t vars = only_vars > 0 ? only_vars : sh.vars;
     auto t0 = std::chrono::steady_clock::now();
     // Genotype-like codes from a hash of (variable, object): reproducible and cheap.
     const InteractionBits bits = build_interaction_bits(
-        layout, sh.vars, 3,
+        layout, vars, 3,
         [&](int64_t v, int8_t* codes) {
           uint64_t x = uint64_t(v) * 0x9E3779B97F4A7C15ull + 12345;
           for (int32_t s = 0; s < n; ++s) {
@@ -268,15 +270,15 @@ int main(int argc, char** argv) {
     const double build = seconds_since(t0);
     InteractionTask task;
     task.dimensions = sh.k;
-    task.n_real = sh.vars;
+    task.n_real = vars;
     double best = INFINITY;
     for (int run = 0; run < 2; ++run) {
       t0 = std::chrono::steady_clock::now();
       const InteractionBest result = gpu_interactions(bits, tables, task, options, nullptr);
       best = std::min(best, seconds_since(t0));
     }
-    const double tuples = choose(double(sh.vars), sh.k);
-    std::printf("%d,%lld,%.4g,%.3f,%.4f,%.4g\n", sh.k, (long long)sh.vars, tuples, build, best, tuples / best);
+    const double tuples = choose(double(vars), sh.k);
+    std::printf("%d,%lld,%.4g,%.3f,%.4f,%.4g\n", sh.k, (long long)vars, tuples, build, best, tuples / best);
     std::fflush(stdout);
   }
   return 0;

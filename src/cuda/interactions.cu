@@ -200,6 +200,11 @@ __host__ __device__ inline size_t table_bytes(int32_t stride, int32_t classes, b
   return size_t(classes + 1) * stride * sizeof(int64_t) * (merged ? 2 : 1);
 }
 
+// The tensor-core pair kernel's tables: the 64-bit ones as 32-bit halves, then as floats.
+__host__ __device__ inline size_t pair_table_bytes(int32_t stride, int32_t classes) {
+  return table_bytes(stride, classes, false) * 3 / 2;
+}
+
 // The count of class c in cell (la, lb) of the pair (i, j) from its counts at levels below L,
 // count(c, la, lb): the cells with level L follow from the row's and column's level counts and
 // the class sizes (complete_counts' differences written out, so that the table lives in
@@ -476,10 +481,14 @@ __device__ FSGPU_GAIN_INLINE int64_t pair_entropy_split(const Counts& count, con
 }
 
 // The pair gain tables again as floats in bits (each entry v 2^-32 rounded once), after the split
-// tables in shared memory: a table per class, then the totals' (ScreenTables::of[NC]).
+// tables in shared memory: a table per class, then the totals'. The screen addresses them by
+// 32-bit shared-memory byte addresses: a cell's address follows from its count with one LEA
+// (counted cells) or one IADD3 (the others, from per-row and per-column constants), so a lookup
+// costs no index arithmetic of its own.
 template <int NC>
 struct ScreenTables {
-  const float* of[NC + 1];
+  uint32_t of[NC];        // the address of class c's entry 0
+  uint32_t total_offset;  // the totals' entry of a cell: the sum of its classes' addresses plus this
 };
 
 template <int NC>
@@ -490,22 +499,91 @@ __device__ inline ScreenTables<NC> float_block_tables(const SearchArgs& a, float
     cache[e] = __double2float_rn(static_cast<double>(v) * (1.0 / kGainScale));
   }
   ScreenTables<NC> t;
+  const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(cache));
+  t.total_offset = base + 4u * NC * n;
 #pragma unroll
-  for (int c = 0; c <= NC; ++c) t.of[c] = cache + c * n;
+  for (int c = 0; c < NC; ++c) {
+    t.of[c] = base + 4u * c * n;
+    t.total_offset -= t.of[c];
+  }
   return t;  // the caller synchronises before use
 }
 
-// condH of a pair in bits from the float tables: the same cells as pair_entropy_split() with half
-// its shared-memory reads. Its error stays below the bound that pair_screen_bound() derives on
-// the host (its 9 (NC + 1) terms rounded once and added in any order: at most 9 (NC + 1) u S).
+__device__ __forceinline__ float shared_float(uint32_t address) {
+  float v;
+  asm volatile("ld.shared.f32 %0, [%1];" : "=f"(v) : "r"(address));
+  return v;
+}
+
+// The constants of a row's (column's) cells at its last level L, as addresses: with A(x, b) the
+// address of class c's cell (x, b), A(x, L) = row(x) - sum_b A(x, b) and A(L, b) = column(b) -
+// sum_x A(x, b) for b <= L, where row(x) = (L + 1) of[c] + 4 (objects of class c with the row at
+// level x), column(b) likewise for b < L and column(L) = (L + 1) of[c] + 4 (class c's objects with
+// the column at level L). (pair_cell()'s differences, on addresses.)
+template <int L, int NC>
+__device__ __forceinline__ void screen_row_constants(const ScreenTables<NC>& t, const int32_t (&levels)[NC][L],
+                                                     uint32_t (&k)[NC][L]) {
+#pragma unroll
+  for (int c = 0; c < NC; ++c)
+#pragma unroll
+    for (int x = 0; x < L; ++x) k[c][x] = (L + 1) * t.of[c] + 4u * levels[c][x];
+}
+
+template <int L, int NC>
+__device__ __forceinline__ void screen_column_constants(const ScreenTables<NC>& t, const int32_t (&levels)[NC][L],
+                                                        const int32_t (&class_size)[kMaxGpuClasses],
+                                                        uint32_t (&k)[NC][L + 1]) {
+#pragma unroll
+  for (int c = 0; c < NC; ++c) {
+    int32_t last = class_size[c];
+#pragma unroll
+    for (int b = 0; b < L; ++b) {
+      k[c][b] = (L + 1) * t.of[c] + 4u * levels[c][b];
+      last -= levels[c][b];
+    }
+    k[c][L] = (L + 1) * t.of[c] + 4u * last;
+  }
+}
+
+// condH of a pair in bits from the float tables: the same terms, in the same order, as
+// pair_entropy_split() takes, at half its shared-memory reads. Its error stays below the bound
+// that pair_screen_bound() derives on the host (its 9 (NC + 1) terms rounded once and added in any
+// order: at most 9 (NC + 1) u S).
 template <int L, int NC, class Counts>
-__device__ FSGPU_GAIN_INLINE float pair_entropy_screen(const Counts& count, const int32_t (&row_levels)[NC][L],
-                                                       const int32_t (&col_levels)[NC][L], const SearchArgs& a,
-                                                       const ScreenTables<NC>& t) {
+__device__ __forceinline__ float pair_entropy_screen(const Counts& count, const uint32_t (&row_k)[NC][L],
+                                                     const uint32_t (&col_k)[NC][L + 1], const ScreenTables<NC>& t) {
+  uint32_t at[NC][L + 1][L + 1];
+#pragma unroll
+  for (int c = 0; c < NC; ++c) {
+#pragma unroll
+    for (int x = 0; x < L; ++x) {
+      at[c][x][L] = row_k[c][x];
+#pragma unroll
+      for (int b = 0; b < L; ++b) {
+        at[c][x][b] = t.of[c] + 4u * static_cast<uint32_t>(count(c, x, b));
+        at[c][x][L] -= at[c][x][b];
+      }
+    }
+#pragma unroll
+    for (int b = 0; b <= L; ++b) {
+      at[c][L][b] = col_k[c][b];
+#pragma unroll
+      for (int x = 0; x < L; ++x) at[c][L][b] -= at[c][x][b];
+    }
+  }
   float row[L + 1] = {};  // a partial sum a row: shorter chains of dependent additions
-  pair_terms<L, NC>(
-      count, row_levels, col_levels, a, [&](int la, int c, int32_t n) { row[la] -= t.of[c][n]; },
-      [&](int la, int32_t total) { row[la] += t.of[NC][total]; });
+#pragma unroll
+  for (int la = 0; la <= L; ++la)
+#pragma unroll
+    for (int lb = 0; lb <= L; ++lb) {
+      uint32_t total = t.total_offset;
+#pragma unroll
+      for (int c = 0; c < NC; ++c) {
+        total += at[c][la][lb];
+        row[la] -= shared_float(at[c][la][lb]);
+      }
+      row[la] += shared_float(total);
+    }
   float h = 0.0f;
 #pragma unroll
   for (int la = 0; la <= L; ++la) h += row[la];
@@ -520,17 +598,24 @@ __device__ inline float screen_floor(Key best) {
 // Tiles of kPairTile rows x BJ columns, numbered row tile by row tile (tiles_x columns each): a
 // block copies the gain tables into shared memory once and takes tiles blockIdx.x,
 // blockIdx.x + gridDim.x, ... (a launch of as many blocks as stay resident), so that neither the
-// copy nor a block's start is paid per tile; tiles wholly below the diagonal are skipped.
+// copy nor a block's start is paid per tile. Within a tile every warp works alone on its RV rows
+// and NT CV columns (no block barrier: while some warps wait for their words, others compute
+// gains): it skips its part when wholly below the diagonal, reads its columns' constants into its
+// own shared slots, counts with fragments read through pointers stepped a word at a time, and
+// offers its keys straight to the variables' best ones (after the screen, rarely any).
 template <int L, int NC, bool Split>
 __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32_t tiles_x, int64_t n_tiles) {
   using Shape = TensorPairShape<L, NC>;
   constexpr int RV = Shape::RV, CV = Shape::CV, NT = Shape::NT, WR = Shape::WR, BJ = Shape::BJ;
+  constexpr int WCOLS = NT * CV;  // a warp's columns
   extern __shared__ int64_t table_cache[];
-  __shared__ Key row_best[kPairTile], col_best[BJ];
-  __shared__ float row_floor[kPairTile], col_floor[BJ];  // the tile's variables' best gains so far
-  // The tile's columns' level counts and single entropies (bits), read by many lanes each.
-  __shared__ int32_t col_level_count[BJ][NC][L];
-  __shared__ float col_alone_bits[BJ];
+  // A warp's columns: level counts, screen constants, single entropies and best gains so far (bits).
+  struct Column {
+    int32_t level_count[NC][L];
+    uint32_t screen[NC][L + 1];
+    float alone, floor;
+  };
+  __shared__ Column warp_columns[8][WCOLS];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int32_t col_first = a.contrast ? a.n_real : 0, col_end = a.contrast ? a.n_vars : a.n_real;
   const GainTableView tables = Split ? a.tables : block_tables(a, table_cache, false, tid, 256);
@@ -540,75 +625,97 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
     split = split_block_tables<NC>(a, reinterpret_cast<uint32_t*>(table_cache), tid, 256);
     screen = float_block_tables<NC>(a, reinterpret_cast<float*>(table_cache) + 2 * (NC + 1) * split.stride, tid, 256);
   }
+  __syncthreads();  // the tables are ready
+  Column* columns = warp_columns[warp];
   // Single-variable entropies in bits (rounded once) for the screen's bounds.
   auto alone_bits = [&](int32_t v) { return __double2float_rn(gain_bits(a.alone[min(v, a.n_vars - 1)])); };
   const Key identity = a.tuple_pass ? ~Key(0) : Key(0);
+  // Bitmap halves as 32-bit words: (variable v, level x) of word w at 2 ((3 w + x) stride + v),
+  // plus the lane's half t % 2 (level_row()'s layout).
+  const uint32_t* bits = reinterpret_cast<const uint32_t*>(a.bits) + t % 2;
+  const int64_t word_step = int64_t(kMaxGpuLevels - 1) * a.stride * 2;
   for (int64_t tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
-    const int32_t row0 = a.row_begin + static_cast<int32_t>(tile / tiles_x) * kPairTile;
-    const int32_t col0 = col_first + static_cast<int32_t>(tile % tiles_x) * BJ;
-    if (!a.contrast && col0 + BJ - 1 <= row0) continue;  // every pair has column <= row
-    __syncthreads();  // the tables are ready and the last tile's keys are out
-    if (tid < kPairTile) row_best[tid] = identity;
-    if (tid < BJ) col_best[tid] = identity;
-    // Best gains offered so far (pass 1: by any block; pass 2: the final ones). A pair whose gains
-    // stay below both of its variables' is neither a best nor tied with one (contrast rows are
-    // not scored: +inf). Read at the tile's start: a stale value is only a lower floor.
-    if (Split && tid < kPairTile)
-      row_floor[tid] = a.contrast || row0 + tid >= a.row_end ? INFINITY : screen_floor(a.best[row0 + tid]);
-    if (tid < BJ) {
-      if (Split) {
-        col_floor[tid] = col0 + tid >= col_end ? INFINITY : screen_floor(a.best[col0 + tid]);
-        col_alone_bits[tid] = alone_bits(col0 + tid);
+    const int32_t rv0 = a.row_begin + static_cast<int32_t>(tile / tiles_x) * kPairTile + (warp % WR) * RV;
+    const int32_t cv0 = col_first + static_cast<int32_t>(tile % tiles_x) * BJ + (warp / WR) * WCOLS;
+    if (rv0 >= a.row_end || cv0 >= col_end || (!a.contrast && cv0 + WCOLS - 1 <= rv0)) continue;
+    __syncwarp();  // the last tile's columns are read
+    // Best gains offered so far (pass 1: by any warp; pass 2: the final ones). A pair whose gains
+    // stay below both of its variables' is neither a best nor tied with one. Read at the start: a
+    // stale value is only a lower floor.
+    for (int col = lane; col < WCOLS; col += 32) {
+      const int32_t j = cv0 + col;
+      Column& info = columns[col];
+      load_level_counts<L, NC>(a, min(j, a.n_vars - 1), info.level_count);
+      if constexpr (Split) {
+        info.floor = j >= col_end ? INFINITY : screen_floor(a.best[j]);
+        info.alone = alone_bits(j);
+        screen_column_constants<L, NC>(screen, info.level_count, a.class_size, info.screen);
       }
-      load_level_counts<L, NC>(a, min(col0 + tid, a.n_vars - 1), col_level_count[tid]);
     }
-    const int32_t rv0 = row0 + (warp % WR) * RV, cv0 = col0 + (warp / WR) * NT * CV;
     // The lane's rows g, g + 8 and column g as (variable, level).
     const int32_t row_var[2] = {rv0 + g, rv0 + (L == 2 ? g : g + 8)};
     const int row_level[2] = {0, L == 2 ? 1 : 0};
-    const int32_t col_var = L == 2 ? g / 2 : g;
-    const int col_level = L == 2 ? g % 2 : 0;
+    const uint32_t* row_bits[2] = {bits + (row_level[0] * a.stride + row_var[0]) * 2,
+                                   bits + (row_level[1] * a.stride + row_var[1]) * 2};
+    const uint32_t* col_bits = bits + ((L == 2 ? g % 2 : 0) * a.stride + cv0 + (L == 2 ? g / 2 : g)) * 2;
     int32_t acc[NC][NT][4] = {};
   #pragma unroll
     for (int c = 0; c < NC; ++c) {
+      // Words w0 + t / 2 and w0 + 2 + t / 2 of each step of 4 (0 past the class's last word), as
+      // row_fragment() reads them.
       const int32_t w_end = a.class_word[c + 1];
-      for (int32_t w0 = a.class_word[c]; w0 < w_end; w0 += kTensorWords) {
-        uint32_t x[4];
-        row_fragment(a, w0, w_end, row_level, row_var, t, x);
+      const int64_t first = (a.class_word[c] + t / 2) * word_step;
+      const uint32_t *r0 = row_bits[0] + first, *r1 = row_bits[1] + first, *cb = col_bits + first;
+      for (int32_t w = a.class_word[c] + t / 2; w - t / 2 < w_end; w += kTensorWords) {
+        const bool lo = w < w_end, hi = w + 2 < w_end;
+        const uint32_t *r0_hi = r0 + 2 * word_step, *r1_hi = r1 + 2 * word_step, *cb_hi = cb + 2 * word_step;
+        const uint32_t x[4] = {lo ? __ldg(r0) : 0u, lo ? __ldg(r1) : 0u, hi ? __ldg(r0_hi) : 0u, hi ? __ldg(r1_hi) : 0u};
   #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
-          uint32_t y[2];
-          column_fragment(a, w0, w_end, col_level, cv0 + nt * CV + col_var, t, y);
+          const uint32_t y[2] = {lo ? __ldg(cb + 2 * nt * CV) : 0u, hi ? __ldg(cb_hi + 2 * nt * CV) : 0u};
           b1_mma_and_popc(acc[c][nt], x, y);
         }
+        r0 += kTensorWords * word_step;
+        r1 += kTensorWords * word_step;
+        cb += kTensorWords * word_step;
       }
     }
-    __syncthreads();  // the shared keys are ready
+    __syncwarp();  // the columns are ready
     // Gains: the lane's pairs are (row_var[p / 2 or 0], column) as described above.
     constexpr int ROWS = L == 2 ? 1 : 2, COLS = L == 2 ? 1 : 2;  // pairs per lane and tile: ROWS x COLS
     Key row_key[ROWS];
-  #pragma unroll
-    for (int r = 0; r < ROWS; ++r) row_key[r] = identity;
     int32_t row_levels[ROWS][NC][L];
+    uint32_t row_screen[ROWS][NC][L];
+    float row_alone[ROWS], floor_of_row[ROWS];
   #pragma unroll
-    for (int r = 0; r < ROWS; ++r) load_level_counts<L, NC>(a, min(row_var[r], a.n_vars - 1), row_levels[r]);
-    float row_alone[ROWS];
-  #pragma unroll
-    for (int r = 0; r < ROWS; ++r) row_alone[r] = Split ? alone_bits(row_var[r]) : 0.0f;
+    for (int r = 0; r < ROWS; ++r) {
+      row_key[r] = identity;
+      load_level_counts<L, NC>(a, min(row_var[r], a.n_vars - 1), row_levels[r]);
+      if constexpr (Split) {
+        screen_row_constants<L, NC>(screen, row_levels[r], row_screen[r]);
+        row_alone[r] = alone_bits(row_var[r]);
+        // Contrast rows are not scored.
+        floor_of_row[r] = a.contrast || row_var[r] >= a.row_end ? INFINITY : screen_floor(a.best[row_var[r]]);
+      }
+    }
   #pragma unroll
     for (int nt = 0; nt < NT; ++nt) {
-      Key col_key[COLS];
   #pragma unroll
       for (int q = 0; q < COLS; ++q) {
-        col_key[q] = identity;
-        const int32_t j = cv0 + nt * CV + (L == 2 ? t : 2 * t + q);
-        const int col = (warp / WR) * NT * CV + nt * CV + (L == 2 ? t : 2 * t + q);  // j - col0
-        int32_t col_levels[NC][L];
+        Key col_key = identity;
+        const int col = nt * CV + (L == 2 ? t : 2 * t + q);  // j - cv0
+        const int32_t j = cv0 + col;
+        const Column& info = columns[col];
+        uint32_t col_k[NC][L + 1];
+        float col_alone = 0.0f, floor_of_col = 0.0f;
+        if constexpr (Split) {
 #pragma unroll
-        for (int c = 0; c < NC; ++c)
+          for (int c = 0; c < NC; ++c)
 #pragma unroll
-          for (int lb = 0; lb < L; ++lb) col_levels[c][lb] = col_level_count[col][c][lb];
-        const float col_alone = col_alone_bits[col];
+            for (int lb = 0; lb <= L; ++lb) col_k[c][lb] = info.screen[c][lb];
+          col_alone = info.alone;
+          floor_of_col = info.floor;
+        }
   #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
           const int32_t i = row_var[r];
@@ -618,12 +725,17 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
           if constexpr (Split) {
             // The exact gains only where an upper bound of either reaches its variable's best
             // so far or (collecting) the threshold: the same keys and hits as for every pair.
-            const float h = pair_entropy_screen<L, NC>(counted, row_levels[r], col_levels, a, screen);
+            const float h = pair_entropy_screen<L, NC>(counted, row_screen[r], col_k, screen);
             const float bound_i = col_alone - h + a.screen_bound;
             const float bound_j = row_alone[r] - h + a.screen_bound;
             const bool may_collect = collects(a, i, j, -1) && double(fmaxf(bound_i, bound_j)) > a.threshold;
-            if (bound_i < row_floor[i - row0] && bound_j < col_floor[col] && !may_collect) continue;
+            if (bound_i < floor_of_row[r] && bound_j < floor_of_col && !may_collect) continue;
           }
+          int32_t col_levels[NC][L];
+#pragma unroll
+          for (int c = 0; c < NC; ++c)
+#pragma unroll
+            for (int lb = 0; lb < L; ++lb) col_levels[c][lb] = info.level_count[c][lb];
           int64_t full;
           if constexpr (Split) full = pair_entropy_split<L, NC>(counted, row_levels[r], col_levels, a, split);
           else full = pair_entropy<L, NC>(counted, row_levels[r], col_levels, a, tables);
@@ -634,24 +746,18 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
           }
           if (!a.tuple_pass) {
             row_key[r] = max(row_key[r], gi);
-            col_key[q] = max(col_key[q], gj);
+            col_key = max(col_key, gj);
           } else {
             const Key packed = pack_tuple(i, j);
             if (gi == a.best[i]) row_key[r] = min(row_key[r], packed);
-            if (gj == a.best[j]) col_key[q] = min(col_key[q], packed);
+            if (gj == a.best[j]) col_key = min(col_key, packed);
           }
         }
-      }
-      // A column is shared by the lanes of one t (and for L = 1 both rows): reduce over g.
-  #pragma unroll
-      for (int q = 0; q < COLS; ++q) {
-        Key k = col_key[q];
-        for (int off = 4; off < 32; off <<= 1) {
-          k = better_key(k, __shfl_xor_sync(0xffffffffu, k, off), a.tuple_pass);
-        }
-        const int col = (warp / WR) * NT * CV + nt * CV + (L == 2 ? t : 2 * t + q);
-        if (g == 0 && k != identity) {
-          offer_key(&col_best[col], k, a.tuple_pass);
+        // A column is shared by the lanes of one t (and for L = 1 both rows): reduce over g.
+        if (__any_sync(0xffffffffu, col_key != identity)) {
+          for (int off = 4; off < 32; off <<= 1)
+            col_key = better_key(col_key, __shfl_xor_sync(0xffffffffu, col_key, off), a.tuple_pass);
+          if (g == 0 && col_key != identity) offer_best(a, j, col_key);
         }
       }
     }
@@ -659,20 +765,10 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
   #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
       Key k = row_key[r];
-      for (int off = 1; off < 4; off <<= 1) {
-        k = better_key(k, __shfl_xor_sync(0xffffffffu, k, off), a.tuple_pass);
+      if (!a.contrast && __any_sync(0xffffffffu, k != identity)) {
+        for (int off = 1; off < 4; off <<= 1) k = better_key(k, __shfl_xor_sync(0xffffffffu, k, off), a.tuple_pass);
+        if (t == 0 && k != identity) offer_best(a, row_var[r], k);
       }
-      if (t == 0 && k != identity) {
-        const int row = row_var[r] - row0;
-        offer_key(&row_best[row], k, a.tuple_pass);
-      }
-    }
-    __syncthreads();
-    if (tid < kPairTile && !a.contrast && row0 + tid < a.row_end && row_best[tid] != identity) {
-      offer_best(a, row0 + tid, row_best[tid]);
-    }
-    if (tid < BJ && col0 + tid < col_end && col_best[tid] != identity) {
-      offer_best(a, col0 + tid, col_best[tid]);
     }
   }
 }
@@ -2011,7 +2107,7 @@ void launch_shape(int32_t k, const SearchArgs& a, cudaStream_t s) {
       // 1.21 s with the tables in shared memory as 32-bit halves.
       const int64_t blocks = std::min<int64_t>(n_tiles, a.blocks / 4);
       // Split tables: the same bytes as 32-bit halves, then the float tables of the screen.
-      const size_t shared = a.shared_tables ? table_bytes(a.tables.stride, NC, false) * 3 / 2 : 0;
+      const size_t shared = a.shared_tables ? pair_table_bytes(a.tables.stride, NC) : 0;
       if (a.shared_tables) {
         allow_dynamic_shared(pair_tensor_kernel<L, NC, true>);
         pair_tensor_kernel<L, NC, true><<<unsigned(blocks), 256, shared, s>>>(a, tiles_x, n_tiles);
@@ -2278,10 +2374,12 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             a.screen_bound = screen_bound;  // 0 but for the tensor pair kernel's screen
             // Tables in shared memory when they leave room for the kernels' own buffers.
             const size_t budget = table_budget(options.devices[d], options);
-            a.shared_tables = special ? table_bytes(b.n_objects + 1, b.n_classes, k == 3) + triple_shared_bytes(b) <=
-                                            budget
-                                      : table_bytes(b.n_objects + 1, b.n_classes, true) +
-                                                (k == 3 ? triple_shared_bytes(b) : 0) <= budget;
+            // (Pairs: the tensor-core kernel's share, the larger.)
+            a.shared_tables = k == 2 && special ? pair_table_bytes(b.n_objects + 1, b.n_classes) <= budget
+                              : special ? table_bytes(b.n_objects + 1, b.n_classes, k == 3) + triple_shared_bytes(b) <=
+                                              budget
+                                        : table_bytes(b.n_objects + 1, b.n_classes, true) +
+                                                  (k == 3 ? triple_shared_bytes(b) : 0) <= budget;
             a.tables = tables.view();
             a.tables.cell = dev->cell.data();
             a.tables.cell_total = dev->cell_total.data();
