@@ -405,6 +405,14 @@ __device__ inline uint32_t bitmap_half(const SearchArgs& a, int32_t w, int32_t w
   return __ldg(reinterpret_cast<const uint32_t*>(level_row(a, w, level) + v) + h);
 }
 
+// The same halves through pointers stepped a word at a time, so that a loop over words pays no
+// address arithmetic per read: half t % 2 of word w of variable v's level bitmap is
+// half_row(a, level, v, t)[w * half_word_step(a)].
+__device__ inline const uint32_t* half_row(const SearchArgs& a, int level, int32_t v, int t) {
+  return reinterpret_cast<const uint32_t*>(a.bits) + (level * a.stride + v) * 2 + t % 2;
+}
+__device__ inline int64_t half_word_step(const SearchArgs& a) { return int64_t(kMaxGpuLevels - 1) * a.stride * 2; }
+
 // The lane's fragments for the mma over words [w0, w0 + 4) of a class ending at w_end: rows
 // (vars[0], levels[0]) and (vars[1], levels[1]) (a0..a3), or column (var, level) (b0, b1).
 __device__ inline void row_fragment(const SearchArgs& a, int32_t w0, int32_t w_end, const int (&levels)[2],
@@ -630,10 +638,7 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
   // Single-variable entropies in bits (rounded once) for the screen's bounds.
   auto alone_bits = [&](int32_t v) { return __double2float_rn(gain_bits(a.alone[min(v, a.n_vars - 1)])); };
   const Key identity = a.tuple_pass ? ~Key(0) : Key(0);
-  // Bitmap halves as 32-bit words: (variable v, level x) of word w at 2 ((3 w + x) stride + v),
-  // plus the lane's half t % 2 (level_row()'s layout).
-  const uint32_t* bits = reinterpret_cast<const uint32_t*>(a.bits) + t % 2;
-  const int64_t word_step = int64_t(kMaxGpuLevels - 1) * a.stride * 2;
+  const int64_t word_step = half_word_step(a);
   for (int64_t tile = blockIdx.x; tile < n_tiles; tile += gridDim.x) {
     const int32_t rv0 = a.row_begin + static_cast<int32_t>(tile / tiles_x) * kPairTile + (warp % WR) * RV;
     const int32_t cv0 = col_first + static_cast<int32_t>(tile % tiles_x) * BJ + (warp / WR) * WCOLS;
@@ -655,9 +660,8 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
     // The lane's rows g, g + 8 and column g as (variable, level).
     const int32_t row_var[2] = {rv0 + g, rv0 + (L == 2 ? g : g + 8)};
     const int row_level[2] = {0, L == 2 ? 1 : 0};
-    const uint32_t* row_bits[2] = {bits + (row_level[0] * a.stride + row_var[0]) * 2,
-                                   bits + (row_level[1] * a.stride + row_var[1]) * 2};
-    const uint32_t* col_bits = bits + ((L == 2 ? g % 2 : 0) * a.stride + cv0 + (L == 2 ? g / 2 : g)) * 2;
+    const uint32_t* row_bits[2] = {half_row(a, row_level[0], row_var[0], t), half_row(a, row_level[1], row_var[1], t)};
+    const uint32_t* col_bits = half_row(a, L == 2 ? g % 2 : 0, cv0 + (L == 2 ? g / 2 : g), t);
     int32_t acc[NC][NT][4] = {};
   #pragma unroll
     for (int c = 0; c < NC; ++c) {
@@ -753,8 +757,9 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
             if (gj == a.best[j]) col_key = min(col_key, packed);
           }
         }
-        // A column is shared by the lanes of one t (and for L = 1 both rows): reduce over g.
-        if (__any_sync(0xffffffffu, col_key != identity)) {
+        // A column is shared by the lanes of one t (and for L = 1 both rows): reduce over g (with
+        // the screen, only where some lane holds a key).
+        if (!Split || __any_sync(0xffffffffu, col_key != identity)) {
           for (int off = 4; off < 32; off <<= 1)
             col_key = better_key(col_key, __shfl_xor_sync(0xffffffffu, col_key, off), a.tuple_pass);
           if (g == 0 && col_key != identity) offer_best(a, j, col_key);
@@ -765,7 +770,7 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
   #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
       Key k = row_key[r];
-      if (!a.contrast && __any_sync(0xffffffffu, k != identity)) {
+      if (!a.contrast && (!Split || __any_sync(0xffffffffu, k != identity))) {
         for (int off = 1; off < 4; off <<= 1) k = better_key(k, __shfl_xor_sync(0xffffffffu, k, off), a.tuple_pass);
         if (t == 0 && k != identity) offer_best(a, row_var[r], k);
       }
@@ -1076,22 +1081,36 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
   // The lane's rows g, g + 8 (j, level b) and column g (l, level).
   const int row_j[2] = {g, L == 2 ? g : g + 8}, row_level[2] = {0, L == 2 ? 1 : 0};
   const int col_l = L == 2 ? g / 2 : g, col_level = L == 2 ? g % 2 : 0;
+  const int64_t word_step = half_word_step(a);
+  const uint32_t* i_bits[L];
+#pragma unroll
+  for (int x = 0; x < L; ++x) i_bits[x] = half_row(a, x, i, t);
+  const uint32_t* l_bits = half_row(a, col_level, lw0 + col_l, t);
   int parity = 0;
   for (int32_t jg0 = i + 1; jg0 < j_end; jg0 += RV, parity ^= 1) {
     int32_t ij[NC][4] = {}, jl[NC][NT][4] = {}, ijl[NC][L][NT][4] = {};
+    const uint32_t* j_bits[2] = {half_row(a, row_level[0], jg0 + row_j[0], t),
+                                 half_row(a, row_level[1], jg0 + row_j[1], t)};
 #pragma unroll
     for (int c = 0; c < NC; ++c) {
+      // Words w0 + t / 2 and w0 + 2 + t / 2 of each step of 4 (0 past the class's last word), as
+      // bitmap_half() and row_fragment() read them, through pointers stepped a word at a time.
       const int32_t w_end = a.class_word[c + 1];
-      for (int32_t w0 = a.class_word[c]; w0 < w_end; w0 += kTensorWords) {
-        const int32_t w_lo = w0 + t / 2, w_hi = w0 + 2 + t / 2;
+      const int64_t first = (a.class_word[c] + t / 2) * word_step, step = kTensorWords * word_step;
+      const uint32_t *ip[L], *jp[2] = {j_bits[0] + first, j_bits[1] + first}, *lp = l_bits + first;
+#pragma unroll
+      for (int x = 0; x < L; ++x) ip[x] = i_bits[x] + first;
+      for (int32_t w = a.class_word[c] + t / 2; w - t / 2 < w_end; w += kTensorWords) {
+        const bool lo = w < w_end, hi = w + 2 < w_end;
         uint32_t i_lo[L], i_hi[L];
 #pragma unroll
         for (int x = 0; x < L; ++x) {
-          i_lo[x] = bitmap_half(a, w_lo, w_end, x, i, t % 2);
-          i_hi[x] = bitmap_half(a, w_hi, w_end, x, i, t % 2);
+          i_lo[x] = lo ? __ldg(ip[x]) : 0u;
+          i_hi[x] = hi ? __ldg(ip[x] + 2 * word_step) : 0u;
+          ip[x] += step;
         }
-        uint32_t jx[4];
-        row_fragment(a, w0, w_end, row_level, {jg0 + row_j[0], jg0 + row_j[1]}, t, jx);
+        const uint32_t jx[4] = {lo ? __ldg(jp[0]) : 0u, lo ? __ldg(jp[1]) : 0u, hi ? __ldg(jp[0] + 2 * word_step) : 0u,
+                                hi ? __ldg(jp[1] + 2 * word_step) : 0u};
         // (j, i): column g is i's level g (only the first L columns).
         const uint32_t iy[2] = {g < L ? (g == 0 ? i_lo[0] : i_lo[L - 1]) : 0u,
                                 g < L ? (g == 0 ? i_hi[0] : i_hi[L - 1]) : 0u};
@@ -1106,12 +1125,14 @@ __global__ void __launch_bounds__(256, 1) triple_tensor_kernel(SearchArgs a, int
         }
 #pragma unroll
         for (int nt = 0; nt < NT; ++nt) {
-          uint32_t ly[2];
-          column_fragment(a, w0, w_end, col_level, lw0 + nt * CV + col_l, t, ly);
+          const uint32_t ly[2] = {lo ? __ldg(lp + 2 * nt * CV) : 0u, hi ? __ldg(lp + 2 * word_step + 2 * nt * CV) : 0u};
           b1_mma_and_popc(jl[c][nt], jx, ly);
 #pragma unroll
           for (int x = 0; x < L; ++x) b1_mma_and_popc(ijl[c][x][nt], ijx[x], ly);
         }
+        jp[0] += step;
+        jp[1] += step;
+        lp += step;
       }
     }
     // The (j, i) counts of the lane's j's sit in lane (g, 0): d[2 b + a] for L = 2, d[2 r] for L = 1.
