@@ -644,9 +644,9 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
     const int32_t cv0 = col_first + static_cast<int32_t>(tile % tiles_x) * BJ + (warp / WR) * WCOLS;
     if (rv0 >= a.row_end || cv0 >= col_end || (!a.contrast && cv0 + WCOLS - 1 <= rv0)) continue;
     __syncwarp();  // the last tile's columns are read
-    // Best gains offered so far (pass 1: by any warp; pass 2: the final ones). A pair whose gains
-    // stay below both of its variables' is neither a best nor tied with one. Read at the start: a
-    // stale value is only a lower floor.
+    // Best gains offered so far (pass 1: by any warp; pass 2: the final ones), the columns' here and
+    // the rows' after the count. A pair whose gains stay below both of its variables' is neither a
+    // best nor tied with one; a stale value is only a lower floor.
     for (int col = lane; col < WCOLS; col += 32) {
       const int32_t j = cv0 + col;
       Column& info = columns[col];
