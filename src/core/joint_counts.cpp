@@ -194,7 +194,8 @@ JointSums packed_joint_sums(const uint8_t* codes, int32_t levels, const Conditio
 #pragma GCC unroll 4
         for (int k = 0; k < kGroups; ++k) sums.xsy += terms[k][(v >> shift[k]) & mask[k]];
       } else {
-        for (const PackedClasses::Group& g : packed.groups) sums.xsy += packed.terms[g.first_term + ((v >> g.shift) & g.mask)];
+        for (const PackedClasses::Group& g : packed.groups)
+          sums.xsy += packed.terms[g.first_term + ((v >> g.shift) & g.mask)];
       }
     }
   };

@@ -626,8 +626,7 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
   __shared__ Column warp_columns[8][WCOLS];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
   const int32_t col_first = a.contrast ? a.n_real : 0, col_end = a.contrast ? a.n_vars : a.n_real;
-  const GainTableView tables = Split ? a.tables : block_tables(a, table_cache, false, tid, 256);
-  SplitTables split{};
+  SplitTables split{};  // (Split: the tables in shared memory; without, the global ones)
   ScreenTables<NC> screen{};
   if constexpr (Split) {
     split = split_block_tables<NC>(a, reinterpret_cast<uint32_t*>(table_cache), tid, 256);
@@ -742,7 +741,7 @@ __global__ void __launch_bounds__(256, 2) pair_tensor_kernel(SearchArgs a, int32
             for (int lb = 0; lb < L; ++lb) col_levels[c][lb] = info.level_count[c][lb];
           int64_t full;
           if constexpr (Split) full = pair_entropy_split<L, NC>(counted, row_levels[r], col_levels, a, split);
-          else full = pair_entropy<L, NC>(counted, row_levels[r], col_levels, a, tables);
+          else full = pair_entropy<L, NC>(counted, row_levels[r], col_levels, a, a.tables);
           const Key gi = gain_key(a.alone[j] - full), gj = gain_key(a.alone[i] - full);
           if (collects(a, i, j, -1)) {
             collect_gain(a, pack_tuple(i, j), 0, a.alone[j] - full);
@@ -2264,6 +2263,16 @@ size_t triple_shared_bytes(const InteractionBits& b) {
   return size_t(b.words) * (L * L + L) * sizeof(uint64_t);
 }
 
+// The shared memory that the kernel of a search of k-tuples takes for its gain tables and 3-way
+// bitmaps (special: the pair, triple, quadruple and quintuple kernels; else the tuple kernel): the
+// tensor-core pair kernel's tables in its three forms, the triples' with merged cells.
+size_t table_shared_bytes(const InteractionBits& b, int32_t k, bool special, bool tensor_cores) {
+  const int32_t stride = b.n_objects + 1;
+  if (special && k == 2 && tensor_cores && b.n_levels <= 3) return pair_table_bytes(stride, b.n_classes);
+  if (special) return table_bytes(stride, b.n_classes, k == 3) + triple_shared_bytes(b);
+  return table_bytes(stride, b.n_classes, true) + (k == 3 ? triple_shared_bytes(b) : 0);
+}
+
 constexpr int64_t kPaddedVars = 256;  // past the last variable: room for a block's columns
 // The gain tables go to shared memory when they take at most this, and leave the kernels' own
 // shared memory room under the block's limit (up to 37 KB of static buffers, ptxas -v on sm_90).
@@ -2393,14 +2402,12 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
             a.level_count = dev->level_count.data();
             a.alone = dev->alone.data();
             a.screen_bound = screen_bound;  // 0 but for the tensor pair kernel's screen
+            int major = 0;
+            FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, options.devices[d]));
+            a.tensor_cores = major >= 8;
             // Tables in shared memory when they leave room for the kernels' own buffers.
-            const size_t budget = table_budget(options.devices[d], options);
-            // (Pairs: the tensor-core kernel's share, the larger.)
-            a.shared_tables = k == 2 && special ? pair_table_bytes(b.n_objects + 1, b.n_classes) <= budget
-                              : special ? table_bytes(b.n_objects + 1, b.n_classes, k == 3) + triple_shared_bytes(b) <=
-                                              budget
-                                        : table_bytes(b.n_objects + 1, b.n_classes, true) +
-                                                  (k == 3 ? triple_shared_bytes(b) : 0) <= budget;
+            a.shared_tables =
+                table_shared_bytes(b, k, special, a.tensor_cores) <= table_budget(options.devices[d], options);
             a.tables = tables.view();
             a.tables.cell = dev->cell.data();
             a.tables.cell_total = dev->cell_total.data();
@@ -2418,9 +2425,6 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
               dev->hits.resize(size_t(std::min<int64_t>(task.max_hits, int64_t(1) << 16)));
               dev->n_hits.resize(1);
             }
-            int major = 0;
-            FSGPU_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, options.devices[d]));
-            a.tensor_cores = major >= 8;
             int multiprocessors = 0;
             FSGPU_CUDA_CHECK(
                 cudaDeviceGetAttribute(&multiprocessors, cudaDevAttrMultiProcessorCount, options.devices[d]));
