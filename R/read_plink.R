@@ -50,12 +50,8 @@ read_plink <- function(prefix, snps = NULL, packed = FALSE) {
                     c("character", "character", "numeric", "numeric", "character", "character"))
   samples <- read_table(files[3], c("family", "id", "father", "mother", "sex", "phenotype"),
                         c("character", "character", "character", "character", "integer", "character"))
-  size <- file.size(files[1])
-  con <- file(files[1], "rb")
-  on.exit(close(con))
-  # The header apart, so that the genotypes are read once into their own vector (no R copy).
-  fsgpu_check_bed(readBin(con, "raw", n = min(3, size)), size, nrow(samples), nrow(map))
-  bytes <- readBin(con, "raw", n = size - 3)
+  # The genotypes after the header, checked against the .fam and .bim, into their own raw vector.
+  bytes <- fsgpu_read_bed(path.expand(files[1]), nrow(samples), nrow(map))
   if (packed) {
     if (!is.null(snps)) stop("packed = TRUE reads every SNP", call. = FALSE)
     genotypes <- structure(list(bytes = bytes, n_samples = nrow(samples), n_snps = nrow(map), snp_names = map$snp,

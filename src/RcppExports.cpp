@@ -277,17 +277,17 @@ BEGIN_RCPP
     return rcpp_result_gen;
 END_RCPP
 }
-// fsgpu_check_bed
-void fsgpu_check_bed(Rcpp::RawVector head, double size, double n_samples, double n_snps);
-RcppExport SEXP _fsgpu_fsgpu_check_bed(SEXP headSEXP, SEXP sizeSEXP, SEXP n_samplesSEXP, SEXP n_snpsSEXP) {
+// fsgpu_read_bed
+Rcpp::RawVector fsgpu_read_bed(std::string path, double n_samples, double n_snps);
+RcppExport SEXP _fsgpu_fsgpu_read_bed(SEXP pathSEXP, SEXP n_samplesSEXP, SEXP n_snpsSEXP) {
 BEGIN_RCPP
+    Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
-    Rcpp::traits::input_parameter< Rcpp::RawVector >::type head(headSEXP);
-    Rcpp::traits::input_parameter< double >::type size(sizeSEXP);
+    Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
     Rcpp::traits::input_parameter< double >::type n_samples(n_samplesSEXP);
     Rcpp::traits::input_parameter< double >::type n_snps(n_snpsSEXP);
-    fsgpu_check_bed(head, size, n_samples, n_snps);
-    return R_NilValue;
+    rcpp_result_gen = Rcpp::wrap(fsgpu_read_bed(path, n_samples, n_snps));
+    return rcpp_result_gen;
 END_RCPP
 }
 // fsgpu_read_plink_table
@@ -691,7 +691,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_interaction_prepare", (DL_FUNC) &_fsgpu_fsgpu_interaction_prepare, 18},
     {"_fsgpu_fsgpu_interaction_scan", (DL_FUNC) &_fsgpu_fsgpu_interaction_scan, 4},
     {"_fsgpu_fsgpu_interaction_block_codes", (DL_FUNC) &_fsgpu_fsgpu_interaction_block_codes, 11},
-    {"_fsgpu_fsgpu_check_bed", (DL_FUNC) &_fsgpu_fsgpu_check_bed, 4},
+    {"_fsgpu_fsgpu_read_bed", (DL_FUNC) &_fsgpu_fsgpu_read_bed, 3},
     {"_fsgpu_fsgpu_read_plink_table", (DL_FUNC) &_fsgpu_fsgpu_read_plink_table, 3},
     {"_fsgpu_fsgpu_decode_bed", (DL_FUNC) &_fsgpu_fsgpu_decode_bed, 3},
     {"_fsgpu_fsgpu_mdfs_alpha", (DL_FUNC) &_fsgpu_fsgpu_mdfs_alpha, 5},

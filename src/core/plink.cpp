@@ -1,5 +1,6 @@
 #include "plink.h"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -41,6 +42,7 @@ void decode_bed_snp(const uint8_t* snp, int64_t n_samples, int8_t* out) {
 }
 
 bool split_plink_table(const char* text, size_t size, int n_fields, std::vector<std::string_view>& fields) {
+  fields.reserve(fields.size() + (std::count(text, text + size, '\n') + 1) * size_t(n_fields));
   size_t i = 0;
   while (i < size) {
     int on_line = 0;

@@ -148,6 +148,8 @@ test_that("read_plink reads genotypes, packed or not, and refuses malformed file
   expect_error(read_plink(prefix), "sample-major")
   writeBin(bed[-length(bed)], paste0(prefix, ".bed"))
   expect_error(read_plink(prefix), "bytes")
+  writeBin(bed[1:2], paste0(prefix, ".bed"))
+  expect_error(read_plink(prefix), "not a PLINK")
   expect_error(read_plink(file.path(dir, "absent")), "cannot find")
   writeBin(bed, paste0(prefix, ".bed"))
   expect_error(read_plink(prefix, snps = "rs99"), "rs99")

@@ -13,13 +13,16 @@ fam_classes <- c("character", "character", "character", "character", "integer", 
 
 test_that("plain .bim and .fam tables are read as read.table() reads them", {
   bim <- tempfile(fileext = ".bim")
+  # Plain integers are parsed in C++ (signs, leading zeros, -0; 16 digits go to R's parser).
   writeLines(c("1\trs1\t0\t100\tA\tG", "  X  rs_2 0.25\t2e5 NA C", "", "MT\tNA\t-1.5\t0x10\tT\tTT",
-               "\t26 rs4 NA 7 A G   "), bim)
+               "\t26 rs4 NA 7 A G   ", "1 rs5 -0 +0042 A G", "1 rs6 -17 1234567890123456 A G",
+               "1 rs7 999999999999999 -999999999999999 A G"), bim)
   fast <- fsgpu:::fsgpu_read_plink_table(bim, bim_columns, bim_classes)
   expect_false(is.null(fast))
   expect_identical(fast, reference_table(bim, bim_columns, bim_classes))
+  expect_identical(1 / fast$cm[5], -Inf)  # -0 keeps its sign, as R reads it
   fam <- tempfile(fileext = ".fam")
-  writeLines(c("f1 s1 0 0 1 -9", "f2 s2 s1 0 NA 2", "f3 s3 0 0 0 case"), fam)
+  writeLines(c("f1 s1 0 0 1 -9", "f2 s2 s1 0 NA 2", "f3 s3 0 0 0 case", "f4 s4 0 0 +02 1", "f5 s5 0 0 -0 1"), fam)
   fast <- fsgpu:::fsgpu_read_plink_table(fam, fam_columns, fam_classes)
   expect_false(is.null(fast))
   expect_identical(fast, reference_table(fam, fam_columns, fam_classes))
