@@ -169,7 +169,9 @@ InteractionBits build_interaction_bits(const ClassLayout& layout, int64_t n_vars
   }
   b.words = b.class_word.back();
   const int32_t counted = n_levels - 1;
-  b.bits.assign(size_t(n_vars) * counted * b.words, 0);
+  // Zeroed variable by variable on the threads below: 256 MB for a million variables of 1,024
+  // objects, whose fill and first touch on one thread took about a third of the build.
+  b.bits.resize(size_t(n_vars) * counted * b.words);
   b.has_missing.assign(size_t(n_vars), 0);
   b.level_count.assign(size_t(n_vars) * n_levels * b.n_classes, 0);
   std::vector<int32_t> sample_at(layout.n_samples);
@@ -191,6 +193,7 @@ InteractionBits build_interaction_bits(const ClassLayout& layout, int64_t n_vars
     for (int64_t v = begin; v < end; ++v) {
       codes_of(v, codes.data());
       uint64_t* bits = b.bits.data() + size_t(v) * counted * b.words;
+      std::fill(bits, bits + size_t(counted) * b.words, 0);
       int32_t* count = b.level_count.data() + size_t(v) * n_levels * b.n_classes;
       bool missing;
 #ifdef FSGPU_HAVE_PEXT_WORDS
@@ -612,15 +615,22 @@ GainTableView GainTables::view() const {
   return v;
 }
 
-std::vector<uint64_t> word_major_bits(const InteractionBits& b, int64_t stride, int32_t level_room, int threads) {
-  std::vector<uint64_t> out(size_t(stride) * b.words * level_room, 0);
+RowVector<uint64_t> word_major_bits(const InteractionBits& b, int64_t stride, int32_t level_room, int threads) {
+  // Every entry is written once, the padding variables' and the levels past the last plane 0:
+  // 79 MB for 204,800 variables of 1,024 objects, whose zero fill and first touch on one thread
+  // cost more than the transposition.
+  RowVector<uint64_t> out(size_t(stride) * b.words * level_room);
   // Blocks of 64 variables, so that both sides of the transposition stay in cache.
-  parallel_for((b.n_vars + 63) / 64, threads, 16, [&](int64_t begin, int64_t end, int) {
-    for (int64_t block = begin; block < end; ++block)
-      for (int32_t level = 0; level < b.n_levels - 1; ++level)
-        for (int32_t w = 0; w < b.words; ++w)
-          for (int64_t v = block * 64; v < std::min<int64_t>(b.n_vars, block * 64 + 64); ++v)
-            out[(size_t(w) * level_room + level) * stride + v] = b.level_bits(v, level)[w];
+  parallel_for((stride + 63) / 64, threads, 16, [&](int64_t begin, int64_t end, int) {
+    for (int64_t block = begin; block < end; ++block) {
+      const int64_t v_end = std::min<int64_t>(stride, block * 64 + 64);
+      for (int32_t level = 0; level < level_room; ++level)
+        for (int32_t w = 0; w < b.words; ++w) {
+          uint64_t* row = out.data() + (size_t(w) * level_room + level) * stride;
+          for (int64_t v = block * 64; v < v_end; ++v)
+            row[v] = v < b.n_vars && level < b.n_levels - 1 ? b.level_bits(v, level)[w] : 0;
+        }
+    }
   });
   return out;
 }

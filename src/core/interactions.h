@@ -21,6 +21,7 @@
 
 #include "checkpoint.h"
 #include "code_matrix.h"  // ClassLayout
+#include "row_vector.h"
 #include "interaction_gain.h"
 
 namespace fsgpu {
@@ -38,7 +39,7 @@ struct InteractionBits {
   int32_t words = 0;                     // 64-bit words per bitmap: the classes' padded words
   std::vector<int32_t> class_size;       // objects per class
   std::vector<int32_t> class_word;       // n_classes + 1 offsets: class c's words
-  std::vector<uint64_t> bits;            // [var][level < m - 1][word]: the object has that level
+  RowVector<uint64_t> bits;              // [var][level < m - 1][word]: the object has that level
   std::vector<uint64_t> valid;           // [var][word]: the value is not missing; empty if none is
   std::vector<uint8_t> has_missing;      // per variable
   std::vector<int32_t> level_count;      // [var][level < m][class]: objects (non-missing)
@@ -163,8 +164,8 @@ std::vector<int64_t> single_entropies(const InteractionBits& bits, const GainTab
 
 // The bitmaps word-major, [word][level][var] with `stride` >= n_vars variables and room for
 // `level_room` >= m - 1 levels (the rest zero): the GPU's layout, where neighbouring threads
-// read neighbouring variables.
-std::vector<uint64_t> word_major_bits(const InteractionBits& bits, int64_t stride, int32_t level_room, int threads);
+// read neighbouring variables. Uninitialised until the threads write it.
+RowVector<uint64_t> word_major_bits(const InteractionBits& bits, int64_t stride, int32_t level_room, int threads);
 
 // The CPU engine: every k-tuple of the variables, on `threads` threads; between_slices runs on
 // the calling thread (interrupts). Results are independent of the thread count.

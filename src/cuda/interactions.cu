@@ -2336,8 +2336,8 @@ InteractionBest gpu_interactions(const InteractionBits& b, const GainTables& tab
   const int host_threads = std::max(1, options.host_threads);
   const bool special = special_kernels(k, b.n_classes);
   // Single variables need no bitmaps (their tables are level counts).
-  const std::vector<uint64_t> host_bits =
-      k == 1 ? std::vector<uint64_t>() : word_major_bits(b, padded, kMaxGpuLevels - 1, host_threads);
+  const RowVector<uint64_t> host_bits =
+      k == 1 ? RowVector<uint64_t>() : word_major_bits(b, padded, kMaxGpuLevels - 1, host_threads);
   const std::vector<int64_t> alone = special ? single_entropies(b, tables.view(), host_threads) : std::vector<int64_t>();
   const float screen_bound = k == 2 && special ? pair_screen_bound(b, tables, alone) : 0.0f;
   // Work in batches of first variables (those of the task's range; single variables are their
