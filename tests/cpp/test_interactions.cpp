@@ -619,8 +619,35 @@ void gpu_every_dimension(const GpuStatus& gpu) {
 
 }  // namespace
 
+// The bit planes (each worker zeroes the words it fills) do not depend on the threads, and the
+// GPU's word-major copy holds every plane's word at [word][level][var], zeros elsewhere (padding
+// variables and levels past the last plane), for strides that are not whole blocks of 64.
+void word_major_layout() {
+  for (const Case& c : {Case{130, 2, 3, 70, 0, 41}, Case{97, 3, 4, 150, 0.05, 42}, Case{64, 2, 2, 1, 0, 43}}) {
+    const Data d = make_data(c);
+    const InteractionBits bits = bits_of(c, d, 3);
+    const InteractionBits one = bits_of(c, d, 1);
+    EXPECT(bits.bits == one.bits && bits.valid == one.valid && bits.level_count == one.level_count,
+           "seed %u: bit planes differ between 1 and 3 threads", c.seed);
+    const int32_t room = 3;
+    const int64_t stride = c.n_vars + 37;
+    for (int threads : {1, 3}) {
+      const RowVector<uint64_t> out = word_major_bits(bits, stride, room, threads);
+      bool same = out.size() == size_t(stride) * bits.words * room;
+      for (int32_t w = 0; same && w < bits.words; ++w)
+        for (int32_t level = 0; level < room; ++level)
+          for (int64_t v = 0; v < stride; ++v) {
+            const uint64_t want = v < c.n_vars && level < c.n_levels - 1 ? bits.level_bits(v, level)[w] : 0;
+            same &= out[(size_t(w) * room + level) * stride + v] == want;
+          }
+      EXPECT(same, "seed %u, %d threads: word-major bitmaps differ from the planes", c.seed, threads);
+    }
+  }
+}
+
 void interaction_tests(const GpuStatus& gpu) {
   discretization_draws();
+  word_major_layout();
   check_against_direct({150, 2, 3, 9, 0, 1}, 1, 9);
   check_against_direct({150, 2, 3, 9, 0, 2}, 2, 9);
   check_against_direct({131, 3, 2, 8, 0, 3}, 3, 8);
