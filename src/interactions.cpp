@@ -686,6 +686,8 @@ Rcpp::List fsgpu_interaction_block_codes(Rcpp::NumericMatrix values, double firs
   FSGPU_GLUE_END
 }
 
+namespace {
+
 // A field of an optional sign and at most 15 decimal digits, as an integer (exact in a double,
 // so the value R's parser reads too); false for anything else. R's parser took 110 ns a field.
 bool plain_integer(std::string_view v, int64_t& value) {
@@ -700,8 +702,8 @@ bool plain_integer(std::string_view v, int64_t& value) {
   return true;
 }
 
-// A whole file's bytes in one read (a stream iterator moves a .bim of a million SNPs at a tenth of
-// the speed). False when the file cannot be read.
+// A whole file's bytes in one read (not a character at a time through a stream iterator). False
+// when the file cannot be read.
 bool read_whole_file(const std::string& path, std::string& text) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return false;
@@ -709,6 +711,8 @@ bool read_whole_file(const std::string& path, std::string& text) {
   in.seekg(0);
   return static_cast<bool>(in.read(text.data(), static_cast<std::streamsize>(text.size())));
 }
+
+}  // namespace
 
 // A .bed file's genotypes after its header, checked against the samples and SNPs: read straight
 // into the raw vector that carries them (readBin() took a second pass through a connection's

@@ -21,8 +21,8 @@
 
 #include "checkpoint.h"
 #include "code_matrix.h"  // ClassLayout
-#include "row_vector.h"
 #include "interaction_gain.h"
+#include "row_vector.h"
 
 namespace fsgpu {
 
