@@ -73,16 +73,6 @@ bool parse_double(const char* b, const char* e, double& out) {
   return result.ec == std::errc() && result.ptr == e && std::isfinite(out);
 }
 
-// The whole of [b, e) as a non-negative integer of digits only; false if it is not one.
-// too_large is set when it is one but does not fit an int64.
-bool parse_count(const char* b, const char* e, int64_t& out, bool& too_large) {
-  too_large = false;
-  if (b == e || !std::all_of(b, e, [](char c) { return c >= '0' && c <= '9'; })) return false;
-  const auto result = std::from_chars(b, e, out);
-  too_large = result.ec == std::errc::result_out_of_range;
-  return result.ec == std::errc() || too_large;
-}
-
 std::string lower(std::string s) {
   for (char& c : s)
     if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
@@ -90,6 +80,14 @@ std::string lower(std::string s) {
 }
 
 }  // namespace
+
+bool parse_count(const char* b, const char* e, int64_t& out, bool& too_large) {
+  too_large = false;
+  if (b == e || !std::all_of(b, e, [](char c) { return c >= '0' && c <= '9'; })) return false;
+  const auto result = std::from_chars(b, e, out);
+  too_large = result.ec == std::errc::result_out_of_range;
+  return result.ec == std::errc() || too_large;
+}
 
 // --------------------------------------------------------------------------------------------
 // LibSVM

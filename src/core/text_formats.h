@@ -19,6 +19,10 @@ class ParseError : public std::runtime_error {
   int64_t line, column;
 };
 
+// The whole of [b, e) as a non-negative integer of digits only; false if it is not one.
+// too_large is set when it is one but does not fit an int64.
+bool parse_count(const char* b, const char* e, int64_t& out, bool& too_large);
+
 // ---------------------------------------------------------------------------------------------
 // LibSVM / SVMlight: one sample per line,
 //   <label> [qid:<integer>] <index>:<value> <index>:<value> ... [# comment]

@@ -617,8 +617,6 @@ void gpu_every_dimension(const GpuStatus& gpu) {
          "GPU: missing values not refused");
 }
 
-}  // namespace
-
 // The bit planes (each worker zeroes the words it fills) do not depend on the threads, and the
 // GPU's word-major copy holds every plane's word at [word][level][var], zeros elsewhere (padding
 // variables and levels past the last plane), for strides that are not whole blocks of 64.
@@ -644,6 +642,8 @@ void word_major_layout() {
     }
   }
 }
+
+}  // namespace
 
 void interaction_tests(const GpuStatus& gpu) {
   discretization_draws();
