@@ -61,8 +61,8 @@ fsgpu_interaction_block_codes <- function(values, first, rows, n_real, contrast_
     .Call(`_fsgpu_fsgpu_interaction_block_codes`, values, first, rows, n_real, contrast_source, contrast_seed, divisions, discretizations, range, seed, threads)
 }
 
-fsgpu_read_bed <- function(path, n_samples, n_snps) {
-    .Call(`_fsgpu_fsgpu_read_bed`, path, n_samples, n_snps)
+fsgpu_read_bed <- function(path, n_samples, n_snps, threads, chunk_bytes) {
+    .Call(`_fsgpu_fsgpu_read_bed`, path, n_samples, n_snps, threads, chunk_bytes)
 }
 
 fsgpu_read_plink_table <- function(path, columns, classes) {

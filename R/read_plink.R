@@ -12,6 +12,8 @@
 #' calls are then handled by `find_interactions(missing = )`: `"exclude"` (an object is left out
 #' of the tuples of the SNPs it lacks) or `"level"` (a fourth level).
 #'
+#' The .bed is read on [fsgpu_threads()] threads.
+#'
 #' @param prefix The path without extension (`prefix.bed`, `prefix.bim`, `prefix.fam`), or of
 #'   the .bed file.
 #' @param snps SNPs to read (indices or names); default all. Only for `packed = FALSE`.
@@ -51,7 +53,7 @@ read_plink <- function(prefix, snps = NULL, packed = FALSE) {
   samples <- read_table(files[3], c("family", "id", "father", "mother", "sex", "phenotype"),
                         c("character", "character", "character", "character", "integer", "character"))
   # The genotypes after the header, checked against the .fam and .bim, into their own raw vector.
-  bytes <- fsgpu_read_bed(path.expand(files[1]), nrow(samples), nrow(map))
+  bytes <- fsgpu_read_bed(path.expand(files[1]), nrow(samples), nrow(map), fsgpu_threads(), 16 * 2^20)
   if (packed) {
     if (!is.null(snps)) stop("packed = TRUE reads every SNP", call. = FALSE)
     genotypes <- structure(list(bytes = bytes, n_samples = nrow(samples), n_snps = nrow(map), snp_names = map$snp,

@@ -278,15 +278,17 @@ BEGIN_RCPP
 END_RCPP
 }
 // fsgpu_read_bed
-Rcpp::RawVector fsgpu_read_bed(std::string path, double n_samples, double n_snps);
-RcppExport SEXP _fsgpu_fsgpu_read_bed(SEXP pathSEXP, SEXP n_samplesSEXP, SEXP n_snpsSEXP) {
+Rcpp::RawVector fsgpu_read_bed(std::string path, double n_samples, double n_snps, int threads, double chunk_bytes);
+RcppExport SEXP _fsgpu_fsgpu_read_bed(SEXP pathSEXP, SEXP n_samplesSEXP, SEXP n_snpsSEXP, SEXP threadsSEXP, SEXP chunk_bytesSEXP) {
 BEGIN_RCPP
     Rcpp::RObject rcpp_result_gen;
     Rcpp::RNGScope rcpp_rngScope_gen;
     Rcpp::traits::input_parameter< std::string >::type path(pathSEXP);
     Rcpp::traits::input_parameter< double >::type n_samples(n_samplesSEXP);
     Rcpp::traits::input_parameter< double >::type n_snps(n_snpsSEXP);
-    rcpp_result_gen = Rcpp::wrap(fsgpu_read_bed(path, n_samples, n_snps));
+    Rcpp::traits::input_parameter< int >::type threads(threadsSEXP);
+    Rcpp::traits::input_parameter< double >::type chunk_bytes(chunk_bytesSEXP);
+    rcpp_result_gen = Rcpp::wrap(fsgpu_read_bed(path, n_samples, n_snps, threads, chunk_bytes));
     return rcpp_result_gen;
 END_RCPP
 }
@@ -691,7 +693,7 @@ static const R_CallMethodDef CallEntries[] = {
     {"_fsgpu_fsgpu_interaction_prepare", (DL_FUNC) &_fsgpu_fsgpu_interaction_prepare, 18},
     {"_fsgpu_fsgpu_interaction_scan", (DL_FUNC) &_fsgpu_fsgpu_interaction_scan, 4},
     {"_fsgpu_fsgpu_interaction_block_codes", (DL_FUNC) &_fsgpu_fsgpu_interaction_block_codes, 11},
-    {"_fsgpu_fsgpu_read_bed", (DL_FUNC) &_fsgpu_fsgpu_read_bed, 3},
+    {"_fsgpu_fsgpu_read_bed", (DL_FUNC) &_fsgpu_fsgpu_read_bed, 5},
     {"_fsgpu_fsgpu_read_plink_table", (DL_FUNC) &_fsgpu_fsgpu_read_plink_table, 3},
     {"_fsgpu_fsgpu_decode_bed", (DL_FUNC) &_fsgpu_fsgpu_decode_bed, 3},
     {"_fsgpu_fsgpu_mdfs_alpha", (DL_FUNC) &_fsgpu_fsgpu_mdfs_alpha, 5},

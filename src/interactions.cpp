@@ -713,9 +713,11 @@ bool read_whole_file(const std::string& path, std::string& text) {
 
 // A .bed file's genotypes after its header, checked against the samples and SNPs: read straight
 // into the raw vector that carries them (readBin() took a second pass through a connection's
-// buffer, and an Rcpp vector is zero-filled unless asked not to be).
+// buffer, and an Rcpp vector is zero-filled unless asked not to be), in slices of chunk_bytes on
+// up to `threads` threads: the read costs mostly the first touch of the vector's pages, which
+// threads share (256 MB, fresh R sessions on a 2-core VM: 0.30-0.35 s on one thread, 0.25 s on two).
 // [[Rcpp::export]]
-Rcpp::RawVector fsgpu_read_bed(std::string path, double n_samples, double n_snps) {
+Rcpp::RawVector fsgpu_read_bed(std::string path, double n_samples, double n_snps, int threads, double chunk_bytes) {
   FSGPU_GLUE_BEGIN
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw std::runtime_error("cannot open " + path);
@@ -725,8 +727,12 @@ Rcpp::RawVector fsgpu_read_bed(std::string path, double n_samples, double n_snps
   in.read(reinterpret_cast<char*>(head), std::min<int64_t>(3, size));
   check_bed(head, size, static_cast<int64_t>(n_samples), static_cast<int64_t>(n_snps));
   Rcpp::RawVector bytes(Rcpp::no_init(static_cast<R_xlen_t>(size - 3)));  // untouched until the read
-  if (!in.read(reinterpret_cast<char*>(RAW(bytes)), static_cast<std::streamsize>(size - 3)))
-    throw std::runtime_error("cannot read " + path);
+  char* out = reinterpret_cast<char*>(RAW(bytes));
+  parallel_for(size - 3, threads, static_cast<int64_t>(chunk_bytes), [&](int64_t begin, int64_t end, int) {
+    std::ifstream slice(path, std::ios::binary);
+    slice.seekg(3 + begin);
+    if (!slice.read(out + begin, static_cast<std::streamsize>(end - begin))) throw std::runtime_error("cannot read " + path);
+  });
   return bytes;
   FSGPU_GLUE_END
 }

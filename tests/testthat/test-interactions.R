@@ -140,8 +140,10 @@ test_that("read_plink reads genotypes, packed or not, and refuses malformed file
   from_packed <- find_interactions(packed, y, dimensions = 2, contrast = FALSE, backend = "cpu")
   expect_identical(from_packed$scores$gain, from_matrix$scores$gain)
   expect_identical(from_packed$scores$variable, colnames(g))
-  # Malformed: wrong magic, sample-major, wrong length, missing file.
+  # The .bed in slices of 5 bytes (odd against the 3-byte header) on 3 threads: the file's bytes.
   bed <- readBin(paste0(prefix, ".bed"), "raw", 1000)
+  expect_identical(fsgpu:::fsgpu_read_bed(paste0(prefix, ".bed"), 23, 9, 3L, 5), bed[-(1:3)])
+  # Malformed: wrong magic, sample-major, wrong length, missing file.
   writeBin(c(as.raw(c(0x00, 0x1b, 0x01)), bed[-(1:3)]), paste0(prefix, ".bed"))
   expect_error(read_plink(prefix), "not a PLINK")
   writeBin(c(as.raw(c(0x6c, 0x1b, 0x00)), bed[-(1:3)]), paste0(prefix, ".bed"))
