@@ -52,7 +52,8 @@ read_plink <- function(prefix, snps = NULL, packed = FALSE) {
                     c("character", "character", "numeric", "numeric", "character", "character"))
   samples <- read_table(files[3], c("family", "id", "father", "mother", "sex", "phenotype"),
                         c("character", "character", "character", "character", "integer", "character"))
-  # The genotypes after the header, checked against the .fam and .bim, into their own raw vector.
+  # The genotypes after the header, checked against the .fam and .bim, into their own raw vector
+  # (in slices of 16 MB, a slice a thread at a time).
   bytes <- fsgpu_read_bed(path.expand(files[1]), nrow(samples), nrow(map), fsgpu_threads(), 16 * 2^20)
   if (packed) {
     if (!is.null(snps)) stop("packed = TRUE reads every SNP", call. = FALSE)

@@ -731,7 +731,8 @@ Rcpp::RawVector fsgpu_read_bed(std::string path, double n_samples, double n_snps
   parallel_for(size - 3, threads, static_cast<int64_t>(chunk_bytes), [&](int64_t begin, int64_t end, int) {
     std::ifstream slice(path, std::ios::binary);
     slice.seekg(3 + begin);
-    if (!slice.read(out + begin, static_cast<std::streamsize>(end - begin))) throw std::runtime_error("cannot read " + path);
+    if (!slice.read(out + begin, static_cast<std::streamsize>(end - begin)))
+      throw std::runtime_error("cannot read " + path);
   });
   return bytes;
   FSGPU_GLUE_END
